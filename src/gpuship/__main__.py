@@ -1,0 +1,5 @@
+import sys
+
+from gpuship.cli.main import main
+
+sys.exit(main())

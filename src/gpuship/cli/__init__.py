@@ -1,0 +1,1 @@
+"""The `gpuship` command line."""

@@ -1,0 +1,148 @@
+"""`gpuship` entry point: parse, load config, run one command, render, exit.
+
+This is the one boundary where typed errors become a single line and an exit code
+(0 ok, 1 failed, 2 usage/config/input, 3 environment, 4 unexpected with traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from gpuship import __version__, gha
+from gpuship.cli.commands import Command, load_commands
+from gpuship.cli.context import Context
+from gpuship.config.load import find_config_file, load_config, with_overrides
+from gpuship.errors import EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.report.model import Severity
+from gpuship.report.render import FORMATS, emit
+
+DESCRIPTION = """\
+gpuship keeps GPU container images for AI/ML healthy from pull request to production:
+lint Dockerfiles and images, build a validated CUDA matrix, verify a GPU host can run an
+image before a job takes its slot, and promote releases by digest with one-command rollback.
+"""
+
+EPILOG = """\
+exit codes: 0 ok, 1 checks failed, 2 usage/config/input error,
+            3 environment unavailable (Docker, GPU, registry, network), 4 unexpected error
+config:     --config PATH, else ./gpuship.yaml; GPUSHIP_<KEY> environment variables
+            (GPUSHIP_<SECTION>__<KEY> for nested keys) override the file; flags override both.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are a `UsageError`, reported at the boundary."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    # The same flags are accepted before and after the subcommand; only the top-level
+    # parser sets defaults, so a flag given first is not reset by the subparser.
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--config",
+        metavar="PATH",
+        default=default(None),
+        help="config file (default: ./gpuship.yaml)",
+    )
+    group.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=default(None),
+        help="output format (default: github under GitHub Actions, text elsewhere)",
+    )
+    group.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "note", "never"),
+        default=default(None),
+        help="lowest severity that fails the command (default: config fail-on, else error)",
+    )
+    group.add_argument(
+        "--output", metavar="FILE", default=default(None), help="write the report to FILE"
+    )
+    group.add_argument(
+        "--sarif", metavar="FILE", default=default(None), help="also write a SARIF report to FILE"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command-line parser, with every registered subcommand."""
+    parser = _Parser(
+        prog="gpuship",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gpuship {__version__}")
+    _global_options(parser, defaults=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in load_commands():
+        sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        _global_options(sub, defaults=False)
+        command.add_arguments(sub)
+        sub.set_defaults(_command=command)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one gpuship command and return its exit code."""
+    environ = os.environ if environ is None else environ
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        return _run(argv, environ, stdout)
+    except GpushipError as exc:
+        message = str(exc)
+        stderr.write(f"gpuship: error: {message}\n")
+        if gha.in_github_actions(environ):
+            stdout.write(gha.workflow_command("error", message, {"title": "gpuship"}) + "\n")
+        return exc.exit_code
+    except SystemExit as exc:  # --help and --version
+        code = exc.code
+        return code if isinstance(code, int) else 0
+    except KeyboardInterrupt:
+        stderr.write("gpuship: interrupted\n")
+        return 130
+    except Exception:
+        traceback.print_exc(file=stderr)
+        stderr.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
+        return EXIT_UNEXPECTED
+
+
+def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:
+    parser = build_parser()
+    with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
+        args = parser.parse_args(argv)
+    command: Command | None = getattr(args, "_command", None)
+    if command is None:
+        parser.print_help(stdout)
+        return EXIT_USAGE
+    loaded = load_config(find_config_file(args.config, Path.cwd()), environ)
+    config = with_overrides(loaded.config, {"fail-on": args.fail_on})
+    report = command.run(args, Context(config=config, config_path=loaded.path, environ=environ))
+    fmt = args.format or ("github" if gha.in_github_actions(environ) else "text")
+    emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
+    fail_on = None if config.fail_on == "never" else Severity(config.fail_on)
+    return report.exit_code(fail_on)
+
+
+def entry_point() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

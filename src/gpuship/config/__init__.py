@@ -1,0 +1,1 @@
+"""`gpuship.yaml`: models, loading with precise errors, and option precedence."""

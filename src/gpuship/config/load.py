@@ -1,0 +1,232 @@
+"""Read `gpuship.yaml`, overlay `GPUSHIP_*` environment variables, validate once.
+
+Precedence, lowest first: model defaults < config file < environment < CLI flags/action inputs
+(the last applied by commands through `with_overrides`). Every error names where the bad value
+came from: `gpuship.yaml:12:3: lint.fail-on: ...` or `environment GPUSHIP_FAIL_ON: ...`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from gpuship.config.model import GpushipConfig
+from gpuship.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "gpuship.yaml"
+ENV_PREFIX = "GPUSHIP_"
+# `GPUSHIP_LINT__REQUIRE_DIGEST` -> lint.require-digest: `__` separates sections.
+ENV_NESTING = "__"
+
+ConfigPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config and the file it came from (None when defaults only)."""
+
+    config: GpushipConfig
+    path: Path | None
+
+
+def find_config_file(explicit: str | None, cwd: Path) -> Path | None:
+    """The config file to read: `--config PATH` (must exist) or `./gpuship.yaml` if present."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_file():
+            raise ConfigError(f"config file {explicit} not found")
+        return path
+    default = cwd / DEFAULT_CONFIG_NAME
+    return default if default.is_file() else None
+
+
+def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
+    """Validate defaults < file < environment into one `GpushipConfig`."""
+    data: dict[str, Any] = {}
+    positions: dict[ConfigPath, tuple[int, int]] = {}
+    if path is not None:
+        data, positions = _read_yaml(path)
+    env_sources = _overlay_environment(data, environ)
+    try:
+        config = GpushipConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path, positions, env_sources)) from None
+    return LoadedConfig(config=config, path=path)
+
+
+def with_overrides(config: GpushipConfig, overrides: Mapping[str, object]) -> GpushipConfig:
+    """Apply CLI flag / action input values (`{"lint.fail-on": "warning"}`); None means unset."""
+    data = config.model_dump(by_alias=True)
+    sources: dict[ConfigPath, str] = {}
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        key_path: ConfigPath = tuple(dotted.split("."))
+        _set_path(data, key_path, value)
+        sources[key_path] = f"option {dotted}"
+    try:
+        return GpushipConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, None, {}, sources)) from None
+
+
+def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[ConfigPath, tuple[int, int]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1:1: the config file must be a mapping of sections")
+    positions: dict[ConfigPath, tuple[int, int]] = {}
+    _record_positions(node, (), positions)
+    return data, positions
+
+
+def _record_positions(
+    node: yaml.Node | None, at: ConfigPath, out: dict[ConfigPath, tuple[int, int]]
+) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            child = (*at, str(key_node.value))
+            out[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            _record_positions(value_node, child, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            child = (*at, index)
+            out[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+            _record_positions(item, child, out)
+
+
+def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> dict[ConfigPath, str]:
+    """Set values from `GPUSHIP_*` variables that name a config field; return their sources.
+
+    Variables that name no field are left alone: the prefix is shared with settings that are
+    not config (`GPUSHIP_REGISTRY_USER`, the action's own `GPUSHIP_PYTHON`).
+    """
+    sources: dict[ConfigPath, str] = {}
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        parts = name[len(ENV_PREFIX) :].lower().split(ENV_NESTING)
+        key_path: ConfigPath = tuple(part.replace("_", "-") for part in parts)
+        if not _is_field_path(GpushipConfig, key_path):
+            continue
+        _set_path(data, key_path, _parse_env_value(environ[name]))
+        sources[key_path] = f"environment {name}"
+    return sources
+
+
+def _parse_env_value(raw: str) -> object:
+    # YAML scalars give env values the same meaning they have in the file: true, 3, [a, b].
+    try:
+        return yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        return raw
+
+
+def _set_path(data: dict[str, Any], key_path: ConfigPath, value: object) -> None:
+    target = data
+    for key in key_path[:-1]:
+        child = target.get(str(key))
+        if not isinstance(child, dict):
+            child = {}
+            target[str(key)] = child
+        target = child
+    target[str(key_path[-1])] = value
+
+
+def _field_models(annotation: object) -> list[type[BaseModel]]:
+    """The pydantic models an annotation can hold (through Optional, list, dict)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    if typing.get_origin(annotation) is not None or isinstance(annotation, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found.extend(_field_models(arg))
+    return found
+
+
+def _model_fields_by_alias(model: type[BaseModel]) -> dict[str, object]:
+    return {(info.alias or name): info.annotation for name, info in model.model_fields.items()}
+
+
+def _is_field_path(model: type[BaseModel], key_path: ConfigPath) -> bool:
+    fields = _model_fields_by_alias(model)
+    head = str(key_path[0])
+    if head not in fields:
+        return False
+    if len(key_path) == 1:
+        return True
+    return any(_is_field_path(sub, key_path[1:]) for sub in _field_models(fields[head]))
+
+
+def _allowed_keys(key_path: ConfigPath) -> list[str]:
+    """Keys valid next to the last element of `key_path` (for "did you mean")."""
+    models: list[type[BaseModel]] = [GpushipConfig]
+    for key in key_path[:-1]:
+        if isinstance(key, int):
+            continue
+        next_models: list[type[BaseModel]] = []
+        for model in models:
+            annotation = _model_fields_by_alias(model).get(key)
+            next_models.extend(_field_models(annotation))
+        models = next_models
+    return sorted({alias for model in models for alias in _model_fields_by_alias(model)})
+
+
+def _describe(
+    exc: ValidationError,
+    path: Path | None,
+    positions: Mapping[ConfigPath, tuple[int, int]],
+    sources: Mapping[ConfigPath, str],
+) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc: ConfigPath = tuple(first["loc"])
+    dotted = ".".join(str(part) for part in loc) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        message = f"unknown key '{loc[-1]}'"
+        hint = difflib.get_close_matches(str(loc[-1]), _allowed_keys(loc), n=1)
+        if hint:
+            message += f" (did you mean '{hint[0]}'?)"
+    else:
+        message = first["msg"]
+    where = _where(loc, path, positions, sources)
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"{where}: {dotted}: {message}{more}"
+
+
+def _where(
+    loc: ConfigPath,
+    path: Path | None,
+    positions: Mapping[ConfigPath, tuple[int, int]],
+    sources: Mapping[ConfigPath, str],
+) -> str:
+    for depth in range(len(loc), 0, -1):
+        prefix = loc[:depth]
+        if prefix in sources:
+            return sources[prefix]
+        if prefix in positions and path is not None:
+            line, column = positions[prefix]
+            return f"{path}:{line}:{column}"
+    return str(path) if path is not None else "config"

@@ -1,0 +1,35 @@
+"""The root of `gpuship.yaml`. Each stage contributes its own section model."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gpuship.build.config import ImageConfig
+from gpuship.config.section import Section
+from gpuship.verify.config import VerifyConfig
+
+
+class RegistriesConfig(Section):
+    """How registries are reached."""
+
+    insecure: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Registry hosts reached over plain HTTP (localhost and 127.0.0.0/8 always are)."
+        ),
+    )
+
+
+class GpushipConfig(Section):
+    """Everything `gpuship.yaml` may hold; all sections are optional."""
+
+    version: Literal[1] = Field(default=1, description="Config file format version.")
+    fail_on: Literal["error", "warning", "note", "never"] = Field(
+        default="error",
+        description="Lowest finding severity that makes a command exit 1.",
+    )
+    registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
+    images: list[ImageConfig] = Field(default_factory=list)

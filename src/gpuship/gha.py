@@ -1,0 +1,82 @@
+"""Everything gpuship says to the GitHub Actions runner, in one place.
+
+Workflow commands and file commands follow actions/toolkit (`packages/core/src/command.ts`,
+`file-command.ts`): `%`, CR and LF are escaped in messages, `:` and `,` too in properties;
+multi-line outputs use a random `ghadelimiter_<uuid>` heredoc delimiter.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def in_github_actions(environ: Mapping[str, str]) -> bool:
+    """True when running as a GitHub Actions step."""
+    return environ.get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(value: str) -> str:
+    """Escape a workflow-command message."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a workflow-command property value (`file=`, `title=`)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(
+    name: str, message: str, properties: Mapping[str, object] | None = None
+) -> str:
+    """`::name key=value,...::message` with every part escaped."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in (properties or {}).items()
+        if value is not None
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def mask(value: str) -> str:
+    """The command that makes the runner hide `value` in all later log lines."""
+    return workflow_command("add-mask", value)
+
+
+def format_output(name: str, value: str) -> str:
+    """One `$GITHUB_OUTPUT` entry; heredoc form with a random delimiter when multi-line."""
+    if "\n" not in value and "\r" not in value:
+        return f"{name}={value}\n"
+    delimiter = f"ghadelimiter_{uuid.uuid4()}"
+    if delimiter in name or delimiter in value:  # pragma: no cover - a uuid4 collision
+        raise ValueError("output value contains its own delimiter")
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
+    """Append step outputs to the `$GITHUB_OUTPUT` file."""
+    with path.open("a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            handle.write(format_output(name, value))
+
+
+def append_summary(path: Path, markdown: str) -> None:
+    """Append Markdown to the step's `$GITHUB_STEP_SUMMARY` file."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(markdown)
+        if not markdown.endswith("\n"):
+            handle.write("\n")
+
+
+def workspace_relative(file: str, environ: Mapping[str, str]) -> str:
+    """A path as GitHub annotations want it: relative to `GITHUB_WORKSPACE` when inside it."""
+    workspace = environ.get("GITHUB_WORKSPACE")
+    if not workspace:
+        return file
+    try:
+        absolute = Path(file) if os.path.isabs(file) else Path.cwd() / file
+        return absolute.resolve().relative_to(Path(workspace).resolve()).as_posix()
+    except ValueError:
+        return file

@@ -1,0 +1,157 @@
+"""The one result type every stage returns, and the values inside it.
+
+A stage builds a `Report`; renderers in this package turn it into text, JSON, GitHub
+annotations, a job summary, SARIF or step outputs. Nothing else prints findings.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How serious a finding is; ordered note < warning < error."""
+
+    NOTE = "note"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.NOTE: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+# Categories are a fixed set so users can filter and configure by them.
+CATEGORIES = (
+    "pinning",
+    "weights",
+    "cache",
+    "toolchain",
+    "cuda",
+    "layer-order",
+    "waste",
+    "security",
+    "size",
+    "metadata",
+    "runtime",
+    "release",
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a rule checks: its catalog entry, shown in SARIF `tool.driver.rules` and docs."""
+
+    id: str
+    name: str
+    category: str
+    severity: Severity
+    summary: str
+    rationale: str = ""
+    fix: str = ""
+    bad_example: str = ""
+    good_example: str = ""
+    # SARIF `security-severity` (0.0-10.0); GitHub shows it for security-relevant rules only.
+    security_severity: float | None = None
+    hadolint: tuple[str, ...] = ()
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCS_BASE}/rules/{self.id}.md"
+
+
+DOCS_BASE = "https://github.com/gpuship/gpuship/blob/main/docs"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a finding is: a file (relative or absolute) and a 1-based region, when known."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found by a stage."""
+
+    rule: str
+    severity: Severity
+    message: str
+    location: Location | None = None
+    help_uri: str | None = None
+    fix: str | None = None
+    fingerprint: str | None = None
+
+    def stable_fingerprint(self) -> str:
+        """A fingerprint that survives unrelated edits: rule, file and message, not line."""
+        if self.fingerprint:
+            return self.fingerprint
+        file = self.location.file if self.location else ""
+        digest = hashlib.sha256(f"{self.rule}\0{file}\0{self.message}".encode()).hexdigest()
+        return digest[:32]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A stage's tabular result (matrix cells, GPUs, layers), laid out by each renderer."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass
+class Report:
+    """Everything a stage produced: findings, its result as data, and what to show."""
+
+    command: str
+    findings: list[Finding] = field(default_factory=list)
+    # JSON-serialisable stage result (matrix, digest, verdict, release record...).
+    result: dict[str, Any] = field(default_factory=dict)
+    # Catalog entries for rules that may appear in `findings` (for SARIF and help links).
+    rules: dict[str, Rule] = field(default_factory=dict)
+    tables: list[Table] = field(default_factory=list)
+    # Step outputs for GitHub Actions (`name` -> value); counts are added by the renderer.
+    outputs: dict[str, str] = field(default_factory=dict)
+    # A stage verdict that fails independently of finding severities (verify, promote).
+    failed: bool = False
+    # A short headline for humans ("3 of 4 cells valid", "host can run image").
+    headline: str = ""
+    # What was checked (an image reference, a config file): the SARIF location of findings
+    # that have no file of their own.
+    subject: str = ""
+    # A command whose product is a document (a JSON Schema, a matrix) sets it here; the text
+    # view prints it verbatim so it can be piped.
+    document: str = ""
+
+    def add(self, finding: Finding) -> None:
+        self.findings.append(finding)
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE)}
+        for finding in self.findings:
+            counts[finding.severity.value] += 1
+        return counts
+
+    def help_uri(self, finding: Finding) -> str | None:
+        if finding.help_uri:
+            return finding.help_uri
+        rule = self.rules.get(finding.rule)
+        return rule.help_uri if rule else None
+
+    def exit_code(self, fail_on: Severity | None) -> int:
+        """1 when the verdict failed or a finding is at or above `fail_on`, else 0."""
+        if self.failed:
+            return 1
+        if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in self.findings):
+            return 1
+        return 0

@@ -1,0 +1,101 @@
+"""Choose and write the renderings of a Report: stdout, files, and the runner's files."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from gpuship import gha
+from gpuship.errors import InputError
+from gpuship.report.github import render_annotations
+from gpuship.report.json_format import render_json
+from gpuship.report.markdown import render_markdown
+from gpuship.report.model import Report
+from gpuship.report.sarif import render_sarif
+from gpuship.report.text import render_text
+
+FORMATS = ("text", "json", "github", "sarif", "markdown")
+
+
+def default_format(environ: Mapping[str, str]) -> str:
+    """`github` inside GitHub Actions, `text` elsewhere."""
+    return "github" if gha.in_github_actions(environ) else "text"
+
+
+def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = False) -> str:
+    """The report in one format, as text."""
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "sarif":
+        return render_sarif(report)
+    if fmt == "markdown":
+        return render_markdown(report)
+    if fmt == "github":
+        annotations = render_annotations(report, environ)
+        text = render_text(report)
+        return text + "".join(line + "\n" for line in annotations.lines)
+    return render_text(report, colour=colour)
+
+
+def emit(
+    report: Report,
+    fmt: str,
+    stdout: TextIO,
+    environ: Mapping[str, str],
+    output_file: str | None = None,
+    sarif_file: str | None = None,
+) -> None:
+    """Write the report where it was asked for, and to the runner's files under Actions.
+
+    With `--output FILE` the chosen format goes to the file and stdout gets the human view.
+    """
+    colour = stdout.isatty() and "NO_COLOR" not in environ
+    human = default_format(environ)
+    if output_file:
+        write_atomically(Path(output_file), render(report, fmt, environ))
+        stdout.write(render(report, human, environ, colour))
+    else:
+        stdout.write(render(report, fmt, environ, colour))
+    if sarif_file:
+        write_atomically(Path(sarif_file), render_sarif(report))
+    if gha.in_github_actions(environ):
+        _write_runner_files(report, environ)
+
+
+def step_outputs(report: Report) -> dict[str, str]:
+    """The step outputs every command sets, plus the stage's own."""
+    counts = report.counts()
+    outputs = {
+        "error-count": str(counts["error"]),
+        "warning-count": str(counts["warning"]),
+        "note-count": str(counts["note"]),
+        "failed": "true" if report.failed else "false",
+    }
+    outputs.update(report.outputs)
+    return outputs
+
+
+def _write_runner_files(report: Report, environ: Mapping[str, str]) -> None:
+    summary = environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        not_shown = render_annotations(report, environ).not_shown
+        gha.append_summary(Path(summary), render_markdown(report, not_annotated=not_shown))
+    output = environ.get("GITHUB_OUTPUT")
+    if output:
+        gha.write_outputs(Path(output), step_outputs(report))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a file whole or not at all (a temp file renamed into place)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write report: {exc.strerror or exc}") from None
