@@ -90,10 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in load_commands():
         sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
-        _global_options(sub, defaults=False)
         command.add_arguments(sub)
+        _add_global_options_everywhere(sub)
         sub.set_defaults(_command=command)
     return parser
+
+
+def _add_global_options_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Accept the global flags after a command and after its own sub-commands (`kb torch`)."""
+    _global_options(parser, defaults=False)
+    for action in parser._actions:  # argparse exposes nested sub-parsers only this way
+        if isinstance(action, argparse._SubParsersAction):
+            for nested in set(action.choices.values()):
+                _add_global_options_everywhere(nested)
 
 
 def main(

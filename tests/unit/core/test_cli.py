@@ -122,3 +122,19 @@ def test_module_entry_point_runs() -> None:
         [sys.executable, "-m", "gpuship", "--version"], capture_output=True, text=True
     )
     assert result.returncode == 0 and result.stdout.strip() == f"gpuship {__version__}"
+
+
+def test_global_flags_after_nested_subcommand(monkeypatch: pytest.MonkeyPatch) -> None:
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        nested = parser.add_subparsers(dest="what", required=True)
+        nested.add_parser("show")
+
+    def run_command(args: argparse.Namespace, ctx: Context) -> Report:
+        return Report(command="nest", result={"what": args.what})
+
+    module = types.SimpleNamespace(
+        NAME="nest", HELP="nested", add_arguments=add_arguments, run=run_command
+    )
+    monkeypatch.setattr(cli_main, "load_commands", lambda: [module])
+    code, out, _ = run(["nest", "show", "--format", "json"])
+    assert code == 0 and json.loads(out)["result"] == {"what": "show"}

@@ -1,0 +1,114 @@
+"""torch releases -> published CUDA wheel variants, their arch lists and the PyPI default."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from gpuship.cuda.arch import ArchTarget, parse_arch_list
+from gpuship.cuda.errors import InvalidVersion, UnknownVersion
+from gpuship.cuda.knowledge import knowledge_base
+from gpuship.cuda.version import Version, as_version
+
+_VARIANT = re.compile(r"cu([0-9]+)([0-9])")
+
+
+def variant_name(cuda: str | Version) -> str:
+    """CUDA 12.4 -> "cu124" (the wheel index / local-version suffix)."""
+    version = as_version(cuda, "CUDA version")
+    return f"cu{version.major}{version.minor}"
+
+
+def cuda_of_variant(name: str) -> Version:
+    """ "cu124" -> CUDA 12.4; "cu130" -> 13.0."""
+    match = _VARIANT.fullmatch(name.strip().lower())
+    if not match:
+        raise InvalidVersion(name, "torch CUDA variant")
+    return Version.parse(f"{int(match.group(1))}.{match.group(2)}")
+
+
+@dataclass(frozen=True)
+class TorchVariant:
+    """One published CUDA wheel variant of a torch release."""
+
+    name: str
+    cuda: Version
+    channel: str
+    arch_list: tuple[ArchTarget, ...] | None
+    arch_list_text: str | None
+    cuda_runtime_wheel: str | None
+    index_url: str
+    source: str
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    """A torch minor release and its CUDA variants."""
+
+    version: Version
+    variants: tuple[TorchVariant, ...]
+    pypi_default: str | None
+    pypi_default_source: str | None
+    source: str
+
+    def variant(self, cuda: str | Version) -> TorchVariant | None:
+        """The variant built for CUDA `cuda` (major.minor), if published."""
+        wanted = as_version(cuda, "CUDA version").major_minor()
+        return next((v for v in self.variants if v.cuda == wanted), None)
+
+
+@functools.cache
+def _releases() -> dict[Version, TorchRelease]:
+    data = knowledge_base().torch
+    releases = {}
+    for row in data.releases:
+        variants = tuple(
+            TorchVariant(
+                name=v.name,
+                cuda=cuda_of_variant(v.name),
+                channel=v.channel,
+                arch_list=parse_arch_list(v.arch_list) if v.arch_list else None,
+                arch_list_text=v.arch_list,
+                cuda_runtime_wheel=v.cuda_runtime_wheel,
+                index_url=data.index_url_pattern.format(variant=v.name),
+                source=v.source,
+            )
+            for v in row.variants
+        )
+        version = Version.parse(row.version)
+        releases[version] = TorchRelease(
+            version, variants, row.pypi_default, row.pypi_default_source, row.source
+        )
+    return releases
+
+
+def known_torch_releases() -> tuple[Version, ...]:
+    return tuple(sorted(_releases()))
+
+
+def torch_release(version: str | Version) -> TorchRelease:
+    """The row for torch `version` ("2.6.0", "2.6", "2.6.0+cu124"); UnknownVersion if absent."""
+    text = str(version).split("+", 1)[0]
+    key = as_version(text, "torch version").major_minor()
+    release = _releases().get(key)
+    if release is None:
+        raise UnknownVersion("torch", str(version))
+    return release
+
+
+def torch_variant(torch_version: str | Version, cuda: str | Version) -> TorchVariant:
+    """The wheel variant of torch `torch_version` for CUDA `cuda`.
+
+    Raises UnknownVersion(kind="torch-variant") when that release publishes no such wheel.
+    """
+    release = torch_release(torch_version)
+    variant = release.variant(cuda)
+    if variant is None:
+        published = ", ".join(v.name for v in release.variants)
+        raise UnknownVersion(
+            "torch-variant",
+            f"{torch_version}+{variant_name(cuda)}",
+            f"torch {release.version} publishes {published}",
+        )
+    return variant

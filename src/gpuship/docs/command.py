@@ -1,0 +1,107 @@
+"""`gpuship docs`: generate the action and config reference, or check they are current."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.docs.actions import (
+    ActionDoc,
+    discover_actions,
+    render_action_page,
+    render_inputs_table,
+    render_outputs_table,
+)
+from gpuship.docs.config_reference import render_config_reference
+from gpuship.errors import InputError
+from gpuship.report import Finding, Location, Report, Severity
+
+NAME = "docs"
+HELP = "generate the action and gpuship.yaml reference pages (or --check they are current)"
+
+README_START = "<!-- gpuship:actions:start -->"
+README_END = "<!-- gpuship:actions:end -->"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`docs [--root DIR] [--check]`."""
+    parser.add_argument(
+        "--root", default=".", help="repository root holding action.yml, actions/, docs/"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; fail when a generated page differs from what is committed",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Generate (or compare) every page; each stale page is an error finding under --check."""
+    root = Path(args.root)
+    pages = generated_pages(root)
+    report = Report(command=NAME)
+    for path, text in pages.items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current == text:
+            continue
+        if args.check:
+            report.add(
+                Finding(
+                    rule="docs-stale",
+                    severity=Severity.ERROR,
+                    message=f"{path} is not what `gpuship docs` generates from action.yml/schema",
+                    location=Location(str(path)),
+                    fix="run `gpuship docs` and commit the result",
+                )
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    stale = len(report.findings)
+    report.headline = (
+        f"{stale} of {len(pages)} generated pages are stale"
+        if args.check
+        else f"{len(pages)} pages generated"
+    )
+    report.result = {"pages": sorted(str(p) for p in pages), "stale": stale}
+    return report
+
+
+def generated_pages(root: Path) -> dict[Path, str]:
+    """Every generated file and the text it should have."""
+    actions = discover_actions(root)
+    pages = {root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions}
+    index = ["# Action reference", "", "| action | description |", "|---|---|"]
+    index += [
+        f"| [`{doc.uses}`]({doc.slug}.md) | {' '.join(doc.metadata.description.split())} |"
+        for doc in actions
+    ]
+    pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
+    pages[root / "docs" / "config.md"] = render_config_reference()
+    readme = root / "README.md"
+    if readme.is_file():
+        pages[readme] = _readme_with_action_tables(readme, actions)
+    return pages
+
+
+def _readme_with_action_tables(readme: Path, actions: list[ActionDoc]) -> str:
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise InputError(f"{readme}: missing the {README_START} ... {README_END} markers")
+    sections = []
+    for doc in actions:
+        sections += [
+            f"### `{doc.uses}`",
+            "",
+            " ".join(doc.metadata.description.split()),
+            "",
+            render_inputs_table(doc.metadata),
+            "",
+            render_outputs_table(doc.metadata),
+            "",
+        ]
+    body = "\n".join([README_START, "", *sections, README_END])
+    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.DOTALL)
+    return pattern.sub(lambda _: body, text, count=1)

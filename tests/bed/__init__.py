@@ -1,0 +1,1 @@
+"""The test bed: real services and stand-ins started by the session fixtures (tests/conftest.py)."""

@@ -1,0 +1,49 @@
+"""Generated reference pages: current in the repository, and stale detection works."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.config.model import GpushipConfig
+from gpuship.docs import command as docs_command
+from gpuship.docs.actions import discover_actions
+
+REPO = Path(__file__).parents[3]
+
+
+def run_docs(root: Path, check: bool) -> docs_command.Report:
+    ctx = Context(config=GpushipConfig(), config_path=None, environ={})
+    return docs_command.run(argparse.Namespace(root=str(root), check=check), ctx)
+
+
+def test_committed_docs_match_action_files_and_schema() -> None:
+    report = run_docs(REPO, check=True)
+    stale = [finding.message for finding in report.findings]
+    assert stale == [], "run `gpuship docs` and commit: " + "; ".join(stale)
+
+
+def test_every_action_input_and_output_is_documented() -> None:
+    for doc in discover_actions(REPO):
+        page = (REPO / "docs" / "actions" / f"{doc.slug}.md").read_text()
+        for name in [*doc.metadata.inputs, *doc.metadata.outputs]:
+            assert f"| `{name}` |" in page, f"{doc.slug}: {name} missing"
+
+
+def test_check_detects_a_changed_action(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "actions", root / "actions", ignore=shutil.ignore_patterns("*.sh"))
+    shutil.copy(REPO / "action.yml", root / "action.yml")
+    shutil.copy(REPO / "README.md", root / "README.md")
+    assert run_docs(root, check=False).headline.endswith("pages generated")
+    assert run_docs(root, check=True).findings == []
+    action = root / "action.yml"
+    action.write_text(action.read_text().replace("Directory the command runs in.", "Elsewhere."))
+    stale = run_docs(root, check=True)
+    assert {Path(f.location.file).name for f in stale.findings if f.location} >= {
+        "gpuship.md",
+        "README.md",
+    }
+    assert stale.findings[0].severity.value == "error"
