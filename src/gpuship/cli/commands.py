@@ -16,6 +16,21 @@ from gpuship.report import Report
 COMMAND_MODULES: tuple[str, ...] = (
     # `gpuship --help` lists commands in this order; a stage appends its own line.
     "gpuship.cli.schema_command",
+    "gpuship.verify.audit_command",
+    "gpuship.verify.command",
+    "gpuship.verify.fleet_command",
+    "gpuship.docs.command",
+    "gpuship.build.matrix_command",
+    "gpuship.build.lock_command",
+    "gpuship.build.build_command",
+    "gpuship.cuda.command",
+    "gpuship.release.promote_command",
+    "gpuship.release.rollback_command",
+    "gpuship.release.history_command",
+    "gpuship.release.prune_command",
+    "gpuship.lint.command",
+    "gpuship.lint.rules_command",
+    "gpuship.image.command",
 )
 
 

@@ -8,6 +8,9 @@ from pydantic import Field
 
 from gpuship.build.config import ImageConfig
 from gpuship.config.section import Section
+from gpuship.image.config import ImageStageConfig
+from gpuship.lint.config import LintConfig
+from gpuship.release.config import ReleaseConfig
 from gpuship.verify.config import VerifyConfig
 
 
@@ -33,3 +36,6 @@ class GpushipConfig(Section):
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     images: list[ImageConfig] = Field(default_factory=list)
+    release: ReleaseConfig = Field(default_factory=ReleaseConfig)
+    image: ImageStageConfig = Field(default_factory=ImageStageConfig)
+    lint: LintConfig = Field(default_factory=LintConfig)

@@ -90,7 +90,8 @@ def render_inputs_table(meta: ActionMetadata) -> str:
         description = _one_line(spec.description)
         if spec.deprecation_message:
             description += f" **Deprecated:** {_one_line(spec.deprecation_message)}"
-        rows.append(f"| `{name}` | {'yes' if spec.required else 'no'} | {default} | {description} |")
+        required = "yes" if spec.required else "no"
+        rows.append(f"| `{name}` | {required} | {default} | {description} |")
     return "\n".join(rows)
 
 

@@ -72,7 +72,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 def generated_pages(root: Path) -> dict[Path, str]:
     """Every generated file and the text it should have."""
     actions = discover_actions(root)
-    pages = {root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions}
+    pages = {
+        root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
+    }
     index = ["# Action reference", "", "| action | description |", "|---|---|"]
     index += [
         f"| [`{doc.uses}`]({doc.slug}.md) | {' '.join(doc.metadata.description.split())} |"
