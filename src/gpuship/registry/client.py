@@ -1,0 +1,633 @@
+"""OCI Distribution API client (distribution-spec v1.1) on `requests`.
+
+Every manifest read is checked against its digest (the one asked for, and the registry's
+`Docker-Content-Digest`); blobs are checked when their stream ends (`BlobReader`). Requests carry
+the scopes they need, so Bearer tokens are asked for exactly that access.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO, NamedTuple
+from urllib.parse import urljoin
+
+import requests
+
+from gpuship import __version__
+from gpuship.errors import GpushipError, RegistryUnavailable
+from gpuship.registry.auth import Authenticator
+from gpuship.registry.blob import BlobReader
+from gpuship.registry.errors import (
+    DigestMismatch,
+    NotFound,
+    RegistryAuthError,
+    RegistryRequestError,
+)
+from gpuship.registry.manifest import (
+    MANIFEST_MEDIA_TYPES,
+    MEDIA_OCI_INDEX,
+    Descriptor,
+    ImageIndex,
+    parse_manifest,
+)
+from gpuship.registry.reference import Reference, Repository, sha256_digest
+from gpuship.registry.transport import RetryPolicy, Transport, uses_plain_http
+
+PULL = "pull"
+PUSH = "pull,push"
+DELETE = "delete"
+_ACCEPT = ", ".join(MANIFEST_MEDIA_TYPES)
+_ERROR_BODY_LIMIT = 300
+DEFAULT_CHUNK_SIZE = 16 << 20
+
+
+class FetchedManifest(NamedTuple):
+    """Manifest bytes exactly as served, their media type and their verified digest."""
+
+    data: bytes
+    media_type: str
+    digest: str
+
+
+class FetchedDescriptor(NamedTuple):
+    """What a manifest HEAD tells: digest, media type and size."""
+
+    digest: str
+    media_type: str
+    size: int
+
+
+def _digest_of(data: bytes, algorithm: str) -> str:
+    if algorithm == "sha256":
+        return sha256_digest(data)
+    try:
+        return f"{algorithm}:{hashlib.new(algorithm, data).hexdigest()}"
+    except ValueError:
+        raise DigestMismatch(f"unsupported digest algorithm {algorithm!r}") from None
+
+
+def _media_type(response: requests.Response, data: bytes | None) -> str:
+    """The document's own `mediaType` when it has one (that is what a PUT must send), else the
+    Content-Type without parameters."""
+    if data:
+        try:
+            document = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            document = None
+        if isinstance(document, dict) and isinstance(document.get("mediaType"), str):
+            return str(document["mediaType"])
+    return response.headers.get("Content-Type", "").split(";", 1)[0].strip()
+
+
+def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
+    """OCI error codes and a short text from an error body (which may not be JSON at all)."""
+    text = response.text[:_ERROR_BODY_LIMIT].strip() if response.content else ""
+    try:
+        body = response.json()
+    except ValueError:
+        return (), text
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not isinstance(errors, list):
+        return (), text
+    codes = tuple(str(e.get("code", "")) for e in errors if isinstance(e, dict))
+    messages = "; ".join(
+        f"{e.get('code', '')}: {e.get('message', '')}" for e in errors if isinstance(e, dict)
+    )
+    return codes, messages or text
+
+
+class RegistryClient:
+    """Talks to any number of registries; one instance per command run."""
+
+    def __init__(
+        self,
+        *,
+        insecure: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+        docker_config: Path | None = None,
+        session: requests.Session | None = None,
+    ) -> None:
+        self._insecure = tuple(insecure)
+        self._session = session or requests.Session()
+        self._session.headers["User-Agent"] = f"gpuship/{__version__}"
+        self._transport = Transport(self._session, retry or RetryPolicy())
+        self._auth = Authenticator(
+            self._transport.send, os.environ if environ is None else environ, docker_config
+        )
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._session.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def base_url(self, repository: Repository) -> str:
+        """`http(s)://host` serving the API for the repository's registry."""
+        scheme = "http" if uses_plain_http(repository.registry, self._insecure) else "https"
+        return f"{scheme}://{repository.api_host}"
+
+    def _request(
+        self,
+        method: str,
+        repository: Repository,
+        path: str,
+        *,
+        access: Mapping[str, str],
+        ok: Sequence[int],
+        **kwargs: Any,
+    ) -> requests.Response:
+        """Send with auth; return responses whose status is in `ok`, raise typed errors else."""
+        url = path if path.startswith(("http://", "https://")) else self.base_url(repository) + path
+        registry = repository.registry
+        headers: dict[str, str] = dict(kwargs.pop("headers", None) or {})
+        authorization = self._auth.header(registry, access)
+        if authorization is not None:
+            headers["Authorization"] = authorization
+        response = self._transport.send(method, url, headers=headers, **kwargs)
+        if response.status_code == 401 and "WWW-Authenticate" in response.headers:
+            challenge = response.headers["WWW-Authenticate"]
+            response.close()
+            headers["Authorization"] = self._auth.answer(registry, challenge, access)
+            response = self._transport.send(method, url, headers=headers, **kwargs)
+        if response.status_code in ok:
+            return response
+        raise self._error_for(method, repository, path, access, response)
+
+    def _error_for(
+        self,
+        method: str,
+        repository: Repository,
+        path: str,
+        access: Mapping[str, str],
+        response: requests.Response,
+    ) -> GpushipError:
+        """The typed error for a response that is not what the request expects."""
+        status = response.status_code
+        codes, text = _error_codes(response)
+        response.close()
+        what = f"{method} {repository.registry}{_path_only(path)}"
+        if status >= 500 or status in (408, 429):
+            return RegistryUnavailable(
+                f"registry {repository.registry} answered HTTP {status} to {what} after retries"
+                + (f": {text}" if text else "")
+            )
+        if status in (401, 403):
+            wanted = ", ".join(f"{name} ({actions})" for name, actions in access.items())
+            return RegistryAuthError(
+                f"registry {repository.registry} denied {what} (HTTP {status}) needing "
+                f"{wanted or 'access'} with {self._auth.source(repository.registry)}"
+                + (f": {text}" if text else ""),
+                status=status,
+                codes=codes,
+            )
+        if status == 404:
+            return NotFound(
+                f"{what}: not found (HTTP 404)" + (f": {text}" if text else ""),
+                status=status,
+                codes=codes,
+            )
+        return RegistryRequestError(
+            f"registry {repository.registry} refused {what} with HTTP {status}"
+            + (f": {text}" if text else ""),
+            status=status,
+            codes=codes,
+        )
+
+    # -- manifests --------------------------------------------------------------------------
+
+    def get_manifest(self, ref: Reference) -> FetchedManifest:
+        """GET a manifest by tag or digest, with its digest verified."""
+        path = f"/v2/{ref.name}/manifests/{ref.identifier}"
+        response = self._request(
+            "GET",
+            ref.repository,
+            path,
+            access={ref.name: PULL},
+            ok=(200,),
+            headers={"Accept": _ACCEPT},
+        )
+        with response:
+            data = response.content
+            header_digest = response.headers.get("Docker-Content-Digest")
+            media_type = _media_type(response, data)
+        for expected in (ref.digest, header_digest):
+            if expected and _digest_of(data, expected.partition(":")[0]) != expected:
+                raise DigestMismatch(
+                    f"manifest {ref} from {ref.registry} does not match digest {expected} "
+                    f"(content is {sha256_digest(data)})"
+                )
+        digest = ref.digest or header_digest or sha256_digest(data)
+        return FetchedManifest(data, media_type, digest)
+
+    def head_manifest(self, ref: Reference) -> FetchedDescriptor | None:
+        """HEAD a manifest: its digest, type and size, or None if it does not exist."""
+        path = f"/v2/{ref.name}/manifests/{ref.identifier}"
+        response = self._request(
+            "HEAD",
+            ref.repository,
+            path,
+            access={ref.name: PULL},
+            ok=(200, 404),
+            headers={"Accept": _ACCEPT},
+        )
+        with response:
+            if response.status_code == 404:
+                return None
+            digest = response.headers.get("Docker-Content-Digest")
+            media_type = _media_type(response, None)
+            length = response.headers.get("Content-Length", "")
+        if not digest or not media_type or not length.isdigit():
+            # Registries before distribution-spec `main` may omit the digest header on HEAD.
+            try:
+                fetched = self.get_manifest(ref)
+            except NotFound:
+                return None
+            return FetchedDescriptor(fetched.digest, fetched.media_type, len(fetched.data))
+        if ref.digest is not None and digest != ref.digest:
+            raise DigestMismatch(f"HEAD {ref} answered digest {digest}")
+        return FetchedDescriptor(digest, media_type, int(length))
+
+    def resolve_digest(self, ref: Reference) -> str:
+        """The digest `ref` points at (HEAD, GET fallback); NotFound if it does not exist."""
+        if ref.digest is not None:
+            return ref.digest
+        found = self.head_manifest(ref)
+        if found is None:
+            raise NotFound(f"{ref}: no such tag", status=404, codes=("MANIFEST_UNKNOWN",))
+        return found.digest
+
+    def put_manifest(self, ref: Reference, data: bytes, media_type: str) -> str:
+        """PUT exact manifest bytes under `ref.identifier` (tag or digest); return the digest."""
+        digest = sha256_digest(data)
+        if ref.digest is not None and ref.digest != digest:
+            raise DigestMismatch(f"refusing to PUT bytes hashing to {digest} as {ref.digest}")
+        path = f"/v2/{ref.name}/manifests/{ref.identifier}"
+        response = self._request(
+            "PUT",
+            ref.repository,
+            path,
+            access={ref.name: PUSH},
+            ok=(200, 201, 202),
+            data=data,
+            headers={"Content-Type": media_type},
+        )
+        with response:
+            answered = response.headers.get("Docker-Content-Digest")
+        if answered and answered != digest:
+            raise DigestMismatch(
+                f"registry {ref.registry} stored {ref} as {answered}, expected {digest}"
+            )
+        return digest
+
+    def delete_manifest(self, ref: Reference) -> None:
+        """DELETE a manifest by digest (or a tag, on registries that support tag deletion)."""
+        path = f"/v2/{ref.name}/manifests/{ref.identifier}"
+        self._request(
+            "DELETE", ref.repository, path, access={ref.name: DELETE}, ok=(200, 202, 204)
+        ).close()
+
+    # -- blobs ------------------------------------------------------------------------------
+
+    def blob_exists(self, repo: Repository, digest: str) -> bool:
+        """True if `repo` holds blob `digest`."""
+        response = self._request(
+            "HEAD",
+            repo,
+            f"/v2/{repo.name}/blobs/{digest}",
+            access={repo.name: PULL},
+            ok=(200, 404),
+        )
+        response.close()
+        return response.status_code == 200
+
+    def open_blob(self, repo: Repository, digest: str) -> BlobReader:
+        """Stream blob `digest`; the returned reader verifies the digest when it hits EOF."""
+        response = self._request(
+            "GET",
+            repo,
+            f"/v2/{repo.name}/blobs/{digest}",
+            access={repo.name: PULL},
+            ok=(200,),
+            stream=True,
+        )
+        return BlobReader(response, digest, f"{repo}")
+
+    def mount_blob(self, repo: Repository, digest: str, source: Repository) -> bool:
+        """Cross-repository mount in one registry: True if mounted, False if declined."""
+        response = self._request(
+            "POST",
+            repo,
+            f"/v2/{repo.name}/blobs/uploads/",
+            access={repo.name: PUSH, source.name: PULL},
+            ok=(201, 202),
+            params={"mount": digest, "from": source.name},
+        )
+        with response:
+            if response.status_code == 201:
+                return True
+            location = response.headers.get("Location")
+        if location:
+            self._cancel_upload(repo, location)
+        return False
+
+    def _cancel_upload(self, repo: Repository, location: str) -> None:
+        # Best effort: an abandoned upload session is purged by the registry anyway.
+        try:
+            self._request(
+                "DELETE",
+                repo,
+                self._absolute(repo, location),
+                access={repo.name: PUSH},
+                ok=(200, 202, 204, 404, 405),
+            ).close()
+        except (RegistryRequestError, RegistryUnavailable):
+            return
+
+    def _absolute(self, repo: Repository, location: str) -> str:
+        return urljoin(self.base_url(repo) + "/", location)
+
+    def push_blob(self, repo: Repository, data: bytes) -> str:
+        """Upload a small blob held in memory; returns its digest.
+
+        One POST carrying the content and its digest (distribution-spec end-4b); a registry
+        that opens a session instead (202) gets the content with a PUT.
+        """
+        digest = sha256_digest(data)
+        response = self._request(
+            "POST",
+            repo,
+            f"/v2/{repo.name}/blobs/uploads/",
+            access={repo.name: PUSH},
+            ok=(201, 202),
+            params={"digest": digest},
+            data=data,
+            headers={"Content-Type": "application/octet-stream"},
+        )
+        with response:
+            if response.status_code == 201:
+                return digest
+            location = response.headers.get("Location")
+        if not location:
+            raise RegistryRequestError(
+                f"registry {repo.registry} opened an upload without a Location", status=202
+            )
+        self._request(
+            "PUT",
+            repo,
+            self._absolute(repo, location),
+            access={repo.name: PUSH},
+            ok=(201,),
+            params={"digest": digest},
+            data=data,
+            headers={"Content-Type": "application/octet-stream"},
+        ).close()
+        return digest
+
+    def upload_blob(
+        self,
+        repo: Repository,
+        digest: str,
+        stream: BinaryIO | BlobReader,
+        size: int | None,
+        *,
+        chunk_size: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Upload a blob: monolithic (one PUT) without `chunk_size`, else chunked PATCHes."""
+        response = self._request(
+            "POST",
+            repo,
+            f"/v2/{repo.name}/blobs/uploads/",
+            access={repo.name: PUSH},
+            ok=(202,),
+        )
+        with response:
+            location = response.headers.get("Location")
+        if not location:
+            raise RegistryRequestError(
+                f"registry {repo.registry} opened an upload without a Location", status=202
+            )
+        location = self._absolute(repo, location)
+        if chunk_size is None:
+            if size is None:
+                raise RegistryRequestError(
+                    f"monolithic upload of {digest} needs its size", status=0
+                )
+            self._request(
+                "PUT",
+                repo,
+                location,
+                access={repo.name: PUSH},
+                ok=(201,),
+                params={"digest": digest},
+                data=_Body(stream, size, progress),
+                headers={"Content-Type": "application/octet-stream"},
+            ).close()
+            return
+        offset = 0
+        while True:
+            chunk = stream.read(chunk_size)
+            if not chunk:
+                break
+            response = self._request(
+                "PATCH",
+                repo,
+                location,
+                access={repo.name: PUSH},
+                ok=(202,),
+                data=chunk,
+                headers={
+                    "Content-Type": "application/octet-stream",
+                    "Content-Range": f"{offset}-{offset + len(chunk) - 1}",
+                },
+            )
+            with response:
+                location = self._absolute(repo, response.headers.get("Location") or location)
+            offset += len(chunk)
+            if progress is not None:
+                progress(len(chunk))
+        self._request(
+            "PUT",
+            repo,
+            location,
+            access={repo.name: PUSH},
+            ok=(201,),
+            params={"digest": digest},
+            data=b"",
+            headers={"Content-Type": "application/octet-stream"},
+        ).close()
+
+    def copy_blob(
+        self,
+        source: Repository,
+        target: Repository,
+        digest: str,
+        *,
+        attempts: int = 3,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> str:
+        """Make `target` hold blob `digest` from `source`: "exists", "mounted" or "copied".
+
+        Same registry: a cross-repository mount straight away (one request; a registry answers
+        201 for a blob the target already has too). Otherwise, unless the target has it, the
+        blob is streamed from source to target in chunks, restarted from the beginning if
+        either side fails mid-way.
+        """
+        if source.registry == target.registry and self.mount_blob(target, digest, source):
+            return "mounted"
+        if self.blob_exists(target, digest):
+            return "exists"
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self.open_blob(source, digest) as reader:
+                    self.upload_blob(
+                        target,
+                        digest,
+                        reader,
+                        reader.size,
+                        chunk_size=chunk_size,
+                        progress=progress,
+                    )
+                return "copied"
+            except RegistryAuthError:
+                raise
+            except (RegistryUnavailable, RegistryRequestError):
+                # A broken stream or a half-written upload session: start the blob over.
+                if attempt == attempts:
+                    raise
+
+    # -- listing ----------------------------------------------------------------------------
+
+    def list_tags(self, repo: Repository, *, page_size: int | None = None) -> list[str]:
+        """Every tag of `repo`: follows `Link: rel="next"`, else pages with `n`/`last`."""
+        tags: list[str] = []
+        seen: set[str] = set()
+        url = f"/v2/{repo.name}/tags/list"
+        params: dict[str, str] | None = {"n": str(page_size)} if page_size else None
+        while True:
+            response = self._request(
+                "GET", repo, url, access={repo.name: PULL}, ok=(200,), params=params
+            )
+            with response:
+                body = response.json() if response.content else {}
+                next_link = response.links.get("next", {}).get("url")
+                page_url = response.url
+            page = [t for t in (body.get("tags") or []) if isinstance(t, str)]
+            fresh = [t for t in page if t not in seen]
+            tags += fresh
+            seen.update(fresh)
+            if next_link:
+                url, params = urljoin(page_url, next_link), None
+            elif page_size and len(page) >= page_size and fresh:
+                params = {"n": str(page_size), "last": page[-1]}
+            else:
+                return tags
+
+    def referrers(self, ref: Reference, *, artifact_type: str | None = None) -> list[Descriptor]:
+        """Manifests whose `subject` is `ref.digest`: referrers API, else the `sha256-…` tag."""
+        if ref.digest is None:
+            raise NotFound(f"{ref}: referrers need a digest", status=400)
+        url = f"/v2/{ref.name}/referrers/{ref.digest}"
+        params = {"artifactType": artifact_type} if artifact_type else None
+        found: list[Descriptor] = []
+        while True:
+            response = self._request(
+                "GET",
+                ref.repository,
+                url,
+                access={ref.name: PULL},
+                ok=(200, 404),
+                params=params,
+                headers={"Accept": MEDIA_OCI_INDEX},
+            )
+            with response:
+                if response.status_code == 404:
+                    return found or self._referrers_by_tag(ref, artifact_type)
+                filtered = "artifactType" in response.headers.get("OCI-Filters-Applied", "")
+                index = _parse_index(response.content, f"referrers of {ref}")
+                next_link = response.links.get("next", {}).get("url")
+                page_url = response.url
+            found += [
+                d
+                for d in index.manifests
+                if filtered or artifact_type is None or d.artifact_type == artifact_type
+            ]
+            if not next_link:
+                return found
+            url, params = urljoin(page_url, next_link), None
+
+    def _referrers_by_tag(self, ref: Reference, artifact_type: str | None) -> list[Descriptor]:
+        assert ref.digest is not None
+        algorithm, _, encoded = ref.digest.partition(":")
+        try:
+            fetched = self.get_manifest(ref.repository.tag(f"{algorithm}-{encoded}"[:128]))
+        except NotFound:
+            return []
+        index = _parse_index(fetched.data, f"referrers tag of {ref}")
+        return [
+            d for d in index.manifests if artifact_type is None or d.artifact_type == artifact_type
+        ]
+
+    def ping(self, registry: str) -> None:
+        """GET /v2/ (authenticating if asked): fails if the registry is not reachable or usable."""
+        probe = Repository(registry, "")
+        self._request("GET", probe, "/v2/", access={}, ok=(200,)).close()
+
+
+def _path_only(path: str) -> str:
+    """The path of a request for messages: no scheme/host, no query (upload state, scopes)."""
+    without_query = path.split("?", 1)[0]
+    if without_query.startswith(("http://", "https://")):
+        return "/" + without_query.split("/", 3)[-1]
+    return without_query
+
+
+def _parse_index(data: bytes, where: str) -> ImageIndex:
+    document = parse_manifest(data, MEDIA_OCI_INDEX)
+    if not isinstance(document, ImageIndex):
+        raise RegistryRequestError(f"{where} is not an image index", status=200)
+    return document
+
+
+class _Body:
+    """Request body streamed from a reader in 1 MiB pieces with a known length.
+
+    Only `__iter__` and `__len__`: requests then sets Content-Length and http.client sends the
+    pieces as they are (it would read a file-like object 8 KiB at a time).
+    """
+
+    def __init__(
+        self, stream: BinaryIO | BlobReader, size: int, progress: Callable[[int], None] | None
+    ) -> None:
+        self._stream = stream
+        self._size = size
+        self._progress = progress
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[bytes]:
+        while chunk := self._stream.read(1 << 20):
+            if self._progress is not None:
+                self._progress(len(chunk))
+            yield chunk

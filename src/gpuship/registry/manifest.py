@@ -1,0 +1,129 @@
+"""Manifest and index documents as read from a registry (OCI image-spec and Docker schema 2).
+
+Models keep unknown fields (`extra="allow"`) because manifests are only ever read here; the bytes
+pushed anywhere are always the original bytes, never a re-serialisation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuship.errors import InputError
+
+MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+MEDIA_DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+MEDIA_DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+MEDIA_OCI_EMPTY = "application/vnd.oci.empty.v1+json"
+# Order matters only for readability; registry:2 needs every one of them in Accept, or it answers
+# 404 for OCI documents and rewrites a Docker list fetched by tag (reference §1.3).
+MANIFEST_MEDIA_TYPES = (
+    MEDIA_OCI_INDEX,
+    MEDIA_OCI_MANIFEST,
+    MEDIA_DOCKER_LIST,
+    MEDIA_DOCKER_MANIFEST,
+)
+INDEX_MEDIA_TYPES = frozenset({MEDIA_OCI_INDEX, MEDIA_DOCKER_LIST})
+
+# BuildKit attestation manifests (moby/buildkit docs/attestations/attestation-storage.md).
+ATTESTATION_REFERENCE_TYPE = "vnd.docker.reference.type"
+ATTESTATION_MANIFEST = "attestation-manifest"
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+
+class Platform(_Document):
+    """The platform an index entry runs on."""
+
+    architecture: str
+    os: str
+    variant: str | None = None
+    os_version: str | None = Field(default=None, alias="os.version")
+
+
+class Descriptor(_Document):
+    """A pointer to content by media type, digest and size."""
+
+    media_type: str = Field(alias="mediaType")
+    digest: str
+    size: int
+    platform: Platform | None = None
+    annotations: dict[str, str] = Field(default_factory=dict)
+    artifact_type: str | None = Field(default=None, alias="artifactType")
+
+    @property
+    def is_attestation(self) -> bool:
+        """True for BuildKit attestation entries (`unknown/unknown`), never a runnable image."""
+        if self.annotations.get(ATTESTATION_REFERENCE_TYPE) == ATTESTATION_MANIFEST:
+            return True
+        return self.platform is not None and (self.platform.os, self.platform.architecture) == (
+            "unknown",
+            "unknown",
+        )
+
+
+class ImageManifest(_Document):
+    """A single image (or artifact) manifest: one config blob and its layers."""
+
+    schema_version: int = Field(alias="schemaVersion")
+    media_type: str | None = Field(default=None, alias="mediaType")
+    artifact_type: str | None = Field(default=None, alias="artifactType")
+    config: Descriptor
+    layers: list[Descriptor] = Field(default_factory=list)
+    subject: Descriptor | None = None
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def blobs(self) -> list[Descriptor]:
+        """Config and layers: every blob the manifest needs in its repository."""
+        return [self.config, *self.layers]
+
+
+class ImageIndex(_Document):
+    """A multi-platform index / manifest list (may hold attestation manifests too)."""
+
+    schema_version: int = Field(alias="schemaVersion")
+    media_type: str | None = Field(default=None, alias="mediaType")
+    artifact_type: str | None = Field(default=None, alias="artifactType")
+    manifests: list[Descriptor] = Field(default_factory=list)
+    subject: Descriptor | None = None
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+def parse_manifest(data: bytes, media_type: str) -> ImageManifest | ImageIndex:
+    """Parse manifest bytes served with `media_type` into an ImageManifest or ImageIndex."""
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"manifest ({media_type}) is not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise InputError(f"manifest ({media_type}) is not a JSON object")
+    kind = document.get("mediaType") or media_type
+    is_index = kind in INDEX_MEDIA_TYPES or ("manifests" in document and "config" not in document)
+    try:
+        if is_index:
+            return ImageIndex.model_validate(document)
+        return ImageManifest.model_validate(document)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"manifest ({kind}) is invalid at {where}: {first['msg']}") from None
+
+
+def select_platform(
+    index: ImageIndex, os: str, architecture: str, variant: str | None = None
+) -> Descriptor | None:
+    """The index entry for `os/architecture[/variant]`, skipping attestation entries."""
+    for descriptor in index.manifests:
+        platform = descriptor.platform
+        if descriptor.is_attestation or platform is None:
+            continue
+        if (platform.os, platform.architecture) != (os, architecture):
+            continue
+        if variant is None or platform.variant == variant:
+            return descriptor
+    return None

@@ -1,0 +1,180 @@
+"""Image references (`registry/name:tag@digest`) parsed and normalised the way Docker does.
+
+Rules follow distribution/reference (`normalize.go` `splitDockerDomain`): the first path component
+is a registry host only if it contains "." or ":", is "localhost", or has upper-case letters;
+otherwise the image lives on Docker Hub, and single-component Hub names get "library/".
+Name, tag and digest grammars are those of the OCI distribution-spec v1.1.1 (§1.1 of
+shared/reference/registry-release.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from gpuship.errors import InputError
+
+DOCKER_HUB = "docker.io"
+DOCKER_HUB_API_HOST = "registry-1.docker.io"
+_HUB_ALIASES = frozenset({DOCKER_HUB, "index.docker.io", DOCKER_HUB_API_HOST})
+DEFAULT_TAG = "latest"
+
+_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
+_NAME_RE = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
+_TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+_DIGEST_RE = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")
+_SHA256_HEX_RE = re.compile(r"^[a-f0-9]{64}$")
+_HOST_RE = re.compile(r"^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$")
+# Many clients cap `host/name` at 255 characters (distribution/reference NameTotalLengthMax).
+_MAX_NAME_LENGTH = 255
+
+
+def is_digest(text: str) -> bool:
+    """True if `text` is a well-formed content digest (`sha256:` digests must carry 64 hex)."""
+    if not _DIGEST_RE.match(text):
+        return False
+    algorithm, _, encoded = text.partition(":")
+    return algorithm != "sha256" or bool(_SHA256_HEX_RE.match(encoded))
+
+
+def sha256_digest(data: bytes) -> str:
+    """The `sha256:<hex>` digest of `data`."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def is_valid_tag(text: str) -> bool:
+    """True if `text` is a legal tag (OCI tag grammar, at most 128 characters)."""
+    return bool(_TAG_RE.match(text))
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A repository in a registry: `registry` is the normalised host (`docker.io` for Hub)."""
+
+    registry: str
+    name: str
+
+    @property
+    def api_host(self) -> str:
+        """The host that serves the registry API (Docker Hub's is not `docker.io`)."""
+        return DOCKER_HUB_API_HOST if self.registry == DOCKER_HUB else self.registry
+
+    def tag(self, tag: str) -> Reference:
+        """This repository at `tag`."""
+        if not is_valid_tag(tag):
+            raise InputError(f"invalid tag {tag!r}: tags are [A-Za-z0-9_][A-Za-z0-9._-]{{0,127}}")
+        return Reference(self, tag, None)
+
+    def at(self, digest: str) -> Reference:
+        """This repository at `digest`."""
+        if not is_digest(digest):
+            raise InputError(f"invalid digest {digest!r}: expected sha256:<64 hex>")
+        return Reference(self, None, digest)
+
+    def __str__(self) -> str:
+        return f"{self.registry}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A manifest in a repository, by tag, by digest, or both (the digest wins for fetching)."""
+
+    repository: Repository
+    tag: str | None
+    digest: str | None
+
+    @property
+    def registry(self) -> str:
+        """The normalised registry host."""
+        return self.repository.registry
+
+    @property
+    def name(self) -> str:
+        """The repository name inside the registry."""
+        return self.repository.name
+
+    @property
+    def identifier(self) -> str:
+        """What goes after `/manifests/`: the digest if known, else the tag."""
+        if self.digest is not None:
+            return self.digest
+        if self.tag is None:
+            raise InputError(f"reference {self} names neither a tag nor a digest")
+        return self.tag
+
+    def with_digest(self, digest: str) -> Reference:
+        """The same reference pinned to `digest` (the tag is kept for display)."""
+        if not is_digest(digest):
+            raise InputError(f"invalid digest {digest!r}: expected sha256:<64 hex>")
+        return Reference(self.repository, self.tag, digest)
+
+    def __str__(self) -> str:
+        text = str(self.repository)
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest is not None:
+            text += f"@{self.digest}"
+        return text
+
+
+def _split_registry(text: str) -> tuple[str, str]:
+    first, slash, rest = text.partition("/")
+    looks_like_host = "." in first or ":" in first or first == "localhost" or first.lower() != first
+    if not slash or not looks_like_host:
+        return DOCKER_HUB, text
+    if not _HOST_RE.match(first):
+        raise ValueError(f"{first!r} is not a valid registry host")
+    host = first.lower()
+    if host in _HUB_ALIASES:
+        host = DOCKER_HUB
+    return host, rest
+
+
+def parse_reference(text: str, *, default_tag: str | None = DEFAULT_TAG) -> Reference:
+    """Parse and normalise an image reference such as `ubuntu`, `ghcr.io/o/a:1.0` or `r/a@sha256:…`.
+
+    With neither tag nor digest the tag is `default_tag` (None keeps it unset). Raises InputError
+    naming the reference and what is wrong with it.
+    """
+    try:
+        return _parse(text.strip(), default_tag)
+    except ValueError as error:
+        raise InputError(f"invalid image reference {text!r}: {error}") from None
+
+
+def _parse(text: str, default_tag: str | None) -> Reference:
+    if not text:
+        raise ValueError("empty")
+    if "://" in text:
+        raise ValueError("a reference has no URL scheme; drop the 'https://'")
+    remainder, at, digest = text.partition("@")
+    if at and not is_digest(digest):
+        raise ValueError(f"{digest!r} is not a digest (expected sha256:<64 hex>)")
+    registry, path = _split_registry(remainder)
+    tag: str | None = None
+    last_slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > last_slash:
+        path, tag = path[:colon], path[colon + 1 :]
+        if not is_valid_tag(tag):
+            raise ValueError(f"{tag!r} is not a valid tag")
+    if registry == DOCKER_HUB and "/" not in path:
+        path = f"library/{path}"
+    if not _NAME_RE.match(path):
+        raise ValueError(
+            f"{path!r} is not a valid repository name (lower-case letters, digits, '.', '_', '-')"
+        )
+    if len(registry) + 1 + len(path) > _MAX_NAME_LENGTH:
+        raise ValueError(f"name longer than {_MAX_NAME_LENGTH} characters")
+    if tag is None and not at:
+        tag = default_tag
+    return Reference(Repository(registry, path), tag, digest if at else None)
+
+
+def parse_repository(text: str) -> Repository:
+    """Parse a repository (`registry/name`, no tag or digest) with Docker's normalisation."""
+    reference = parse_reference(text, default_tag=None)
+    if reference.tag is not None or reference.digest is not None:
+        raise InputError(f"invalid repository {text!r}: expected no tag or digest")
+    return reference.repository

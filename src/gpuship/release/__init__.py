@@ -1,0 +1,1 @@
+"""Release stage: promote by digest, record tag moves, roll back, history and retention."""

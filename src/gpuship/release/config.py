@@ -1,0 +1,110 @@
+"""The `release:` section of gpuship.yaml: tag policy and retention.
+
+Patterns are Python regular expressions matched against the whole tag (`re.fullmatch`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator
+
+from gpuship.config.section import Section
+
+# Version-like tags are immutable by default: 1.4.0, v2.0.1, 1.4.0-cuda12.4, 2.1.0rc1+build.5.
+DEFAULT_IMMUTABLE = (r"v?[0-9]+\.[0-9]+\.[0-9]+([-+._][0-9A-Za-z._+-]*|[a-z]+[0-9]*)?",)
+# Names that exist to move, plus major / major.minor aliases (docker/metadata-action style).
+DEFAULT_FLOATING = (
+    "latest",
+    "stable",
+    "prod",
+    "production",
+    "staging",
+    "edge",
+    "nightly",
+    r"v?[0-9]+",
+    r"v?[0-9]+\.[0-9]+",
+)
+
+
+def _check_patterns(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"{pattern!r} is not a valid regular expression: {error}") from None
+    return patterns
+
+
+class TagPolicyConfig(Section):
+    """Which tags may never change once published, and which exist to be moved."""
+
+    immutable: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_IMMUTABLE),
+        description="Regexes (full match) of tags that are never overwritten once pushed.",
+    )
+    floating: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_FLOATING),
+        description="Regexes (full match) of tags that promote may move; their moves are recorded.",
+    )
+
+    @field_validator("immutable", "floating")
+    @classmethod
+    def _valid_patterns(cls, value: list[str]) -> list[str]:
+        return _check_patterns(value)
+
+
+class KeepRule(Section):
+    """Keep some of the tags matching `pattern`: the newest N and/or those younger than D days."""
+
+    pattern: str = Field(description="Regex (full match) of the tags this rule governs.")
+    newest: int | None = Field(
+        default=None, ge=0, description="Keep this many of the newest matching tags."
+    )
+    younger_than_days: float | None = Field(
+        default=None, ge=0, description="Keep matching tags created less than this many days ago."
+    )
+
+    @field_validator("pattern")
+    @classmethod
+    def _valid_pattern(cls, value: str) -> str:
+        return _check_patterns([value])[0]
+
+
+class RetentionConfig(Section):
+    """What `gpuship prune` may delete. Tags matched by no keep rule are never touched."""
+
+    keep: list[KeepRule] = Field(
+        default_factory=list,
+        description="Rules over the tags that prune may delete; a tag kept by any rule stays.",
+    )
+    protect: list[str] = Field(
+        default_factory=list,
+        description="Regexes of tags never deleted (floating and immutable tags are added).",
+    )
+    protect_immutable: bool = Field(
+        default=False,
+        description="Also protect every tag matching `release.tags.immutable`.",
+    )
+
+    @field_validator("protect")
+    @classmethod
+    def _valid_patterns(cls, value: list[str]) -> list[str]:
+        return _check_patterns(value)
+
+
+class ReleaseConfig(Section):
+    """Promotion, release history and retention settings."""
+
+    tags: TagPolicyConfig = Field(default_factory=TagPolicyConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    history_tag: str = Field(
+        default="gpuship.releases",
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$",
+        description="Tag holding the release history index in each released repository.",
+    )
+    history_limit: int = Field(
+        default=500,
+        ge=1,
+        description="Most release records kept in the history index (oldest dropped first).",
+    )

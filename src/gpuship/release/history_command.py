@@ -1,0 +1,64 @@
+"""`gpuship history REPO[:TAG]`: the release records stored in the repository."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuship.cli.context import Context
+from gpuship.report import Report, Table
+
+NAME = "history"
+HELP = "list the releases (promotions and rollbacks) recorded in a repository, newest first."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The repository, optionally one tag."""
+    parser.add_argument("repository", help="REGISTRY/REPO, or REGISTRY/REPO:TAG for one tag")
+    parser.add_argument("--limit", type=int, default=20, help="most records shown (default 20)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Read the history index from the registry and list it."""
+    from gpuship.registry.reference import parse_reference
+    from gpuship.release.commandkit import registry_client
+    from gpuship.release.history import load_history
+
+    reference = parse_reference(args.repository, default_tag=None)
+    repo = reference.repository
+    with registry_client(ctx) as client:
+        records = load_history(client, repo, ctx.config.release.history_tag)
+        current = client.head_manifest(reference) if reference.tag is not None else None
+    if reference.tag is not None:
+        records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
+    shown = list(reversed(records))[: max(args.limit, 0)]
+    rows = tuple(
+        (
+            record.id,
+            record.time.isoformat(timespec="seconds"),
+            record.kind,
+            record.actor or "-",
+            record.digest[:19],
+            ", ".join(
+                f"{c.tag}: {(c.before or 'none')[:19]} -> {c.after[:19]} ({c.action.value})"
+                for c in record.tags
+                if reference.tag is None or c.tag == reference.tag
+            ),
+        )
+        for record in shown
+    )
+    report = Report(command=NAME, subject=str(reference))
+    report.tables.append(
+        Table("Releases", ("release", "time", "kind", "actor", "digest", "tags"), rows)
+    )
+    report.result = {
+        "repository": str(repo),
+        "tag": reference.tag,
+        "current_digest": current.digest if current is not None else None,
+        "records": [r.model_dump(mode="json", by_alias=True) for r in shown],
+    }
+    report.headline = f"{len(records)} releases recorded for {reference}" + (
+        f"; {reference.tag} is at {current.digest}" if current is not None else ""
+    )
+    if shown:
+        report.outputs["latest-release"] = shown[0].id
+    return report

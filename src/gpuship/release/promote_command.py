@@ -1,0 +1,86 @@
+"""`gpuship promote SRC@sha256:... --tag VERSION --move stable [--to REPO]`."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.errors import InputError
+from gpuship.report import Report
+
+NAME = "promote"
+HELP = "promote an image by digest to version and floating tags (no pull), recording every move."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Source digest, tags to create and to move, optional other repository, output files."""
+    parser.add_argument("source", help="the candidate, by digest: REGISTRY/REPO@sha256:...")
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="immutable tag to publish (refused if it already points elsewhere); repeatable",
+    )
+    parser.add_argument(
+        "--move",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="floating tag to move to the digest (previous digest recorded); repeatable",
+    )
+    parser.add_argument(
+        "--to",
+        metavar="REPO",
+        help="promote into another repository (same or other registry) instead of the source's",
+    )
+    parser.add_argument(
+        "--record-file",
+        type=Path,
+        default=Path("gpuship-release.json"),
+        help="where to write the release record JSON (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--instructions-file",
+        type=Path,
+        default=Path("gpuship-rollback.md"),
+        help="where to write the Markdown rollback instructions (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Promote, store the release record in the target repository, report every tag."""
+    from gpuship.registry.reference import parse_reference, parse_repository
+    from gpuship.release.commandkit import (
+        BlobProgress,
+        config_digest,
+        registry_client,
+    )
+    from gpuship.release.policy import classify_tags
+    from gpuship.release.promote import ReleaseRequest, release
+    from gpuship.release.report import release_report
+
+    source = parse_reference(args.source, default_tag=None)
+    if source.digest is None:
+        raise InputError(
+            f"promote {args.source}: give the candidate by digest (REPO@sha256:...), "
+            "so what was tested is exactly what is released"
+        )
+    target = parse_repository(args.to) if args.to else source.repository
+    config = ctx.config.release
+    tags = classify_tags(config.tags, args.tag, args.move)
+    progress = BlobProgress()
+    with registry_client(ctx) as client:
+        outcome = release(
+            client,
+            ReleaseRequest(source, target, tuple(tags)),
+            config,
+            environ=ctx.environ,
+            now=datetime.now(timezone.utc),
+            config_digest=config_digest(ctx),
+            progress=progress,
+        )
+    progress.finish()
+    return release_report(NAME, outcome, args.record_file, args.instructions_file)

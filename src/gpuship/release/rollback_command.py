@@ -1,0 +1,75 @@
+"""`gpuship rollback REPO:TAG [--to DIGEST|RELEASE]`: point a floating tag at a recorded digest."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.errors import InputError
+from gpuship.report import Report
+
+NAME = "rollback"
+HELP = "point a floating tag back at its previous (or any recorded) digest; recorded too."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tag, and where to send it."""
+    parser.add_argument("target", help="the floating tag to roll back: REGISTRY/REPO:TAG")
+    parser.add_argument(
+        "--to",
+        metavar="DIGEST|RELEASE",
+        help="a digest, or a release id from `gpuship history` (its digest); "
+        "default: the digest the tag had before its last recorded move",
+    )
+    parser.add_argument(
+        "--record-file",
+        type=Path,
+        default=Path("gpuship-release.json"),
+        help="where to write the rollback's release record (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--instructions-file",
+        type=Path,
+        default=Path("gpuship-rollback.md"),
+        help="where to write instructions to undo the rollback (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Resolve the rollback target from the registry-held history and move the tag there."""
+    from gpuship.registry.reference import is_digest, parse_reference
+    from gpuship.release.commandkit import config_digest, registry_client
+    from gpuship.release.history import find_release, load_history
+    from gpuship.release.policy import classify_tags
+    from gpuship.release.promote import ReleaseRequest, release
+    from gpuship.release.report import release_report
+    from gpuship.release.rollback import previous_digest
+
+    reference = parse_reference(args.target, default_tag=None)
+    if reference.tag is None or reference.digest is not None:
+        raise InputError(f"rollback {args.target}: name one tag, REPO:TAG, without a digest")
+    config = ctx.config.release
+    tags = classify_tags(config.tags, [], [reference.tag])
+    repo = reference.repository
+    with registry_client(ctx) as client:
+        records = load_history(client, repo, config.history_tag)
+        rollback_of: str | None = None
+        if args.to and is_digest(args.to):
+            digest = args.to
+        elif args.to:
+            chosen = find_release(records, args.to)
+            digest, rollback_of = chosen.digest, chosen.id
+        else:
+            current = client.resolve_digest(reference)
+            digest, rollback_of = previous_digest(records, reference.tag, current)
+        outcome = release(
+            client,
+            ReleaseRequest(repo.at(digest), repo, tuple(tags), "rollback", rollback_of),
+            config,
+            environ=ctx.environ,
+            now=datetime.now(timezone.utc),
+            config_digest=config_digest(ctx),
+        )
+    return release_report(NAME, outcome, args.record_file, args.instructions_file)

@@ -1,0 +1,65 @@
+"""Catalog entries for the findings of promote, rollback, history and prune."""
+
+from __future__ import annotations
+
+from gpuship.report import Rule, Severity
+
+IMMUTABLE_CONFLICT = Rule(
+    id="GSR101",
+    name="release-immutable-conflict",
+    category="release",
+    severity=Severity.ERROR,
+    summary="An immutable (version) tag already points at a different digest.",
+    rationale=(
+        "A published version tag that changes under users breaks reproducible deploys and any "
+        "signature or SBOM tied to the old digest. Promotion refuses before writing anything."
+    ),
+    fix="Publish a new version tag, or check that the right candidate digest was promoted.",
+    bad_example="gpuship promote reg/app@sha256:new --tag 1.4.0   # 1.4.0 already released",
+    good_example="gpuship promote reg/app@sha256:new --tag 1.4.1 --move stable",
+)
+
+RELEASE_FAILED = Rule(
+    id="GSR102",
+    name="release-write-failed",
+    category="release",
+    severity=Severity.ERROR,
+    summary="A tag or record write failed part-way; tags written before were put back.",
+    rationale="Promotion is all-or-nothing: a half-moved release is worse than none.",
+    fix="Fix the registry problem named in the message and run the same command again.",
+)
+
+RESTORE_INCOMPLETE = Rule(
+    id="GSR103",
+    name="release-restore-incomplete",
+    category="release",
+    severity=Severity.ERROR,
+    summary="After a failed release a tag could not be put back to its previous digest.",
+    rationale="The registry failed during the restore too; the tag points at the promoted digest.",
+    fix="Run the rollback command shown for the tag once the registry answers again.",
+)
+
+PRUNE_DELETE = Rule(
+    id="GSR201",
+    name="prune-delete",
+    category="release",
+    severity=Severity.NOTE,
+    summary="Retention selected a digest (and its tags) for deletion.",
+    rationale="Nothing protected, kept by a rule, or referenced by a kept index is selected.",
+    fix="Add a keep rule or a protect pattern if the digest must stay.",
+)
+
+PRUNE_FAILED = Rule(
+    id="GSR202",
+    name="prune-delete-failed",
+    category="release",
+    severity=Severity.ERROR,
+    summary="Deleting a selected digest failed.",
+    rationale="The registry refused or failed; the digest and its tags are still there.",
+    fix="Check delete permissions (registry:2 needs storage.delete.enabled) and run again.",
+)
+
+RULES = {
+    rule.id: rule
+    for rule in (IMMUTABLE_CONFLICT, RELEASE_FAILED, RESTORE_INCOMPLETE, PRUNE_DELETE, PRUNE_FAILED)
+}

@@ -1,0 +1,86 @@
+"""Release test helpers: candidate images (single and multi-platform with BuildKit-style
+attestation manifests) for the bed registry, and the shape of an in-process CLI run."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bed.oci import OCI_INDEX, Blob, Image, Index, Platform, canonical_json, make_image, push
+
+ATTESTATION_ANNOTATIONS = {
+    "vnd.docker.reference.type": "attestation-manifest",
+}
+
+
+def candidate_index(marker: str, layer_size: int = 2000) -> Index:
+    """amd64 + arm64 images and one attestation manifest per image, as buildx pushes them."""
+    images = [
+        make_image(
+            [{f"app/{marker}-{arch}.bin": os.urandom(layer_size)}],
+            platform=Platform(architecture=arch),
+            labels={"marker": marker},
+        )
+        for arch in ("amd64", "arm64")
+    ]
+    attestations = [
+        make_image(
+            [{"provenance.json": json.dumps({"subject": image.digest}).encode()}],
+            platform=Platform(os="unknown", architecture="unknown"),
+        )
+        for image in images
+    ]
+    entries: list[dict[str, object]] = [
+        image.manifest.descriptor(platform=image.platform.as_dict()) for image in images
+    ]
+    entries += [
+        attestation.manifest.descriptor(
+            platform={"architecture": "unknown", "os": "unknown"},
+            annotations={**ATTESTATION_ANNOTATIONS, "vnd.docker.reference.digest": image.digest},
+        )
+        for attestation, image in zip(attestations, images, strict=True)
+    ]
+    document = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries}
+    return Index(
+        manifest=Blob(OCI_INDEX, canonical_json(document)), images=(*images, *attestations)
+    )
+
+
+def candidate_image(marker: str, layer_size: int = 2000) -> Image:
+    """A single-platform image."""
+    return make_image([{f"app/{marker}.bin": os.urandom(layer_size)}], labels={"marker": marker})
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    report: dict[str, Any]
+    stderr: str
+
+
+RunCli = Callable[..., CliResult]
+
+
+def push_candidate(url: str, repository: str, artifact: Image | Index, auth: Any = None) -> str:
+    """Push untagged (as a build pushes a candidate by digest); returns the digest."""
+    return push(url, repository, artifact, auth=auth)
+
+
+def dated_image(marker: str, created: str) -> Image:
+    """A single image whose config says it was created at `created` (RFC 3339)."""
+    base = candidate_image(marker)
+    config = json.loads(base.config.data)
+    config["created"] = created
+    config_blob = Blob(base.config.media_type, canonical_json(config))
+    manifest = json.loads(base.manifest.data)
+    manifest["config"] = config_blob.descriptor()
+    return Image(
+        manifest=Blob(base.manifest.media_type, canonical_json(manifest)),
+        config=config_blob,
+        layers=base.layers,
+        layer_tars=base.layer_tars,
+        platform=base.platform,
+    )
