@@ -1,0 +1,1 @@
+"""Image stage: read a built image without pulling it and report what it really contains."""

@@ -1,0 +1,84 @@
+"""`gpuship inspect IMAGE`: what a built image really contains, read without pulling it.
+
+gpuship inspect ghcr.io/org/app:1.2            # registry (also registry://...)
+gpuship inspect docker://app:dev               # local Docker engine
+gpuship inspect docker-archive:app.tar         # docker save tarball
+gpuship inspect oci:./layout:1.2               # OCI image layout
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.report import Report
+
+NAME = "inspect"
+HELP = "analyse a built image (size, waste, weights, caches, CUDA needs, GPU archs) without pulling"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """IMAGE plus the options that override the `inspect:` config section."""
+    parser.add_argument(
+        "image",
+        metavar="IMAGE",
+        help="REF or registry://REF, docker://REF, docker-archive:PATH, oci:PATH[:TAG]",
+    )
+    parser.add_argument(
+        "--platform", help="platform to pick from a multi-platform index (default linux/amd64)"
+    )
+    parser.add_argument(
+        "--dockerfile",
+        type=Path,
+        help="Dockerfile that built the image, to point findings at lines",
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        metavar="SM",
+        help="GPU architecture every GPU library must support, e.g. sm_90 (repeatable)",
+    )
+    parser.add_argument("--size-budget-mib", type=int, help="fail above this uncompressed size")
+    parser.add_argument("--no-gpu-scan", action="store_true", help="skip the .nv_fatbin scan")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Inspect the image and return the judged report."""
+    from gpuship.image.run import inspect_and_judge
+
+    settings = ctx.config.inspect
+    overrides: dict[str, object] = {}
+    if args.target:
+        overrides["targets"] = list(args.target)
+    if args.size_budget_mib is not None:
+        overrides["size_budget_mib"] = args.size_budget_mib
+    if args.no_gpu_scan:
+        overrides["scan_gpu_code"] = False
+    if overrides:
+        settings = type(settings).model_validate({**settings.model_dump(), **overrides})
+    judgement = inspect_and_judge(
+        args.image,
+        ctx,
+        platform=args.platform,
+        dockerfile=args.dockerfile,
+        config=settings,
+        show_progress=True,
+    )
+    result = judgement.result
+    return Report(
+        command=NAME,
+        findings=judgement.findings,
+        result=result,
+        rules=judgement.rules,
+        tables=judgement.tables,
+        outputs={
+            "digest": result["image"]["manifest_digest"],
+            "effective-cuda": result["cuda"]["effective"] or "",
+            "min-driver": result["cuda"]["min_driver"] or "",
+            "size-bytes": str(result["size"]["uncompressed"]),
+            "sass": ";".join(result["gpu"]["sass"]),
+            "efficiency": f"{result['dive']['efficiency']:.4f}",
+        },
+        headline=judgement.headline,
+    )

@@ -1,0 +1,85 @@
+"""What an image needs from a GPU host, for the verify stage: read once, without pulling."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuship.image.analysis import CudaEvidence, GpuLibrary, env_cuda_evidence
+from gpuship.image.inspect import inspect_image
+from gpuship.image.location import open_source
+from gpuship.image.requirement import cuda_requirement
+from gpuship.image.source import Platform
+
+
+@dataclass(frozen=True)
+class ImageNeeds:
+    """The host requirements an image states and those its content implies."""
+
+    reference: str
+    manifest_digest: str
+    platform: str
+    env: Mapping[str, str]
+    labels: Mapping[str, str]
+    effective_cuda: str | None
+    min_driver: str | None
+    cuda_evidence: tuple[CudaEvidence, ...]
+    # Per GPU library: a GPU is served only if every library has SASS or PTX for it.
+    gpu_libraries: tuple[GpuLibrary, ...]
+    sass_archs: frozenset[str]  # `sm_XX` with SASS in at least one library
+    ptx_archs: frozenset[str]  # `compute_XX` with PTX in at least one library
+    has_cuda_compat: bool
+    deep: bool  # False: config only (env/labels); layer content was not read
+
+
+def read_image_needs(
+    reference: str,
+    *,
+    platform: str = "linux/amd64",
+    insecure_registries: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    deep: bool = True,
+) -> ImageNeeds:
+    """Read the image's needs; `deep=False` reads only the config (no layer data at all)."""
+    if not deep:
+        with open_source(reference, insecure=insecure_registries, environ=environ) as source:
+            image = source.resolve(Platform.parse(platform))
+        env, labels = image.config.env, image.config.labels
+        evidence = env_cuda_evidence(env)
+        requirement = cuda_requirement(evidence, env, labels)
+        return ImageNeeds(
+            reference=image.reference,
+            manifest_digest=image.manifest_digest,
+            platform=image.platform,
+            env=env,
+            labels=labels,
+            effective_cuda=requirement.effective,
+            min_driver=requirement.min_driver,
+            cuda_evidence=evidence,
+            gpu_libraries=(),
+            sass_archs=frozenset(),
+            ptx_archs=frozenset(),
+            has_cuda_compat=False,
+            deep=False,
+        )
+    analysis = inspect_image(
+        reference, platform=platform, insecure=insecure_registries, environ=environ
+    )
+    image = analysis.image
+    env, labels = image.config.env, image.config.labels
+    requirement = cuda_requirement(analysis.cuda_evidence, env, labels)
+    return ImageNeeds(
+        reference=image.reference,
+        manifest_digest=image.manifest_digest,
+        platform=image.platform,
+        env=env,
+        labels=labels,
+        effective_cuda=requirement.effective,
+        min_driver=requirement.min_driver,
+        cuda_evidence=analysis.cuda_evidence,
+        gpu_libraries=analysis.gpu_libraries,
+        sass_archs=frozenset(a for lib in analysis.gpu_libraries for a in lib.sass),
+        ptx_archs=frozenset(a for lib in analysis.gpu_libraries for a in lib.ptx),
+        has_cuda_compat=analysis.has_cuda_compat,
+        deep=True,
+    )

@@ -1,0 +1,175 @@
+"""What the image's content needs from the host, against what its env and labels claim.
+
+The effective CUDA is the highest version anything inside needs (cuda-compat.md §5.3: a
+`cu128` torch wheel in a `12.4` base image needs a 12.8 driver, and the base's
+`NVIDIA_REQUIRE_CUDA=cuda>=12.4` under-states it). A claim weaker than the content is an
+error: the driver check would pass a host where the image then fails. Minimum drivers come
+from the CUDA knowledge base (`gpuship.cuda`), never from numbers written here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuship.build.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
+from gpuship.cuda.arch import (
+    ArchTarget,
+    ComputeCapability,
+    CoverageKind,
+    kernel_coverage,
+    parse_arch_list,
+)
+from gpuship.cuda.drivers import min_driver_for
+from gpuship.cuda.errors import InvalidVersion, UnknownVersion
+from gpuship.cuda.version import Version
+from gpuship.image.analysis import CudaEvidence, GpuLibrary
+
+_REQUIRE_CUDA = re.compile(r"(?:^|[\s,])cuda>=(\d+(?:\.\d+)*)")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the image says about itself: `source` is the env variable or label."""
+
+    source: str
+    value: str
+
+
+@dataclass(frozen=True)
+class WeakClaim:
+    claim: Claim
+    message: str
+
+
+@dataclass(frozen=True)
+class CudaRequirement:
+    effective: str | None
+    deciding: CudaEvidence | None
+    min_driver: str | None
+    unknown: str | None  # why no minimum driver could be given
+    claims: tuple[Claim, ...]
+    weak_claims: tuple[WeakClaim, ...]
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version.parse(text)
+    except InvalidVersion:
+        return None
+
+
+def cuda_claims(env: Mapping[str, str], labels: Mapping[str, str]) -> tuple[Claim, ...]:
+    """The CUDA/driver statements an image makes (the implied CUDA_VERSION one only when
+    NVIDIA_REQUIRE_CUDA is absent, as nvidia-container-cli reads them)."""
+    claims = []
+    if "NVIDIA_REQUIRE_CUDA" in env:
+        claims.append(Claim("NVIDIA_REQUIRE_CUDA", env["NVIDIA_REQUIRE_CUDA"]))
+    elif "CUDA_VERSION" in env:
+        claims.append(Claim("CUDA_VERSION", env["CUDA_VERSION"]))
+    for label in (LABEL_CUDA, LABEL_MIN_DRIVER):
+        if label in labels:
+            claims.append(Claim(label, labels[label]))
+    return tuple(claims)
+
+
+def _claimed_cuda(claim: Claim) -> Version | None:
+    if claim.source == "NVIDIA_REQUIRE_CUDA":
+        found = [_version(match) for match in _REQUIRE_CUDA.findall(claim.value)]
+        versions = [version for version in found if version is not None]
+        return max(versions).major_minor() if versions else None
+    version = _version(claim.value.strip())
+    return version.major_minor() if version else None
+
+
+def cuda_requirement(
+    evidence: Sequence[CudaEvidence], env: Mapping[str, str], labels: Mapping[str, str]
+) -> CudaRequirement:
+    """Effective CUDA, its minimum driver, and every claim that states less."""
+    claims = cuda_claims(env, labels)
+    ranked = [
+        (version.major_minor(), item) for item in evidence if (version := _version(item.version))
+    ]
+    if not ranked:
+        return CudaRequirement(None, None, None, None, claims, ())
+    effective, deciding = max(ranked, key=lambda pair: pair[0])
+    min_driver: Version | None = None
+    unknown = None
+    try:
+        min_driver = min_driver_for(effective)
+    except UnknownVersion as error:
+        unknown = str(error)
+    weak = []
+    if env.get("NVIDIA_DISABLE_REQUIRE", "").lower() not in ("1", "true", "t"):
+        for claim in claims:
+            if claim.source == LABEL_MIN_DRIVER:
+                claimed_driver = _version(claim.value.strip())
+                if (
+                    min_driver is not None
+                    and claimed_driver is not None
+                    and claimed_driver < min_driver
+                ):
+                    weak.append(
+                        WeakClaim(
+                            claim,
+                            f"{claim.source}={claim.value} but {deciding.source} at "
+                            f"{deciding.path} needs CUDA {effective}, i.e. driver >= {min_driver}",
+                        )
+                    )
+                continue
+            claimed = _claimed_cuda(claim)
+            if claimed is not None and claimed < effective:
+                weak.append(
+                    WeakClaim(
+                        claim,
+                        f"{claim.source}={claim.value} claims CUDA {claimed} but {deciding.source} "
+                        f"at {deciding.path} needs CUDA {effective}",
+                    )
+                )
+    return CudaRequirement(
+        effective=str(effective),
+        deciding=deciding,
+        min_driver=str(min_driver) if min_driver is not None else None,
+        unknown=unknown,
+        claims=claims,
+        weak_claims=tuple(weak),
+    )
+
+
+def library_targets(library: GpuLibrary) -> tuple[ArchTarget, ...]:
+    return parse_arch_list([*library.sass, *library.ptx])
+
+
+@dataclass(frozen=True)
+class TargetCoverage:
+    """For one GPU architecture: libraries with no kernel for it, and those only via PTX JIT."""
+
+    target: str
+    missing: tuple[str, ...]
+    ptx_only: tuple[str, ...]
+
+
+def target_coverage(target: str, libraries: Iterable[GpuLibrary]) -> TargetCoverage:
+    """Whether every GPU library can run on `target` (sm_XX), by SASS or PTX JIT."""
+    capability = ComputeCapability.parse(target.rstrip("af"))
+    missing, ptx_only = [], []
+    for library in libraries:
+        coverage = kernel_coverage(capability, library_targets(library))
+        if coverage.kind == CoverageKind.NONE:
+            missing.append(library.path)
+        elif coverage.kind == CoverageKind.PTX_JIT:
+            ptx_only.append(library.path)
+    return TargetCoverage(target, tuple(missing), tuple(ptx_only))
+
+
+def arch_label_targets(labels: Mapping[str, str]) -> tuple[str, ...]:
+    """The `sm_XX` the `io.gpuship.arch-list` label promises (empty when absent)."""
+    text = labels.get(LABEL_ARCH_LIST, "").strip()
+    if not text:
+        return ()
+    try:
+        targets = parse_arch_list(text)
+    except InvalidVersion:
+        return ()
+    return tuple(sorted({f"sm_{t.cc.major}{t.cc.minor}" for t in targets}))

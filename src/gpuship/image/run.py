@@ -1,0 +1,54 @@
+"""Inspect an image and judge it: the entry point `inspect` and `lint --image` share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.errors import InputError
+from gpuship.image.analysis import ImageAnalysis
+from gpuship.image.config import ImageStageConfig
+from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
+from gpuship.image.findings import DockerfileLines, Judgement, judge
+from gpuship.image.inspect import inspect_image
+from gpuship.image.progress import LayerProgress
+
+
+def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
+    """Which Dockerfile line made each layer of the analysed image."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
+    created_by = [layer.created_by for layer in analysis.layers]
+    lines = map_layers(created_by, final_stage_instructions(text))
+    return DockerfileLines(path=str(path), layer_lines=tuple(lines))
+
+
+def inspect_and_judge(
+    reference: str,
+    ctx: Context,
+    *,
+    platform: str | None = None,
+    dockerfile: Path | None = None,
+    config: ImageStageConfig | None = None,
+    show_progress: bool = False,
+) -> Judgement:
+    """Read `reference` without pulling it and judge it against the `inspect:` config."""
+    settings = config or ctx.config.inspect
+    progress = LayerProgress() if show_progress else None
+    try:
+        analysis = inspect_image(
+            reference,
+            platform=platform or settings.platform,
+            workers=settings.workers,
+            scan_gpu_code=settings.scan_gpu_code,
+            insecure=ctx.config.registries.insecure,
+            environ=ctx.environ,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
+    return judge(analysis, settings, mapping)

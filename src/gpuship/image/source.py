@@ -1,0 +1,256 @@
+"""Where an image is read from: one interface, one adapter per kind of source.
+
+`IMAGE` on the command line is a registry reference (`ghcr.io/org/img:tag`, `registry://...`),
+`docker://REF` (a local engine), `docker-archive:PATH` (a `docker save` tarball) or
+`oci:PATH[:TAG]` (an OCI image layout). Every adapter resolves the platform manifest and
+config, then hands each layer blob to a scanner exactly once.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuship.errors import InputError
+from gpuship.image.layerscan import LayerScan
+from gpuship.registry.manifest import (
+    Descriptor,
+    ImageIndex,
+    ImageManifest,
+    parse_manifest,
+    select_platform,
+)
+
+# Config blobs are small JSON; a bigger one is hostile or broken.
+MAX_CONFIG_BYTES = 16 << 20
+MAX_MANIFEST_BYTES = 4 << 20
+_MAX_INDEX_DEPTH = 4
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+
+class HistoryEntry(_Document):
+    created_by: str = ""
+    empty_layer: bool = False
+    comment: str = ""
+
+
+class ContainerConfig(_Document):
+    env: list[str] | None = Field(default=None, alias="Env")
+    labels: dict[str, str] | None = Field(default=None, alias="Labels")
+    user: str | None = Field(default=None, alias="User")
+
+
+class RootFs(_Document):
+    type: str = "layers"
+    diff_ids: list[str] = Field(default_factory=list)
+
+
+class ImageConfigDocument(_Document):
+    """The image config blob (OCI image-spec `config.md`), the fields gpuship reads."""
+
+    architecture: str = ""
+    os: str = ""
+    variant: str | None = None
+    config: ContainerConfig | None = None
+    rootfs: RootFs = Field(default_factory=RootFs)
+    history: list[HistoryEntry] = Field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        pairs = (self.config.env if self.config and self.config.env else []) or []
+        result: dict[str, str] = {}
+        for pair in pairs:
+            key, _, value = pair.partition("=")
+            result[key] = value
+        return result
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.config.labels or {}) if self.config else {}
+
+
+def parse_config(data: bytes, where: str) -> ImageConfigDocument:
+    """Validate an image config blob; InputError naming `where` when it is not one."""
+    try:
+        return ImageConfigDocument.model_validate(json.loads(data))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{where}: image config is not JSON: {error}") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        at = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"{where}: image config is invalid at {at}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Platform:
+    os: str
+    architecture: str
+    variant: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Platform:
+        parts = text.strip().split("/")
+        if len(parts) not in (2, 3) or not all(parts):
+            raise InputError(f"invalid --platform '{text}': expected OS/ARCH[/VARIANT]")
+        return cls(parts[0], parts[1], parts[2] if len(parts) == 3 else None)
+
+    def __str__(self) -> str:
+        return "/".join(part for part in (self.os, self.architecture, self.variant) if part)
+
+
+def platform_of(descriptor: Descriptor) -> str:
+    platform = descriptor.platform
+    if platform is None:
+        return "unknown"
+    return str(Platform(platform.os, platform.architecture, platform.variant))
+
+
+def choose_platform(
+    index: ImageIndex, platform: Platform, where: str
+) -> tuple[Descriptor, tuple[str, ...]]:
+    """The index entry for `platform` and the list of all platforms; InputError if none matches."""
+    available = tuple(platform_of(entry) for entry in index.manifests if not entry.is_attestation)
+    chosen = select_platform(index, platform.os, platform.architecture, platform.variant)
+    if chosen is None:
+        listed = ", ".join(available) or "none"
+        raise InputError(f"{where} has no image for platform {platform} (available: {listed})")
+    return chosen, available
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    """A layer blob: its digest and size as the manifest states them (None when it does not)."""
+
+    digest: str | None
+    size: int | None
+    media_type: str
+    locator: str = ""
+
+
+@dataclass(frozen=True)
+class ResolvedImage:
+    """One platform's image: where it came from, its config and its layer blobs."""
+
+    source: str
+    reference: str
+    manifest_digest: str
+    platform: str
+    platforms: tuple[str, ...]
+    config: ImageConfigDocument
+    config_digest: str
+    layers: tuple[BlobRef, ...]
+
+
+LayerScanner = Callable[[int, BlobRef, BinaryIO], LayerScan]
+
+
+class ImageSource(abc.ABC):
+    """An adapter that reads images from one kind of place."""
+
+    kind: str = ""
+    # True when the adapter itself checks every blob against its digest (registry client).
+    verifies_blobs: bool = False
+
+    @abc.abstractmethod
+    def resolve(self, platform: Platform) -> ResolvedImage:
+        """Find the manifest for `platform` and read the config (no layer data)."""
+
+    @abc.abstractmethod
+    def open_blob(self, blob: BlobRef) -> AbstractContextManager[BinaryIO]:
+        """The raw bytes of one blob as a stream."""
+
+    def scan(
+        self, platform: Platform, scanner: LayerScanner, workers: int
+    ) -> tuple[ResolvedImage, list[LayerScan]]:
+        """Resolve, then scan every layer once, several at a time."""
+        image = self.resolve(platform)
+
+        def one(item: tuple[int, BlobRef]) -> LayerScan:
+            index, blob = item
+            with self.open_blob(blob) as raw:
+                return scanner(index, blob, raw)
+
+        if workers <= 1 or len(image.layers) <= 1:
+            return image, [one(item) for item in enumerate(image.layers)]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="layer") as pool:
+            futures = [pool.submit(one, item) for item in enumerate(image.layers)]
+            try:
+                return image, [future.result() for future in futures]
+            except BaseException:
+                # One bad layer fails the image: don't start the layers still queued.
+                for future in futures:
+                    future.cancel()
+                raise
+
+    def close(self) -> None:  # noqa: B027 - most adapters hold nothing to release
+        """Release connections and files."""
+
+    def __enter__(self) -> ImageSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def layer_blobs(descriptors: Sequence[Descriptor]) -> tuple[BlobRef, ...]:
+    return tuple(BlobRef(item.digest, item.size, item.media_type) for item in descriptors)
+
+
+def read_limited(stream: BinaryIO, limit: int, what: str) -> bytes:
+    """Read a small document to its end, refusing one larger than `limit`."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise InputError(f"{what} is larger than {limit} bytes")
+
+
+def check_digest(data: bytes, digest: str, what: str) -> None:
+    """InputError unless `data` hashes to `digest` (content is never trusted unverified)."""
+    algorithm, _, expected = digest.partition(":")
+    if algorithm not in ("sha256", "sha512"):
+        raise InputError(f"{what}: unsupported digest algorithm in {digest}")
+    actual = hashlib.new(algorithm, data).hexdigest()
+    if actual != expected:
+        raise InputError(f"{what}: content does not match digest {digest}")
+
+
+def descend_to_manifest(
+    data: bytes,
+    media_type: str,
+    digest: str,
+    fetch: Callable[[Descriptor], bytes],
+    platform: Platform,
+    where: str,
+) -> tuple[ImageManifest, str, tuple[str, ...]]:
+    """Follow indexes down to the manifest for `platform`.
+
+    Returns (manifest, its digest, platforms the index offers; empty for a single manifest).
+    """
+    platforms: tuple[str, ...] = ()
+    for _ in range(_MAX_INDEX_DEPTH):
+        document = parse_manifest(data, media_type)
+        if isinstance(document, ImageManifest):
+            return document, digest, platforms
+        chosen, available = choose_platform(document, platform, where)
+        platforms = platforms or available
+        data = fetch(chosen)
+        check_digest(data, chosen.digest, f"{where} manifest {chosen.digest}")
+        media_type, digest = chosen.media_type, chosen.digest
+    raise InputError(f"{where}: indexes nested more than {_MAX_INDEX_DEPTH} deep")

@@ -1,0 +1,1 @@
+"""Adapters that read images from registries, engines, archives and OCI layouts."""

@@ -1,0 +1,268 @@
+"""Walk the headers of a tar stream, reading member contents only on request.
+
+The stdlib `tarfile` reads pax and GNU long-name headers whole into memory with no bound, so a
+hostile layer could make it allocate gigabytes; layers are also read exactly once, as a stream.
+This reader keeps metadata headers under a fixed limit, verifies every header checksum, and
+skips member contents in fixed-size chunks so memory stays flat whatever the layer holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+BLOCK = 512
+# Pax records and GNU long names are paths and a few attributes; 1 MiB is far beyond any
+# legitimate use and keeps a hostile header from exhausting memory.
+MAX_METADATA_BYTES = 1 << 20
+_SKIP_CHUNK = 1 << 20
+
+REGULAR = "file"
+DIRECTORY = "dir"
+SYMLINK = "symlink"
+HARDLINK = "hardlink"
+OTHER = "other"
+
+_KINDS = {
+    b"0": REGULAR,
+    b"\0": REGULAR,
+    b"7": REGULAR,
+    b"1": HARDLINK,
+    b"2": SYMLINK,
+    b"5": DIRECTORY,
+}
+
+
+class TarFormatError(Exception):
+    """The stream is not a well-formed tar archive (message says where and why)."""
+
+
+@dataclass(frozen=True)
+class TarMember:
+    """One archive member as its headers describe it."""
+
+    name: str
+    kind: str
+    size: int
+    linkname: str
+    mode: int
+    typeflag: str
+
+
+def _nul_terminated(field: bytes) -> str:
+    end = field.find(b"\0")
+    if end >= 0:
+        field = field[:end]
+    # Invalid UTF-8 is replaced, never kept as surrogates that would break JSON/SARIF output.
+    return field.decode("utf-8", "replace")
+
+
+def _number(field: bytes, what: str, offset: int) -> int:
+    if field and field[0] & 0x80:
+        # GNU base-256: big-endian two's complement with the top bit as the marker.
+        value = int.from_bytes(field, "big", signed=False) & ~(0x80 << (8 * (len(field) - 1)))
+        if field[0] & 0x40:
+            raise TarFormatError(f"negative {what} in tar header at byte {offset}")
+        return value
+    text = field.replace(b"\0", b" ").strip()
+    if not text:
+        return 0
+    try:
+        return int(text, 8)
+    except ValueError:
+        raise TarFormatError(f"invalid {what} field in tar header at byte {offset}") from None
+
+
+def _checksum_ok(block: bytes) -> bool:
+    stored = block[148:156].replace(b"\0", b" ").strip()
+    if not stored:
+        return False
+    try:
+        expected = int(stored, 8)
+    except ValueError:
+        return False
+    unsigned = sum(block) - sum(block[148:156]) + 8 * 32
+    if expected == unsigned:
+        return True
+    # Some old tar writers summed signed chars; only checked when the common form fails.
+    high = sum(1 for b in block[:148] + block[156:] if b > 127)
+    return expected == unsigned - 256 * high
+
+
+def _parse_pax(data: bytes, offset: int) -> dict[str, str]:
+    records: dict[str, str] = {}
+    pos = 0
+    while pos < len(data):
+        space = data.find(b" ", pos)
+        if space < 0:
+            break
+        try:
+            length = int(data[pos:space])
+        except ValueError:
+            raise TarFormatError(f"invalid pax record in tar header at byte {offset}") from None
+        if length <= 0 or pos + length > len(data):
+            raise TarFormatError(f"invalid pax record length in tar header at byte {offset}")
+        record = data[space + 1 : pos + length]
+        key, sep, value = record.rstrip(b"\n").partition(b"=")
+        if sep:
+            records[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+        pos += length
+    return records
+
+
+class TarWalker:
+    """Iterate the members of a tar stream; `read_content` reads the current member's data.
+
+    Content not read by the caller is skipped before the next header is parsed.
+    """
+
+    def __init__(self, stream: BinaryIO, *, max_metadata_bytes: int = MAX_METADATA_BYTES) -> None:
+        self._stream = stream
+        self._max_metadata = max_metadata_bytes
+        self._offset = 0
+        self._remaining = 0  # unread bytes of the current member's data
+        self._padding = 0
+        self._scratch = bytearray(_SKIP_CHUNK)
+        self._end: int | None = None
+        if getattr(stream, "seekable", lambda: False)():
+            here = stream.tell()
+            self._end = stream.seek(0, 2)
+            stream.seek(here)
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the tar stream consumed so far."""
+        return self._offset
+
+    def _read_exact(self, size: int) -> bytes:
+        parts: list[bytes] = []
+        missing = size
+        while missing > 0:
+            chunk = self._stream.read(missing)
+            if not chunk:
+                break
+            parts.append(chunk)
+            missing -= len(chunk)
+        data = b"".join(parts)
+        self._offset += len(data)
+        return data
+
+    def _skip(self, size: int) -> None:
+        if size > BLOCK and self._end is not None:
+            # Archives on disk (docker-archive) skip member data without reading it.
+            if self._stream.tell() + size > self._end:
+                raise TarFormatError(
+                    f"tar stream truncated at byte {self._offset}: {size} bytes of data missing"
+                )
+            self._stream.seek(size, 1)
+            self._offset += size
+            return
+        view = memoryview(self._scratch)
+        while size > 0:
+            want = min(size, len(view))
+            got = self._stream.readinto(view[:want])  # type: ignore[attr-defined]
+            if not got:
+                raise TarFormatError(
+                    f"tar stream truncated at byte {self._offset}: {size} bytes of data missing"
+                )
+            size -= got
+            self._offset += got
+
+    def read_content(self, size: int) -> bytes:
+        """Read up to `size` more bytes of the current member (fewer at its end)."""
+        size = min(size, self._remaining)
+        data = self._read_exact(size)
+        if len(data) < size:
+            raise TarFormatError(f"tar stream truncated inside a member at byte {self._offset}")
+        self._remaining -= len(data)
+        return data
+
+    def readinto_content(self, buffer: memoryview) -> int:
+        """Read the current member's data into `buffer`; 0 at the member's end."""
+        want = min(len(buffer), self._remaining)
+        if want == 0:
+            return 0
+        got: int = self._stream.readinto(buffer[:want])  # type: ignore[attr-defined]
+        if not got:
+            raise TarFormatError(f"tar stream truncated inside a member at byte {self._offset}")
+        self._remaining -= got
+        self._offset += got
+        return got
+
+    def _finish_member(self) -> None:
+        self._skip(self._remaining + self._padding)
+        self._remaining = 0
+        self._padding = 0
+
+    def _read_metadata(self, size: int, what: str) -> bytes:
+        if size > self._max_metadata:
+            raise TarFormatError(
+                f"{what} of {size} bytes at byte {self._offset} exceeds the "
+                f"{self._max_metadata}-byte limit"
+            )
+        data = self._read_exact(size)
+        if len(data) < size:
+            raise TarFormatError(f"tar stream truncated inside a {what} at byte {self._offset}")
+        self._skip(-size % BLOCK)
+        return data
+
+    def members(self) -> Iterator[TarMember]:
+        """Yield members in archive order until the end-of-archive marker or end of stream."""
+        pax: dict[str, str] = {}
+        long_name: str | None = None
+        long_link: str | None = None
+        while True:
+            self._finish_member()
+            header_at = self._offset
+            block = self._read_exact(BLOCK)
+            if not block:
+                return  # no end-of-archive marker; tolerated like GNU tar does
+            if len(block) < BLOCK:
+                raise TarFormatError(f"tar stream truncated inside a header at byte {header_at}")
+            if block == bytes(BLOCK):
+                return
+            if not _checksum_ok(block):
+                raise TarFormatError(f"tar header checksum mismatch at byte {header_at}")
+            typeflag = block[156:157]
+            size = _number(block[124:136], "size", header_at)
+            if typeflag in (b"x", b"X"):
+                pax = _parse_pax(self._read_metadata(size, "pax header"), header_at)
+                continue
+            if typeflag == b"g":
+                self._read_metadata(size, "pax global header")
+                continue
+            if typeflag == b"L":
+                long_name = _nul_terminated(self._read_metadata(size, "GNU long name"))
+                continue
+            if typeflag == b"K":
+                long_link = _nul_terminated(self._read_metadata(size, "GNU long link"))
+                continue
+            name = _nul_terminated(block[0:100])
+            if block[257:263] == b"ustar\0":
+                prefix = _nul_terminated(block[345:500])
+                if prefix:
+                    name = f"{prefix}/{name}"
+            linkname = _nul_terminated(block[157:257])
+            name = pax.get("path", long_name if long_name is not None else name)
+            linkname = pax.get("linkpath", long_link if long_link is not None else linkname)
+            if "size" in pax:
+                try:
+                    size = int(pax["size"])
+                except ValueError:
+                    raise TarFormatError(f"invalid pax size at byte {header_at}") from None
+            pax, long_name, long_link = {}, None, None
+            kind = _KINDS.get(typeflag, OTHER)
+            # Links, directories and devices carry no data whatever the size field says
+            # (POSIX); GNU sparse members store `size` bytes of map and data.
+            data_size = size if kind == REGULAR or typeflag == b"S" else 0
+            self._remaining = data_size
+            self._padding = -data_size % BLOCK
+            yield TarMember(
+                name=name,
+                kind=kind,
+                size=size if kind == REGULAR else 0,
+                linkname=linkname,
+                mode=_number(block[100:108], "mode", header_at),
+                typeflag=typeflag.decode("latin-1"),
+            )

@@ -1,0 +1,114 @@
+"""The verify stage's view of an image, and the lint hook, against the real registry."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from bed.oci import make_image, push, write_docker_archive
+from bed.registry import Registry
+from gpuship.cli.context import Context
+from gpuship.config.model import GpushipConfig
+from gpuship.cuda.drivers import min_driver_for
+from gpuship.errors import InputError
+from gpuship.image import rules
+from gpuship.image.lint_hook import image_lint_findings
+from gpuship.image.needs import read_image_needs
+
+pytestmark = pytest.mark.integration
+
+SITE = "usr/lib/python3/site-packages"
+
+
+@pytest.fixture(scope="module")
+def gpu_image(nvcc_library: Path) -> object:
+    return make_image(
+        [
+            {"usr/local/cuda-12.4/compat/libcuda.so.550.54.15": b"compat"},
+            {
+                f"{SITE}/torch/version.py": b"cuda = '12.6'\n",
+                f"{SITE}/torch/lib/libtorch_cuda.so": nvcc_library.read_bytes(),
+                "srv/model.safetensors": b"\x08" + bytes(7) + b"{}" + bytes(2 << 20),
+            },
+        ],
+        env={"CUDA_VERSION": "12.4.1"},
+        labels={"io.gpuship.cuda": "12.4"},
+    )
+
+
+def test_deep_needs_read_from_the_registry(gpu_image: object, registry: Registry) -> None:
+    push(registry.url, "image/needs", gpu_image, tag="v1")  # type: ignore[arg-type]
+    needs = read_image_needs(registry.ref("image/needs", "v1"))
+    assert needs.deep
+    assert needs.manifest_digest == gpu_image.digest  # type: ignore[attr-defined]
+    assert needs.effective_cuda == "12.6"
+    assert needs.min_driver == str(min_driver_for("12.6"))
+    assert needs.sass_archs == {"sm_75", "sm_80", "sm_90"}
+    assert needs.ptx_archs == {"compute_90"}
+    assert [lib.path for lib in needs.gpu_libraries] == [f"{SITE}/torch/lib/libtorch_cuda.so"]
+    assert needs.has_cuda_compat
+    assert needs.labels["io.gpuship.cuda"] == "12.4"
+
+
+def test_shallow_needs_read_only_the_config(gpu_image: object, registry: Registry) -> None:
+    push(registry.url, "image/needs-shallow", gpu_image, tag="v1")  # type: ignore[arg-type]
+    needs = read_image_needs(registry.ref("image/needs-shallow", "v1"), deep=False)
+    assert not needs.deep
+    assert needs.effective_cuda == "12.4"  # from CUDA_VERSION only
+    assert needs.env["CUDA_VERSION"] == "12.4.1"
+    assert needs.gpu_libraries == ()
+
+
+def test_lint_hook_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
+    archive = write_docker_archive(tmp_path / "img.tar", gpu_image)  # type: ignore[arg-type]
+    ctx = Context(config=GpushipConfig(), config_path=None, environ=dict(os.environ))
+    findings, catalog, result = image_lint_findings(f"docker-archive:{archive}", ctx)
+    fired = {finding.rule for finding in findings}
+    assert rules.CUDA_CLAIM_WEAKER in fired  # io.gpuship.cuda=12.4 but torch needs 12.6
+    assert rules.WEIGHTS in fired
+    assert set(catalog) == fired
+    assert result["cuda"]["effective"] == "12.6"
+
+
+def test_archive_errors_are_clear(tmp_path: Path) -> None:
+    from gpuship.image.location import open_source
+
+    gz = tmp_path / "saved.tar.gz"
+    gz.write_bytes(b"\x1f\x8b\x08\x00" + bytes(32))
+    with pytest.raises(InputError, match="gunzip"):
+        open_source(f"docker-archive:{gz}")
+    empty = tmp_path / "empty.tar"
+    with tarfile.open(empty, "w"):
+        pass
+    with pytest.raises(InputError, match=r"manifest\.json"):
+        read_image_needs(f"docker-archive:{empty}", deep=False)
+    with pytest.raises(InputError, match="no OCI layout"):
+        open_source(f"oci:{tmp_path}/missing:tag")
+
+
+def test_lint_cli_merges_dockerfile_and_image_findings(gpu_image: object, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    archive = write_docker_archive(tmp_path / "img.tar", gpu_image)  # type: ignore[arg-type]
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM ubuntu\nCOPY . /srv\n")
+    command = [sys.executable, "-m", "gpuship", "lint", "--format", "json", "--fail-on", "never"]
+    alone = subprocess.run(
+        [*command, "--image", f"docker-archive:{archive}"],
+        capture_output=True, text=True, cwd=tmp_path, check=True,
+    )  # fmt: skip
+    image_only = json.loads(alone.stdout)
+    assert {f["rule"] for f in image_only["findings"]} >= {rules.WEIGHTS, rules.CUDA_CLAIM_WEAKER}
+    assert image_only["result"]["files"] == []  # no Dockerfile searched for with --image only
+    both = subprocess.run(
+        [*command, "--image", f"docker-archive:{archive}", str(dockerfile)],
+        capture_output=True, text=True, cwd=tmp_path, check=True,
+    )  # fmt: skip
+    merged = {f["rule"] for f in json.loads(both.stdout)["findings"]}
+    assert any(rule.startswith("GSL") for rule in merged)
+    assert {rules.WEIGHTS, rules.CUDA_CLAIM_WEAKER} <= merged
