@@ -1,0 +1,280 @@
+"""Everything the rules look at for one Dockerfile, computed once and shared.
+
+`Analysis` ties the parsed file, its stages, the build context and the shell of every `RUN`
+together, and answers the questions several rules ask: which commands a RUN executes
+(including scripts it runs from the context), which cache mounts it has, and which context
+file a path inside the image came from.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gpuship.lint.config import LintConfig
+from gpuship.lint.context import BuildContext
+from gpuship.lint.packages import PythonInstall, python_install
+from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
+from gpuship.lint.source import Instruction, ParsedDockerfile, SourceMap, Text
+from gpuship.lint.stages import Build, Stage, State, expand
+
+_PYTHON = re.compile(r"^python[0-9.]*$")
+_HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One `RUN --mount=...`."""
+
+    type: str
+    target: str
+    options: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One RUN instruction with its shell and the scripts it runs."""
+
+    instruction: Instruction
+    stage: Stage
+    state: State
+    scripts: tuple[Script, ...]  # the RUN's own shell first, then followed scripts
+    python: tuple[Text, ...]  # Python heredocs (`RUN python3 <<EOF`)
+    mounts: tuple[Mount, ...]
+    # Several rules ask the same questions of each command; answers are computed once.
+    _envs: dict[int, dict[str, str | None]] = field(default_factory=dict, compare=False, repr=False)
+    _installs: dict[int, PythonInstall | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @property
+    def commands(self) -> Iterator[Command]:
+        for script in self.scripts:
+            yield from script.commands
+
+    def env_at(self, command: Command) -> dict[str, str | None]:
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s."""
+        cached = self._envs.get(id(command))
+        if cached is None:
+            cached = self._envs[id(command)] = self._env_at(command)
+        return cached
+
+    def python_install(self, command: Command) -> PythonInstall | None:
+        """What `command` installs with pip/uv/conda/poetry, if anything."""
+        key = id(command)
+        if key not in self._installs:
+            self._installs[key] = python_install(command, self.env_at(command))
+        return self._installs[key]
+
+    def _env_at(self, command: Command) -> dict[str, str | None]:
+        env = dict(self.state.env)
+        for other in self.commands:
+            if other is command:
+                break
+            if other.name == "export":
+                for word in other.words[1:]:
+                    name, sep, value = word.text.partition("=")
+                    if sep:
+                        env[name] = value
+        env.update(command.env_prefix())
+        return env
+
+    def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
+        """True when a cache/tmpfs mount's target contains one of `fragments`."""
+        return any(m.type in kinds and any(f in m.target for f in fragments) for m in self.mounts)
+
+
+class Analysis:
+    """The shared view of one Dockerfile that every rule reads."""
+
+    def __init__(
+        self,
+        display: str,
+        parsed: ParsedDockerfile,
+        build: Build,
+        context: BuildContext,
+        config: LintConfig,
+    ) -> None:
+        self.display = display
+        self.parsed = parsed
+        self.build = build
+        self.context = context
+        self.config = config
+        self._shell = ShellParser()
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return self.build.stages
+
+    def final_stages(self) -> list[Stage]:
+        """Stages whose filesystem is the produced image (the target and its FROM chain)."""
+        return [self.build.stages[i] for i in self.build.final_chain]
+
+    @cached_property
+    def runs(self) -> tuple[Run, ...]:
+        """Every RUN, in file order."""
+        result = []
+        for stage in self.build.stages:
+            for instruction, state in zip(stage.instructions, stage.states, strict=True):
+                if instruction.keyword == "RUN":
+                    result.append(self._run(stage, instruction, state))
+        return tuple(result)
+
+    def runs_of(self, stage: Stage) -> list[Run]:
+        return [r for r in self.runs if r.stage.index == stage.index]
+
+    def _run(self, stage: Stage, instruction: Instruction, state: State) -> Run:
+        mounts = tuple(_mount(m) for m in instruction.flag_values("mount"))
+        scripts: list[Script] = []
+        python: list[Text] = []
+        if instruction.json_form:
+            scripts.append(self._json_script(instruction))
+        else:
+            body = instruction.text.sub(instruction.body_offset)
+            if instruction.heredocs:
+                header = _HEREDOC_TOKEN.sub(lambda m: " " * len(m.group(0)), body.value)
+                header_script = self._shell.parse(Text(header, body.source))
+                interpreter = header_script.commands[0].name if header_script.commands else ""
+                if header_script.commands and interpreter not in SHELLS:
+                    scripts.append(header_script)
+                for heredoc in instruction.heredocs:
+                    if _PYTHON.match(interpreter):
+                        python.append(heredoc.body)
+                    elif not interpreter or interpreter in SHELLS:
+                        scripts.append(self._shell.parse(heredoc.body))
+            else:
+                scripts.append(self._shell.parse(body))
+        for script in list(scripts):
+            scripts.extend(self._followed(stage, instruction, state, script, depth=0))
+        for script in scripts:
+            python.extend(self._inline_python(script))
+        return Run(instruction, stage, state, tuple(scripts), tuple(python), mounts)
+
+    def _json_script(self, instruction: Instruction) -> Script:
+        text = instruction.text
+        words = []
+        offset = instruction.body_offset
+        for arg in instruction.args:
+            found = text.value.find(arg, offset)
+            start = found if found >= 0 else offset
+            words.append(Word(arg, start, start + len(arg)))
+            offset = start + len(arg)
+        command = Command(tuple(words), (), (), -instruction.index - 1, 0, text, None)
+        commands = [command]
+        inner = inline_script(command)  # RUN ["/bin/sh", "-c", "..."]
+        if inner is not None:
+            commands.extend(self._shell.parse(text.sub(*inner)).commands)
+        return Script(text, None, tuple(commands))
+
+    def _inline_python(self, script: Script) -> Iterator[Text]:
+        for command in script.commands:
+            if _PYTHON.match(command.name):
+                words = command.words
+                for index, word in enumerate(words[1:-1], start=1):
+                    if word.text == "-c":
+                        target = words[index + 1]
+                        yield command.source.sub(target.start, target.end)
+
+    def _followed(
+        self, stage: Stage, instruction: Instruction, state: State, script: Script, depth: int
+    ) -> list[Script]:
+        """Scripts from the build context that this script runs (`./x.sh`, `bash x.sh`)."""
+        if depth >= 3:
+            return []
+        found: list[Script] = []
+        for command in script.commands:
+            path = _script_path(command)
+            if path is None:
+                continue
+            container = posixpath.normpath(posixpath.join(state.workdir, path))
+            source = self.context_source(stage, instruction, container)
+            if source is None:
+                continue
+            text = self.context.read_text(source)
+            if text is None:
+                continue
+            file = self.context.root / source
+            nested = self._shell.parse(file_text(text), file)
+            found.append(nested)
+            found.extend(self._followed(stage, instruction, state, nested, depth + 1))
+        return found
+
+    def context_source(self, stage: Stage, before: Instruction, container_path: str) -> str | None:
+        """The context path that a COPY/ADD put at `container_path` before `before`."""
+        chain: list[Stage] = []
+        current: Stage | None = stage
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = self.build.stages[current.parent] if current.parent is not None else None
+        for owner in chain:
+            pairs = list(zip(owner.instructions, owner.states, strict=True))
+            for instruction, state in reversed(pairs):
+                if owner is stage and instruction.index >= before.index:
+                    continue
+                if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from"):
+                    continue
+                hit = self._copied_from(instruction, state, container_path)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _copied_from(self, instruction: Instruction, state: State, container: str) -> str | None:
+        args = [a for a in instruction.args if not a.startswith("<<")]
+        if len(args) < 2 or instruction.heredocs:
+            return None
+        *sources, raw_dest = (expand(a, state.env)[0] for a in args)
+        dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
+        into_dir = raw_dest.endswith("/") or len(sources) > 1
+        for source in sources:
+            matched = self.context.match(source) if self.context.exists else []
+            for item in matched:
+                if self.context.is_dir(item):
+                    prefix = dest.rstrip("/") + "/"
+                    if container.startswith(prefix):
+                        candidate = posixpath.normpath(f"{item}/{container[len(prefix) :]}")
+                        if self.context.sent(candidate):
+                            return candidate
+                else:
+                    inside = posixpath.join(dest, posixpath.basename(item))
+                    if container == inside or (container == dest and not into_dir):
+                        return item
+        return None
+
+
+def file_text(text: str) -> Text:
+    """A whole file's text, mapped line by line."""
+    segments = []
+    offset = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        segments.append((offset, number, 1))
+        offset += len(line)
+    return Text(text, SourceMap(tuple(segments)))
+
+
+def _mount(spec: str) -> Mount:
+    options: dict[str, str] = {}
+    for part in spec.split(","):
+        key, _, value = part.partition("=")
+        options[key.strip()] = value.strip()
+    kind = options.get("type", "bind")
+    target = options.get("target") or options.get("dst") or options.get("destination") or ""
+    return Mount(kind, target, options)
+
+
+def _script_path(command: Command) -> str | None:
+    """The script file a command runs: `./x.sh`, `/opt/x.sh`, `bash x.sh`, `. x.sh`."""
+    name = command.words[0].text if command.words else ""
+    if command.name in SHELLS or name in (".", "source"):
+        for word in command.words[1:]:
+            if word.text.startswith("-"):
+                if "c" in word.text[1:] and not word.text.startswith("--"):
+                    return None
+                continue
+            return word.text if not word.text.startswith("$") else None
+        return None
+    if name.endswith(".sh") or name.startswith("./"):
+        return name
+    return None

@@ -1,0 +1,270 @@
+"""Run every rule over one Dockerfile, then apply pragmas and the `lint:` config.
+
+Pragmas (comment lines):
+- `# gpuship ignore=GSL105,pip-cache-left -- reason`: the next instruction only.
+- `# gpuship stage ignore=...`: the stage whose FROM follows immediately.
+- `# gpuship global ignore=...`: the whole file.
+- `# hadolint ignore=DL3008` (also `global`/`stage`): the same, for our rules that map to
+  those DL codes, so files written for hadolint keep working.
+A key may be a rule id, a rule name, a category, or a hadolint DL code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuship.errors import InputError
+from gpuship.lint import catalog
+from gpuship.lint.analysis import Analysis
+from gpuship.lint.config import LintConfig
+from gpuship.lint.context import BuildContext, guess_context
+from gpuship.lint.rules import cache, cuda, layers, meta, pinning, security, toolchain, weights
+from gpuship.lint.rules.base import Hit
+from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
+from gpuship.lint.stages import TargetNotFound, build_stages
+from gpuship.report import Finding, Location, Severity
+
+CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
+    meta.check,
+    pinning.check,
+    weights.check,
+    cache.check,
+    toolchain.check,
+    cuda.check,
+    layers.check,
+    security.check,
+)
+_LINE_REFERENCE = re.compile(r"\bline \d+")
+_PRAGMA = re.compile(
+    r"^(?P<tool>gpuship|hadolint)\s+(?:(?P<scope>global|stage)\s+)?ignore\s*=\s*"
+    r"(?P<keys>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)\s*(?:(?:--|#)\s*(?P<reason>.*))?$"
+)
+
+
+@dataclass(frozen=True)
+class Pragmas:
+    """Rule ids silenced for the file, per stage (by FROM index) and per instruction."""
+
+    file: frozenset[str] = frozenset()
+    stages: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    instructions: Mapping[int, frozenset[str]] = field(default_factory=dict)
+
+
+def parse_pragmas(parsed: ParsedDockerfile) -> Pragmas:
+    """Read ignore pragmas from the comments, bound to the instruction that follows each."""
+    starts = [(i.start_line, i) for i in parsed.instructions]
+    whole: set[str] = set()
+    stages: dict[int, set[str]] = {}
+    instructions: dict[int, set[str]] = {}
+    for comment in parsed.comments:
+        match = _PRAGMA.match(comment.text)
+        if not match:
+            continue
+        ids = _ids(match.group("keys"))
+        scope = match.group("scope")
+        if scope == "global":
+            whole.update(ids)
+            continue
+        following = next((i for line, i in starts if line > comment.line), None)
+        if following is None:
+            continue
+        if scope == "stage":
+            if following.keyword == "FROM":
+                stages.setdefault(following.index, set()).update(ids)
+        else:
+            instructions.setdefault(following.index, set()).update(ids)
+    return Pragmas(
+        frozenset(whole),
+        {k: frozenset(v) for k, v in stages.items()},
+        {k: frozenset(v) for k, v in instructions.items()},
+    )
+
+
+def _ids(keys: str) -> set[str]:
+    ids: set[str] = set()
+    for key in keys.split(","):
+        ids.update(rule.id for rule in catalog.resolve(key))
+    return ids
+
+
+def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
+    """True when a pragma silences this hit."""
+    if hit.rule in pragmas.file:
+        return True
+    if hit.stage is not None and hit.rule in pragmas.stages.get(
+        hit.stage.from_instruction.index, frozenset()
+    ):
+        return True
+    return hit.instruction is not None and hit.rule in pragmas.instructions.get(
+        hit.instruction.index, frozenset()
+    )
+
+
+def rule_policy(config: LintConfig) -> dict[str, Severity | None]:
+    """Each rule's effective severity (None: disabled) under the config."""
+    policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in catalog.RULES}
+    if config.enable:
+        enabled = {rule.id for key in config.enable for rule in catalog.resolve(key)}
+        policy = {k: (v if k in enabled else None) for k, v in policy.items()}
+    for key in config.disable:
+        for rule in catalog.resolve(key):
+            policy[rule.id] = None
+
+    # Least specific first, so an id beats a name beats a category.
+    def specificity(key: str) -> int:
+        upper = key.upper()
+        return 2 if upper in catalog.BY_ID else 1 if key.lower() in catalog.BY_NAME else 0
+
+    for key in sorted(config.severity, key=specificity):
+        value = config.severity[key]
+        for rule in catalog.resolve(key):
+            policy[rule.id] = None if value == "off" else Severity(value)
+    for key in list(config.severity) + list(config.enable) + list(config.disable):
+        if not catalog.resolve(key):
+            raise InputError(
+                f"lint config: '{key}' names no rule, rule name or category (see `gpuship rules`)"
+            )
+    return policy
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What linting one Dockerfile produced."""
+
+    findings: tuple[Finding, ...]
+    suppressed: int
+    summary: dict[str, Any]
+
+
+def lint_file(
+    path: Path,
+    *,
+    display: str,
+    context_dir: Path | None,
+    build_args: Mapping[str, str],
+    target: str | None,
+    config: LintConfig,
+    policy: Mapping[str, Severity | None],
+) -> FileResult:
+    """Lint one Dockerfile. Unparseable content is a GSL001 finding, never an exception.
+
+    `context_dir` None: the context is guessed from where the COPY sources are.
+    """
+    try:
+        parsed = read_dockerfile(path)
+    except OSError as exc:
+        raise InputError(f"{display}: cannot read ({exc.strerror or exc})") from None
+    hits: list[Hit] = [
+        Hit(
+            "GSL001",
+            problem.message,
+            Span(problem.line, problem.column, problem.line, problem.column),
+            None,
+            None,
+        )
+        for problem in parsed.problems
+    ]
+    summary: dict[str, Any] = {
+        "file": display,
+        "context": str(context_dir or path.parent),
+        "stages": [],
+    }
+    if parsed.instructions and not hits:
+        try:
+            build = build_stages(parsed, build_args, target)
+        except TargetNotFound as exc:
+            raise InputError(f"{display}: {exc}") from None
+        if context_dir is None:
+            context_dir = guess_context(path, _literal_sources(parsed))
+        summary["context"] = str(context_dir)
+        context = BuildContext(context_dir, path)
+        analysis = Analysis(display, parsed, build, context, config)
+        for check in CHECKS:
+            hits.extend(check(analysis))
+        summary["stages"] = [
+            {
+                "index": s.index,
+                "name": s.name,
+                "base": s.base,
+                "in_final_image": s.index in build.final_chain,
+                "built": s.index in build.reachable,
+            }
+            for s in build.stages
+        ]
+    pragmas = parse_pragmas(parsed)
+    findings: list[Finding] = []
+    silenced = 0
+    seen: set[tuple[str, str, int, int]] = set()
+    for hit in hits:
+        severity = policy.get(hit.rule)
+        if severity is None:
+            continue
+        if suppressed(hit, pragmas):
+            silenced += 1
+            continue
+        file = display if hit.file is None else _relative(hit.file)
+        key = (hit.rule, file, hit.span.line, hit.span.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        rule = catalog.BY_ID[hit.rule]
+        # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
+        # a configured override for the rule wins over it.
+        configured = severity != rule.severity
+        findings.append(
+            Finding(
+                rule=hit.rule,
+                severity=severity if configured or hit.severity is None else hit.severity,
+                message=hit.message,
+                location=Location(
+                    file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column
+                ),
+                fix=hit.fix or rule.fix,
+                fingerprint=_fingerprint(hit.rule, file, hit.message),
+            )
+        )
+    findings.sort(
+        key=lambda f: (
+            f.location.file if f.location else "",
+            f.location.line or 0 if f.location else 0,
+            f.location.column or 0 if f.location else 0,
+            f.rule,
+        )
+    )
+    summary["findings"] = len(findings)
+    summary["suppressed"] = silenced
+    return FileResult(tuple(findings), silenced, summary)
+
+
+def _fingerprint(rule: str, file: str, message: str) -> str:
+    """Stable across edits that only move lines: line numbers quoted in messages are dropped."""
+    stable = _LINE_REFERENCE.sub("line", message)
+    return hashlib.sha256(f"{rule}\0{file}\0{stable}".encode()).hexdigest()[:32]
+
+
+def _literal_sources(parsed: ParsedDockerfile) -> list[str]:
+    """COPY/ADD sources from the context that hold no variables (to locate the context)."""
+    sources = []
+    for instruction in parsed.instructions:
+        if instruction.keyword not in ("COPY", "ADD") or instruction.heredocs:
+            continue
+        if instruction.flag("from") is not None:
+            continue
+        for source in instruction.args[:-1]:
+            if "$" not in source and "://" not in source and source not in (".", "./"):
+                sources.append(source)
+    return sources
+
+
+def _relative(path: Path) -> str:
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative

@@ -1,0 +1,571 @@
+"""What a package-manager command installs: pip, `python -m pip`, uv, conda/mamba/micromamba,
+poetry, and the OS managers apt/dnf/yum/microdnf/apk; plus requirement and conda env files.
+
+Requirement strings are judged with `packaging`: a pin is exactly one `==` without a
+wildcard, or `===`. A value that still holds an unresolved build ARG is "decided at build
+time" and never reported as unpinned.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+
+from gpuship.lint.shell import Command, Word
+
+_PIP = re.compile(r"^pip[0-9.]*$")
+_PYTHON = re.compile(r"^python[0-9.]*$")
+_HEX_REF = re.compile(r"@([0-9a-fA-F]{7,40})(?:#|$)")
+_VERSION_TAG = re.compile(r"^v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z0-9.]*)?$")
+# pip/uv options whose value is the next word (or after `=`).
+_VALUE_OPTIONS = frozenset(
+    [
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--src",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--only-binary",
+        "--no-binary",
+        "--progress-bar",
+        "--trusted-host",
+        "--upgrade-strategy",
+        "--cache-dir",
+        "--log",
+        "--timeout",
+        "--retries",
+        "--proxy",
+        "--cert",
+        "--client-cert",
+        "--exists-action",
+        "--global-option",
+        "-C",
+        "--config-settings",
+        "--python",
+        "-p",
+        "--index",
+        "--default-index",
+        "--index-strategy",
+        "--keyring-provider",
+        "--resolution",
+        "--prerelease",
+        "--extra",
+        "--group",
+        "--override",
+        "--build-constraint",
+        "--exclude-newer",
+        "--link-mode",
+        "--torch-backend",
+        "--report",
+        "--root-user-action",
+        "-n",
+        "--name",
+        "-c",
+        "--channel",
+        "--file",
+        "--override-channels",
+        "--repodata-fn",
+        "--solver",
+    ]
+)
+_CONDA_VALUE_OPTIONS = frozenset(
+    [
+        "-n",
+        "--name",
+        "-p",
+        "--prefix",
+        "-c",
+        "--channel",
+        "-f",
+        "--file",
+        "--repodata-fn",
+        "--solver",
+        "--override-channels",
+        "--subdir",
+        "--platform",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One package argument or requirement line."""
+
+    text: str
+    word: Word | None  # where it is in the command (None for file lines)
+    kind: str  # "name" | "path" | "vcs" | "url"
+    pinned: bool
+    name: str  # canonical-ish project name ("" for paths/urls)
+    version: str | None  # the pinned version, when pinned with ==
+
+
+@dataclass(frozen=True)
+class PythonInstall:
+    """A pip/uv/conda/poetry command that installs Python packages."""
+
+    tool: str  # "pip" | "uv" | "conda" | "poetry"
+    command: Command
+    verb: str  # install | sync | add | create | env
+    specs: tuple[Spec, ...]
+    requirement_files: tuple[Word, ...]
+    constraint_files: tuple[Word, ...]
+    env_files: tuple[Word, ...]  # conda env yml
+    index_urls: tuple[Word, ...]
+    options: frozenset[str]
+
+
+def python_install(command: Command, env: dict[str, str | None]) -> PythonInstall | None:
+    """The install a command performs, or None when it installs no Python packages."""
+    words = list(command.words)
+    name = command.name
+    if _PYTHON.match(name):
+        texts = [w.text for w in words]
+        if "-m" not in texts:
+            return None
+        index = texts.index("-m")
+        if index + 1 >= len(words) or words[index + 1].text not in ("pip", "uv"):
+            return None
+        tool_word = words[index + 1].text
+        words = words[index + 1 :]
+        name = tool_word
+    if _PIP.match(name):
+        rest = _after_verb(words[1:], ("install", "wheel"))
+        return _pip_like("pip", command, "install", rest, env) if rest is not None else None
+    if name == "uv":
+        texts = [w.text for w in words]
+        if len(texts) >= 3 and texts[1] == "pip" and texts[2] in ("install", "sync"):
+            return _pip_like("uv", command, texts[2], words[3:], env)
+        if len(texts) >= 2 and texts[1] in ("sync", "add"):
+            return _pip_like("uv", command, texts[1], words[2:], env)
+        if len(texts) >= 3 and texts[1] == "tool" and texts[2] == "install":
+            return _pip_like("uv", command, "install", words[3:], env)
+        return None
+    if name in ("conda", "mamba", "micromamba"):
+        return _conda(command, words, env)
+    if name == "poetry" and len(words) >= 2 and words[1].text in ("add", "install"):
+        return _pip_like("poetry", command, words[1].text, words[2:], env)
+    return None
+
+
+def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> list[Word] | None:
+    for index, word in enumerate(words):
+        if word.text in verbs:
+            return words[index + 1 :]
+        if not word.text.startswith("-"):
+            return None
+    return None
+
+
+def _pip_like(
+    tool: str, command: Command, verb: str, words: list[Word], env: dict[str, str | None]
+) -> PythonInstall:
+    specs: list[Spec] = []
+    requirement_files: list[Word] = []
+    constraint_files: list[Word] = []
+    index_urls: list[Word] = []
+    options: set[str] = set()
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        if text.startswith("-"):
+            option, has_value, value = text.partition("=")
+            options.add(option)
+            target: Word | None = None
+            if has_value:
+                offset = len(option) + 1
+                target = Word(value, word.start + offset, word.end)
+            elif option in _VALUE_OPTIONS and index + 1 < len(words):
+                index += 1
+                target = words[index]
+            if target is not None:
+                if option in ("-r", "--requirement"):
+                    requirement_files.append(target)
+                elif option in ("-c", "--constraint", "--override", "--build-constraint"):
+                    constraint_files.append(target)
+                elif option in (
+                    "-i",
+                    "--index-url",
+                    "--extra-index-url",
+                    "--index",
+                    "--default-index",
+                    "-f",
+                    "--find-links",
+                ):
+                    index_urls.append(target)
+                elif option in ("-e", "--editable"):
+                    specs.append(classify(target.text, target, env))
+            index += 1
+            continue
+        if tool == "uv" and verb == "sync" and command.words[1].text == "pip":
+            requirement_files.append(word)
+        else:
+            specs.append(classify(text, word, env))
+        index += 1
+    return PythonInstall(
+        tool,
+        command,
+        verb,
+        tuple(specs),
+        tuple(requirement_files),
+        tuple(constraint_files),
+        (),
+        tuple(index_urls),
+        frozenset(options),
+    )
+
+
+def _conda(command: Command, words: list[Word], env: dict[str, str | None]) -> PythonInstall | None:
+    texts = [w.text for w in words]
+    if len(texts) < 2:
+        return None
+    verb = texts[1]
+    if verb == "env" and len(texts) >= 3 and texts[2] in ("create", "update"):
+        rest, verb = words[3:], "env"
+    elif verb in ("install", "create", "update"):
+        rest = words[2:]
+    else:
+        return None
+    specs: list[Spec] = []
+    env_files: list[Word] = []
+    options: set[str] = set()
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        option, has_value, value = word.text.partition("=")
+        if word.text.startswith("-"):
+            options.add(option)
+            target = None
+            if has_value:
+                target = Word(value, word.start + len(option) + 1, word.end)
+            elif option in _CONDA_VALUE_OPTIONS and index + 1 < len(rest):
+                index += 1
+                target = rest[index]
+            if target is not None and option in ("-f", "--file"):
+                env_files.append(target)
+            index += 1
+            continue
+        specs.append(conda_spec(word.text, word, env))
+        index += 1
+    if verb == "update" and not specs:
+        return None
+    return PythonInstall(
+        "conda", command, verb, tuple(specs), (), (), tuple(env_files), (), frozenset(options)
+    )
+
+
+def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+    """A conda match spec: `pkg`, `pkg=1.2.3`, `pkg==1.2.3`, `pkg=1.2.3=build`, `pkg>=1`."""
+    from gpuship.lint.stages import expand
+
+    value, complete = expand(text, env)
+    if not complete:
+        return Spec(text, word, "name", True, "", None)
+    if "::" in value:
+        value = value.split("::", 1)[1]
+    match = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", value)
+    if not match:
+        return Spec(text, word, "name", True, "", None)
+    name, rest = match.group(1), match.group(2).strip()
+    exact = re.match(r"^==?([0-9][A-Za-z0-9_.+!]*)(=.*)?$", rest)
+    pinned = bool(exact) and "*" not in rest
+    version = exact.group(1) if exact else None
+    return Spec(text, word, "name", pinned, name.lower(), version if pinned else None)
+
+
+def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+    """Judge one pip/uv requirement argument."""
+    from gpuship.lint.stages import expand
+
+    value, complete = expand(text, env)
+    if not complete:
+        return Spec(text, word, "name", True, "", None)
+    stripped = value.strip()
+    lowered = stripped.lower()
+    if (
+        lowered.startswith(("git+", "hg+", "svn+", "bzr+"))
+        or " @ git+" in lowered
+        or ("@" in stripped and "git+" in lowered)
+    ):
+        return Spec(
+            text, word, "vcs", bool(_HEX_REF.search(stripped.split("#")[0] + "#")), "", None
+        )
+    if "://" in stripped and "@" not in stripped:
+        return Spec(text, word, "url", True, "", None)
+    if (
+        stripped.startswith((".", "/", "~"))
+        or lowered.endswith((".whl", ".tar.gz", ".zip", ".tgz"))
+        or ("/" in stripped and not re.search(r"[<>=!~]", stripped))
+    ):
+        return Spec(text, word, "path", True, "", None)
+    try:
+        requirement = Requirement(stripped)
+    except InvalidRequirement:
+        return Spec(text, word, "name", True, "", None)
+    if requirement.url:
+        url = requirement.url
+        pinned = (not url.startswith("git+")) or bool(_HEX_REF.search(url.split("#")[0] + "#"))
+        kind = "vcs" if url.startswith(("git+", "hg+")) else "url"
+        return Spec(text, word, kind, pinned, requirement.name.lower(), None)
+    specifiers = list(requirement.specifier)
+    exact = len(specifiers) >= 1 and any(
+        s.operator == "===" or (s.operator == "==" and "*" not in s.version) for s in specifiers
+    )
+    version = next((s.version for s in specifiers if s.operator in ("==", "===")), None)
+    return Spec(
+        text,
+        word,
+        "name",
+        exact,
+        requirement.name.lower().replace("_", "-"),
+        version if exact else None,
+    )
+
+
+@dataclass(frozen=True)
+class FileRequirement:
+    """One requirement line of a requirements/constraints file."""
+
+    spec: Spec
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class RequirementFile:
+    """Requirement lines plus the files it includes (`-r`) and constrains with (`-c`)."""
+
+    requirements: tuple[FileRequirement, ...]
+    includes: tuple[str, ...]
+    constraints: tuple[str, ...]
+    hashes: bool
+
+
+def parse_requirements(text: str) -> RequirementFile:
+    """Parse a pip requirements file (comments, continuations, options, `--hash`)."""
+    requirements: list[FileRequirement] = []
+    includes: list[str] = []
+    constraints: list[str] = []
+    hashes = False
+    for number, line, column in _logical_lines(text):
+        body = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if not body:
+            continue
+        if body.startswith("-"):
+            option, _, value = body.replace("=", " ", 1).partition(" ")
+            value = value.strip()
+            if option in ("-r", "--requirement"):
+                includes.append(value)
+            elif option in ("-c", "--constraint"):
+                constraints.append(value)
+            elif option in ("-e", "--editable"):
+                requirements.append(FileRequirement(classify(value, None, {}), number, column))
+            continue
+        if "--hash" in body:
+            hashes = True
+            body = body.split("--hash", 1)[0].strip()
+        body = body.split(";", 1)[0].strip() if "://" not in body else body
+        requirements.append(FileRequirement(classify(body, None, {}), number, column))
+    return RequirementFile(tuple(requirements), tuple(includes), tuple(constraints), hashes)
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str, int]]:
+    pending: list[str] = []
+    first = 0
+    column = 1
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not pending:
+            first = number
+            column = len(raw) - len(raw.lstrip()) + 1
+        if raw.endswith("\\"):
+            pending.append(raw[:-1])
+            continue
+        pending.append(raw)
+        yield first, " ".join(pending), column
+        pending = []
+    if pending:
+        yield first, " ".join(pending), column
+
+
+@dataclass(frozen=True)
+class EnvFileSpec:
+    """A dependency of a conda environment file."""
+
+    spec: Spec
+    line: int
+    column: int
+    pip: bool
+
+
+def parse_conda_env(text: str) -> list[EnvFileSpec]:
+    """Dependencies of a conda `environment.yml`, conda and `pip:` sections, with lines."""
+    try:
+        document = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    result: list[EnvFileSpec] = []
+    if not isinstance(document, yaml.MappingNode):
+        return result
+    for key, value in document.value:
+        if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
+            continue
+        for item in value.value:
+            if isinstance(item, yaml.ScalarNode):
+                spec = conda_spec(str(item.value), None, {})
+                if spec.name not in ("python", "pip"):
+                    mark = item.start_mark
+                    result.append(EnvFileSpec(spec, mark.line + 1, mark.column + 1, False))
+            elif isinstance(item, yaml.MappingNode):
+                for sub_key, sub_value in item.value:
+                    if sub_key.value == "pip" and isinstance(sub_value, yaml.SequenceNode):
+                        for pip_item in sub_value.value:
+                            text_value = str(pip_item.value)
+                            if text_value.startswith("-"):
+                                continue
+                            mark = pip_item.start_mark
+                            result.append(
+                                EnvFileSpec(
+                                    classify(text_value, None, {}),
+                                    mark.line + 1,
+                                    mark.column + 1,
+                                    True,
+                                )
+                            )
+    return result
+
+
+@dataclass(frozen=True)
+class OsInstall:
+    """An apt-get/apt/dnf/yum/microdnf/apk install with its package words."""
+
+    manager: str  # apt | dnf | apk
+    command: Command
+    packages: tuple[Word, ...]
+
+
+_OS_VALUE_OPTIONS = frozenset(
+    [
+        "-t",
+        "--target-release",
+        "-o",
+        "--option",
+        "-c",
+        "--config-file",
+        "--virtual",
+        "-X",
+        "--repository",
+        "--setopt",
+        "--enablerepo",
+        "--disablerepo",
+        "--installroot",
+        "--releasever",
+    ]
+)
+
+
+def os_install(command: Command) -> OsInstall | None:
+    """The OS package install a command performs, if any."""
+    name = command.name
+    words = command.words
+    if name in ("apt-get", "apt", "aptitude"):
+        manager, verbs = "apt", ("install",)
+    elif name in ("dnf", "yum", "microdnf", "tdnf"):
+        manager, verbs = "dnf", ("install",)
+    elif name == "apk":
+        manager, verbs = "apk", ("add",)
+    else:
+        return None
+    verb_index = next((i for i, w in enumerate(words) if w.text in verbs), None)
+    if verb_index is None:
+        return None
+    packages: list[Word] = []
+    index = verb_index + 1
+    while index < len(words):
+        word = words[index]
+        if word.text.startswith("-"):
+            if word.text in _OS_VALUE_OPTIONS and "=" not in word.text:
+                index += 1
+        else:
+            packages.append(word)
+        index += 1
+    return OsInstall(manager, command, tuple(packages))
+
+
+def os_package_pinned(manager: str, text: str) -> bool:
+    """hadolint's notion of a pinned OS package (DL3008/DL3018/DL3041)."""
+    if "$" in text:
+        return True
+    if manager == "apt":
+        return "=" in text or "/" in text or text.endswith(".deb")
+    if manager == "apk":
+        return any(c in text for c in "=~<>") or text.endswith(".apk")
+    parts = text.split("-")
+    return text.endswith(".rpm") or any(p[:1].isdigit() for p in parts[1:])
+
+
+def os_package_name(manager: str, text: str) -> str:
+    """`gcc=4:11` -> `gcc`; `gcc-11.2` (dnf) -> `gcc`."""
+    if manager == "dnf":
+        return re.split(r"-\d", text, maxsplit=1)[0]
+    return re.split(r"[=<>~/]", text, maxsplit=1)[0]
+
+
+def is_version_tag(ref: str) -> bool:
+    """True for release-like git refs (`v1.2.3`, `2.0.1`)."""
+    return bool(_VERSION_TAG.match(ref))
+
+
+def parse_pyproject(text: str) -> list[FileRequirement]:
+    """`[project].dependencies` of a pyproject.toml, with the line of each entry.
+
+    Needs `tomllib` (Python 3.11+); on 3.10 the file is not read (no finding, never a guess).
+    """
+    document = _load_toml(text)
+    project = document.get("project") if document else None
+    dependencies = project.get("dependencies") if isinstance(project, dict) else None
+    if not isinstance(dependencies, list):
+        return []
+    lines = text.splitlines()
+    result = []
+    for dependency in dependencies:
+        if not isinstance(dependency, str):
+            continue
+        line, column = 1, 1
+        for number, content in enumerate(lines, start=1):
+            found = content.find(dependency)
+            if found >= 0:
+                line, column = number, found + 1
+                break
+        result.append(FileRequirement(classify(dependency, None, {}), line, column))
+    return result
+
+
+def _load_toml(text: str) -> dict[str, object] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+    return None

@@ -1,0 +1,1 @@
+"""Rule checks, one module per category group; each exposes `check(analysis) -> Iterator[Hit]`."""

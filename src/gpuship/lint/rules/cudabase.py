@@ -1,0 +1,42 @@
+"""The CUDA version and flavour a base image name states (nvidia/cuda, pytorch/pytorch)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuship.lint.rules.base import image_reference
+from gpuship.lint.stages import Stage
+
+_CUDA_TAG = re.compile(r"^(\d+\.\d+)(?:\.\d+)?-(.+)$")
+_EMBEDDED_CUDA = re.compile(r"cuda(\d+\.\d+)")
+
+
+@dataclass(frozen=True)
+class BaseCuda:
+    """What a base image's name says about its CUDA."""
+
+    cuda: str | None  # "12.4"
+    flavor: str  # base | runtime | devel | other
+    source: str  # "nvidia/cuda" | "pytorch/pytorch" | "other"
+
+
+def base_cuda(stage: Stage) -> BaseCuda | None:
+    """The CUDA facts of a stage's external base image, when its name states them."""
+    reference = image_reference(stage)
+    if reference is None or reference.tag is None:
+        return None
+    name = reference.name.lower()
+    tag = reference.tag.lower()
+    tokens = set(re.split(r"[-_.]", tag))
+    flavor = next((f for f in ("devel", "runtime", "base") if f in tokens), "other")
+    if name.endswith("nvidia/cuda"):
+        match = _CUDA_TAG.match(tag)
+        return BaseCuda(match.group(1) if match else None, flavor, "nvidia/cuda")
+    if name.endswith("pytorch/pytorch"):
+        match = _EMBEDDED_CUDA.search(tag)
+        return BaseCuda(match.group(1) if match else None, flavor, "pytorch/pytorch")
+    if "cuda" in name or "cuda" in tag:
+        match = _EMBEDDED_CUDA.search(tag)
+        return BaseCuda(match.group(1) if match else None, flavor, "other")
+    return None

@@ -1,0 +1,1 @@
+pip install --no-cache-dir 'onnxruntime-gpu>=1.18'

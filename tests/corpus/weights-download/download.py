@@ -1,0 +1,3 @@
+from sentence_transformers import SentenceTransformer
+
+SentenceTransformer("all-MiniLM-L6-v2")

@@ -1,0 +1,72 @@
+"""Lint a Dockerfile written into a temporary build context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuship.lint.config import LintConfig
+from gpuship.lint.engine import lint_file, rule_policy
+from gpuship.report import Finding
+
+
+def lint_text(
+    root: Path,
+    dockerfile: str,
+    files: dict[str, str | bytes | int] | None = None,
+    config: LintConfig | None = None,
+    build_args: dict[str, str] | None = None,
+    target: str | None = None,
+) -> list[Finding]:
+    """Write `dockerfile` and `files` (text, bytes, or an int size for a sparse file) and lint."""
+    for name, content in (files or {}).items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, int):
+            with path.open("wb") as handle:
+                handle.truncate(content)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    path = root / "Dockerfile"
+    path.write_text(dockerfile)
+    config = config or LintConfig()
+    result = lint_file(
+        path,
+        display="Dockerfile",
+        context_dir=root,
+        build_args=build_args or {},
+        target=target,
+        config=config,
+        policy=rule_policy(config),
+    )
+    return list(result.findings)
+
+
+def positions(findings: list[Finding], rule: str) -> list[tuple[int, int]]:
+    """(line, column) of each finding of `rule`."""
+    return [
+        (f.location.line or 0, f.location.column or 0)
+        for f in findings
+        if f.rule == rule and f.location is not None
+    ]
+
+
+class Linter:
+    """`lint(dockerfile, files)` bound to a temporary directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __call__(
+        self, dockerfile: str, files: dict[str, str | bytes | int] | None = None, **kwargs: object
+    ) -> list[Finding]:
+        return lint_text(self.root, dockerfile, files, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def lint(tmp_path: Path) -> Linter:
+    """Lint a Dockerfile in a fresh build context."""
+    return Linter(tmp_path)
