@@ -1,0 +1,154 @@
+"""`gpuship build`: build one matrix cell, label it, push its candidate tag, report its digest.
+
+The cell comes from `--cell JSON` (a `gpuship matrix` entry, e.g. `${{ toJSON(matrix) }}`)
+or from `--image NAME --set axis=value ...`. The base image is pinned by passing the
+digest reference from gpuship.lock as the build arg `BASE_IMAGE`, which the Dockerfile
+uses as `ARG BASE_IMAGE` + `FROM ${BASE_IMAGE}`: the Dockerfile stays the reviewed source
+(no rewriting) and every build of the cell starts from the same bytes.
+
+Builder: `docker buildx build` when the buildx plugin is installed (registry cache per cell),
+else the engine's builder through the docker SDK. Pushed tags: `sha-<commit7>-<cell>` (the
+candidate the release stage promotes) plus the cell's own tags. A push the registry refuses
+fails the command with no digest output; half a tag set is never reported as a success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gpuship.cli.context import Context
+from gpuship.errors import ConfigError, UsageError
+from gpuship.report import Report
+
+NAME = "build"
+HELP = "build one matrix cell with its labels and push its candidate tag"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `gpuship build`."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cell", metavar="JSON", help="a matrix cell from `gpuship matrix`")
+    source.add_argument("--image", metavar="NAME", help="an image of gpuship.yaml")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="AXIS=VALUE",
+        help="with --image: pick the cell with these values (repeat)",
+    )
+    parser.add_argument("--commit", help="commit for the candidate tag (default: GITHUB_SHA, git)")
+    parser.add_argument(
+        "--push", action=argparse.BooleanOptionalAction, default=True, help="push (default: yes)"
+    )
+    parser.add_argument(
+        "--builder",
+        choices=("auto", "buildx", "engine"),
+        default="auto",
+        help="buildx when installed (auto), or the engine's builder through the docker SDK",
+    )
+    parser.add_argument("--network", help="network for RUN steps (e.g. none, host)")
+    parser.add_argument(
+        "--image-checks",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the image stage's checks on the pushed image (default: yes)",
+    )
+    parser.add_argument("--lock", metavar="PATH", help="lock file (default: gpuship.lock)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Build, push and report one cell."""
+    from gpuship.build.cell_spec import cell_from_dict, parse_cell
+    from gpuship.build.run_build import BuildPlan, execute
+
+    directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
+    if args.cell:
+        if args.set:
+            raise UsageError("--set picks a cell of --image; it cannot be used with --cell")
+        cell = parse_cell(args.cell)
+    else:
+        cell = cell_from_dict(_pick_cell(args, ctx))
+    commit = args.commit or ctx.environ.get("GITHUB_SHA") or _git_commit(directory)
+    if args.push and not commit:
+        raise UsageError("no commit for the candidate tag: pass --commit or set GITHUB_SHA")
+    plan = BuildPlan(
+        cell=cell,
+        directory=directory,
+        commit=commit,
+        created=_created(ctx.environ),
+        push=args.push,
+        builder=args.builder,
+        network=args.network,
+        image_checks=args.image_checks,
+    )
+    return execute(plan, ctx, _progress(cell.id))
+
+
+def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
+    """The one cell of `--image` whose values match every `--set`."""
+    from gpuship.build.project import load_project, plan_images, select_images
+
+    wanted: dict[str, str] = {}
+    for pair in args.set:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--set {pair}: expected AXIS=VALUE")
+        wanted[name.strip()] = value.strip()
+    project = load_project(ctx, args.lock)
+    (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
+    chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
+    if len(chosen) == 1:
+        return chosen[0].to_json()
+    if not chosen:
+        rejected = [c for c in plan.invalid if all(c.values.get(k) == v for k, v in wanted.items())]
+        why = f" ({rejected[0].cell_id} is invalid: {rejected[0].reason})" if rejected else ""
+        raise ConfigError(f"image {args.image} has no valid cell with {_pairs(wanted)}{why}")
+    ids = ", ".join(c.id for c in chosen)
+    raise UsageError(
+        f"{_pairs(wanted) or 'no --set'} matches {len(chosen)} cells ({ids}); add --set"
+    )
+
+
+def _pairs(wanted: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in wanted.items())
+
+
+def _git_commit(directory: Path) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = result.stdout.strip()
+    return commit if result.returncode == 0 and commit else None
+
+
+def _created(environ: Mapping[str, str]) -> str:
+    """RFC 3339 build time; SOURCE_DATE_EPOCH (reproducible builds) wins when set."""
+    epoch = environ.get("SOURCE_DATE_EPOCH")
+    moment = (
+        datetime.datetime.fromtimestamp(int(epoch), tz=datetime.timezone.utc)
+        if epoch and epoch.isdigit()
+        else datetime.datetime.now(tz=datetime.timezone.utc)
+    )
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _progress(cell_id: str) -> Any:
+    def emit(line: str) -> None:
+        sys.stderr.write(f"[{cell_id}] {line}\n")
+        sys.stderr.flush()
+
+    return emit

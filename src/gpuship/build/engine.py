@@ -1,0 +1,154 @@
+"""The Docker engine as a builder and pusher, through the docker SDK (no buildx needed).
+
+Builds use `APIClient.build` (the engine's classic builder) with the cell's build args,
+labels and target, streaming decoded events; pushes use `APIClient.push` per tag and read
+the manifest digest from the final `aux` event. Every tag must be accepted and report the
+same digest, otherwise the push counts as refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuship.build.build_log import BuildFailure, ClassicBuildLog
+from gpuship.errors import DockerUnavailable, RegistryUnavailable
+
+Progress = Callable[[str], None]
+# Push errors that mean "could not reach the registry" rather than "the registry said no".
+_UNREACHABLE = (
+    "connection refused",
+    "no such host",
+    "i/o timeout",
+    "connection reset",
+    "server misbehaving",
+    "dial tcp",
+    ": eof",
+)
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """Everything one build of one cell needs."""
+
+    context: Path
+    dockerfile: Path
+    tags: tuple[str, ...]
+    build_args: Mapping[str, str]
+    labels: Mapping[str, str]
+    target: str | None = None
+    platform: str | None = None
+    network: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineBuild:
+    """A finished engine build: the image id and which steps came from the cache."""
+
+    image_id: str
+    steps: tuple[str, ...]
+    cached_steps: tuple[str, ...]
+
+
+class BuildFailed(Exception):
+    """The builder stopped with an error; carries the builder's own failure."""
+
+    def __init__(self, failure: BuildFailure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """Tags the registry accepted (with their digest) and the first refusal, if any."""
+
+    pushed: Mapping[str, str]
+    refused: tuple[str, str] | None  # (tag, the registry's message)
+
+
+def engine_client(environ: Mapping[str, str]) -> Any:
+    """A docker SDK client for DOCKER_HOST (or the default socket); DockerUnavailable if down."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.DockerClient.from_env(environment=dict(environ), timeout=600)
+        client.ping()
+    except DockerException as exc:
+        where = environ.get("DOCKER_HOST", "the default Docker socket")
+        raise DockerUnavailable(f"cannot reach the Docker engine at {where}: {exc}") from None
+    return client
+
+
+def build_image(client: Any, request: BuildRequest, progress: Progress) -> EngineBuild:
+    """Build with the engine's builder; BuildFailed with the builder's error on failure."""
+    from docker.errors import APIError
+
+    log = ClassicBuildLog()
+    try:
+        dockerfile = str(request.dockerfile.relative_to(request.context))
+    except ValueError:
+        dockerfile = str(request.dockerfile)  # outside the context: the engine accepts a path
+    options: dict[str, Any] = {
+        "path": str(request.context),
+        "dockerfile": dockerfile,
+        "tag": request.tags[0] if request.tags else None,
+        "buildargs": dict(request.build_args),
+        "labels": dict(request.labels),
+        "target": request.target,
+        "platform": request.platform,
+        "network_mode": request.network,
+        "rm": True,
+        "forcerm": True,
+        "pull": False,
+        "decode": True,
+    }
+    try:
+        for event in client.api.build(**options):
+            for line in log.feed(event):
+                progress(line)
+    except APIError as exc:
+        raise BuildFailed(BuildFailure(message=str(exc.explanation or exc))) from None
+    if log.error is not None or log.image_id is None:
+        raise BuildFailed(log.failure(request.dockerfile))
+    for tag in request.tags[1:]:
+        repository, _, name = tag.rpartition(":")
+        client.api.tag(log.image_id, repository, name)
+    return EngineBuild(log.image_id, tuple(log.steps), tuple(log.cached_steps))
+
+
+def push_tags(
+    client: Any, tags: Sequence[str], progress: Progress, environ: Mapping[str, str]
+) -> PushResult:
+    """Push every tag in order; stop at the first the registry refuses.
+
+    Credentials: GPUSHIP_REGISTRY_USER/PASSWORD when set (as for the registry client),
+    otherwise whatever the engine's client config holds for the registry.
+    """
+    user, password = environ.get("GPUSHIP_REGISTRY_USER"), environ.get("GPUSHIP_REGISTRY_PASSWORD")
+    auth = {"username": user, "password": password} if user and password else None
+    pushed: dict[str, str] = {}
+    for tag in tags:
+        repository, _, name = tag.rpartition(":")
+        digest: str | None = None
+        error: str | None = None
+        events = client.api.push(repository, tag=name, stream=True, decode=True, auth_config=auth)
+        for event in events:
+            detail = event.get("errorDetail")
+            if event.get("error") or detail:
+                error = str((detail or {}).get("message") or event.get("error"))
+                break
+            aux = event.get("aux")
+            if isinstance(aux, dict) and aux.get("Digest"):
+                digest = str(aux["Digest"])
+        if error is not None:
+            if any(marker in error.lower() for marker in _UNREACHABLE):
+                raise RegistryUnavailable(f"cannot push {tag}: {error}")
+            return PushResult(pushed, (tag, error))
+        if digest is None:
+            return PushResult(pushed, (tag, "the engine reported no digest for the push"))
+        progress(f"pushed {tag} {digest}")
+        pushed[tag] = digest
+    return PushResult(pushed, None)

@@ -1,0 +1,76 @@
+"""`gpuship lock`: pin every base image tag of the matrix to its digest in `gpuship.lock`.
+
+`--check` writes nothing and fails (exit 1) when the file is missing, names a base no cell
+uses, lacks one a cell uses, or pins a digest the tag no longer points to.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuship.cli.context import Context
+from gpuship.report import Finding, Location, Report, Severity, Table
+
+NAME = "lock"
+HELP = "resolve base image tags to digests into gpuship.lock (--check: fail when stale)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `gpuship lock`."""
+    parser.add_argument("--check", action="store_true", help="fail when gpuship.lock is stale")
+    parser.add_argument("--lock", metavar="PATH", help="lock file (default: gpuship.lock)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Resolve the bases through the registry API and write or check the lock file."""
+    from gpuship.build import rules
+    from gpuship.build.cells import base_references
+    from gpuship.build.lockfile import lock_changes, read_lock, render_lock, write_lock
+    from gpuship.build.project import load_project
+    from gpuship.build.targets import image_targets
+    from gpuship.registry.client import RegistryClient
+    from gpuship.registry.reference import parse_reference
+
+    project = load_project(ctx, args.lock)
+    references = sorted(
+        {
+            ref
+            for image in project.images
+            for ref in base_references(image, image_targets(image, project.directory))
+        }
+    )
+    with RegistryClient(insecure=ctx.config.registries.insecure, environ=ctx.environ) as client:
+        current = {ref: client.resolve_digest(parse_reference(ref)) for ref in references}
+    existing = read_lock(project.lock_path)
+    changes = lock_changes(existing.bases if existing else {}, current)
+    report = Report(command=NAME, rules=rules.RULES)
+    report.result = {"lock": str(project.lock_path), "bases": current}
+    report.tables.append(
+        Table(
+            title="Locked bases",
+            headers=("base", "digest"),
+            rows=tuple((ref, digest) for ref, digest in current.items()),
+        )
+    )
+    report.result["changes"] = [change.describe() for change in changes]
+    if args.check:
+        location = Location(file=str(project.lock_path))
+        if existing is None:
+            report.add(
+                Finding(
+                    rules.LOCK_STALE.id, Severity.ERROR, "gpuship.lock does not exist", location
+                )
+            )
+        for change in changes:
+            report.add(Finding(rules.LOCK_STALE.id, Severity.ERROR, change.describe(), location))
+        report.failed = existing is None or bool(changes)
+        report.headline = (
+            f"gpuship.lock is stale: {len(changes)} change(s)"
+            if report.failed
+            else f"gpuship.lock is current ({len(current)} bases)"
+        )
+        return report
+    if existing is None or project.lock_path.read_text(encoding="utf-8") != render_lock(current):
+        write_lock(project.lock_path, current)
+    report.headline = f"locked {len(current)} bases ({len(changes)} changed)"
+    return report

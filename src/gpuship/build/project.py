@@ -1,0 +1,108 @@
+"""Where a build project lives and how its `images:` become plans (shared by the commands).
+
+Paths in `images:` (dockerfile, context, fleet file) and `gpuship.lock` are relative to the
+directory of `gpuship.yaml`, or to the working directory when no config file was found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuship.build.cells import ImagePlan, SourceFacts, plan_image
+from gpuship.build.config import ImageConfig
+from gpuship.build.lockfile import LOCK_FILE_NAME, read_lock
+from gpuship.build.targets import image_targets
+from gpuship.cli.context import Context
+from gpuship.errors import ConfigError, UsageError
+
+
+@dataclass(frozen=True)
+class Project:
+    """The images to build, the project directory and the lock file path."""
+
+    images: tuple[ImageConfig, ...]
+    directory: Path
+    lock_path: Path
+
+
+def load_project(ctx: Context, lock_path: str | None = None) -> Project:
+    """The project of this invocation; ConfigError when the config declares no images."""
+    directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
+    if not ctx.config.images:
+        where = ctx.config_path or "gpuship.yaml"
+        raise ConfigError(f"{where}: no 'images:' declared; nothing to expand or build")
+    lock = Path(lock_path) if lock_path else directory / LOCK_FILE_NAME
+    return Project(images=tuple(ctx.config.images), directory=directory, lock_path=lock)
+
+
+def select_images(project: Project, names: Sequence[str]) -> list[ImageConfig]:
+    """The images named (all when `names` is empty); ConfigError for an unknown name."""
+    if not names:
+        return list(project.images)
+    by_name = {image.name: image for image in project.images}
+    for name in names:
+        if name not in by_name:
+            raise ConfigError(f"no image named '{name}' (images: {', '.join(by_name)})")
+    return [by_name[name] for name in names]
+
+
+def source_facts(environ: Mapping[str, str]) -> SourceFacts:
+    """OCI source and revision from the GitHub Actions environment, when present."""
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com")
+    repository = environ.get("GITHUB_REPOSITORY")
+    return SourceFacts(
+        source_url=f"{server}/{repository}" if repository else None,
+        revision=environ.get("GITHUB_SHA") or None,
+    )
+
+
+def plan_images(
+    project: Project, images: Sequence[ImageConfig], environ: Mapping[str, str]
+) -> list[ImagePlan]:
+    """Plan every image against the lock file (a missing lock pins nothing)."""
+    lock = read_lock(project.lock_path)
+    bases = dict(lock.bases) if lock else {}
+    facts = source_facts(environ)
+    return [
+        plan_image(image, image_targets(image, project.directory), bases, facts) for image in images
+    ]
+
+
+@dataclass(frozen=True)
+class MatrixOverrides:
+    """Command-line changes to the selected images' matrix (`--axis`, `--include`, `--exclude`)."""
+
+    axes: Mapping[str, Sequence[str]]
+    include: Sequence[Mapping[str, Any]] = ()
+    exclude: Sequence[Mapping[str, Any]] = ()
+
+
+def apply_overrides(images: Sequence[ImageConfig], overrides: MatrixOverrides) -> list[ImageConfig]:
+    """Replace axis values and add include/exclude entries; UsageError when one fits nothing.
+
+    An axis override applies to every selected image that declares the axis (e.g. only the
+    CUDA branches a pull request touches); naming an axis no selected image has is an error.
+    """
+    for axis in overrides.axes:
+        if not any(axis in image.axes for image in images):
+            raise UsageError(f"--axis {axis}: no selected image has an axis '{axis}'")
+    changed: list[ImageConfig] = []
+    for image in images:
+        data = image.model_dump(by_alias=True, exclude_unset=True)
+        axes = dict(image.axes)
+        axes.update({k: list(v) for k, v in overrides.axes.items() if k in image.axes})
+        data["axes"] = axes
+        data["include"] = [*image.include, *overrides.include]
+        data["exclude"] = [*image.exclude, *overrides.exclude]
+        try:
+            changed.append(ImageConfig.model_validate(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise UsageError(f"images[{image.name}].{where}: {first['msg']}") from None
+    return changed

@@ -1,0 +1,82 @@
+"""Catalog entries for the findings of the matrix, lock and build commands."""
+
+from __future__ import annotations
+
+from gpuship.report import Rule, Severity
+
+INVALID_CELL = Rule(
+    id="GSB101",
+    name="matrix-invalid-cell",
+    category="cuda",
+    severity=Severity.ERROR,
+    summary="A matrix combination cannot be built or cannot run as declared.",
+    rationale=(
+        "A torch release without a wheel for that CUDA, an SM target the CUDA release cannot "
+        "compile, or a base image that is not pinned in gpuship.lock gives an image that fails "
+        "at build time or, worse, at run time on the GPU."
+    ),
+    fix="Exclude the combination, change its versions, or run `gpuship lock` for a new base.",
+    bad_example="axes: {cuda: ['11.8'], torch: ['2.8.0']}",
+    good_example="axes: {cuda: ['12.8'], torch: ['2.8.0']}",
+)
+
+UNKNOWN_VERSION = Rule(
+    id="GSB102",
+    name="matrix-unknown-version",
+    category="cuda",
+    severity=Severity.NOTE,
+    summary="A CUDA or torch version the knowledge base does not know was allowed.",
+    rationale="Without knowledge base data the image carries no min-driver or arch-list label.",
+    fix="Update gpuship, or give the labels yourself through `labels:`.",
+)
+
+MATRIX_TOO_LARGE = Rule(
+    id="GSB103",
+    name="matrix-too-large",
+    category="waste",
+    severity=Severity.WARNING,
+    summary="The matrix has more cells than GitHub runs for one job (256).",
+    rationale="GitHub Actions generates at most 256 jobs per matrix (docs.github.com, matrix).",
+    fix="Split the images over several jobs (`gpuship matrix --image NAME`) or exclude cells.",
+)
+
+LOCK_STALE = Rule(
+    id="GSB201",
+    name="lock-stale",
+    category="pinning",
+    severity=Severity.ERROR,
+    summary="gpuship.lock does not match the bases the matrix uses or their current digests.",
+    rationale="A stale lock builds from bases nobody reviewed, or fails to build new cells.",
+    fix="Run `gpuship lock` and commit gpuship.lock.",
+)
+
+BUILD_FAILED = Rule(
+    id="GSB301",
+    name="build-failed",
+    category="runtime",
+    severity=Severity.ERROR,
+    summary="The image builder stopped with an error at this Dockerfile instruction.",
+    fix="Read the builder's message; fix the instruction or the build context.",
+)
+
+PUSH_REFUSED = Rule(
+    id="GSB302",
+    name="push-refused",
+    category="release",
+    severity=Severity.ERROR,
+    summary="The registry refused a tag of the build; the tag set is incomplete.",
+    rationale="A candidate pushed under some tags but not others must not be promoted.",
+    fix="Check the credentials and permissions for the repository, then rebuild.",
+)
+
+RULES = {
+    rule.id: rule
+    for rule in (
+        INVALID_CELL,
+        UNKNOWN_VERSION,
+        MATRIX_TOO_LARGE,
+        LOCK_STALE,
+        BUILD_FAILED,
+        PUSH_REFUSED,
+    )
+}

@@ -1,0 +1,288 @@
+"""Carry out one cell's build: choose the builder, build, push every tag, check, report.
+
+The Report's outputs are the action's: `digest`, `image` (repo@digest), `tags` (one per
+line), `imageid` (engine builds) and `metadata` (compact JSON). A failed build becomes a
+finding on the Dockerfile line the builder stopped at; a refused push a finding naming what
+was and was not pushed. Either way `failed` is set and no digest output is written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuship.build import labels as L
+from gpuship.build import rules
+from gpuship.build.build_log import BuildFailure
+from gpuship.build.cell_spec import CellSpec
+from gpuship.build.engine import BuildFailed, BuildRequest, Progress
+from gpuship.cli.context import Context
+from gpuship.errors import ConfigError, InputError
+from gpuship.report import Finding, Location, Report, Severity, Table
+
+SHORT_SHA = 7  # docker/metadata-action's default short SHA length
+_OUTPUT_IN_MESSAGE = 10
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """What `gpuship build` was asked to do for one cell."""
+
+    cell: CellSpec
+    directory: Path
+    commit: str | None
+    created: str
+    push: bool
+    builder: str  # auto | buildx | engine
+    network: str | None
+    image_checks: bool
+
+    @property
+    def candidate_tag(self) -> str | None:
+        """`<repo>:sha-<commit7>-<cell>`, the tag the release stage promotes."""
+        if not self.commit:
+            return None
+        return f"{self.cell.repository}:sha-{self.commit[:SHORT_SHA]}-{self.cell.id}"
+
+    def tags(self) -> tuple[str, ...]:
+        """Candidate tag first, then the cell's tags; a local name when there is neither."""
+        tags = [t for t in (self.candidate_tag, *self.cell.tags) if t]
+        if not tags:
+            tags = [f"{self.cell.repository}:{self.cell.id}"]
+        return tuple(dict.fromkeys(tags))
+
+    def labels(self) -> dict[str, str]:
+        """The cell's labels plus the build time and commit."""
+        labels = dict(self.cell.labels)
+        labels[L.OCI_CREATED] = self.created
+        if self.commit:
+            labels[L.OCI_REVISION] = self.commit
+        return labels
+
+    def request(self) -> BuildRequest:
+        """The builder request; InputError when the Dockerfile or context is missing."""
+        context = (self.directory / self.cell.context).resolve()
+        dockerfile = (self.directory / self.cell.dockerfile).resolve()
+        if not context.is_dir():
+            raise InputError(f"build context {self.cell.context} is not a directory")
+        if not dockerfile.is_file():
+            raise InputError(f"Dockerfile {self.cell.dockerfile} does not exist")
+        return BuildRequest(
+            context=context,
+            dockerfile=dockerfile,
+            tags=self.tags(),
+            build_args=dict(self.cell.build_args),
+            labels=self.labels(),
+            target=self.cell.target,
+            platform=self.cell.platforms[0] if len(self.cell.platforms) == 1 else None,
+            network=self.network,
+        )
+
+
+def execute(plan: BuildPlan, ctx: Context, progress: Progress) -> Report:
+    """Build and push with the chosen builder and return the Report."""
+    from gpuship.build.buildx import buildx_available
+
+    request = plan.request()
+    use_buildx = plan.builder == "buildx" or (
+        plan.builder == "auto" and buildx_available(ctx.environ)
+    )
+    if not use_buildx and len(plan.cell.platforms) > 1:
+        raise ConfigError(
+            f"cell {plan.cell.id}: {len(plan.cell.platforms)} platforms need docker buildx, "
+            "which is not installed; the engine's builder builds one platform"
+        )
+    report = Report(command="build", rules=rules.RULES)
+    report.result = {"cell": plan.cell.id, "builder": "buildx" if use_buildx else "engine"}
+    try:
+        if use_buildx:
+            outcome = _build_buildx(plan, request, ctx, progress)
+        else:
+            outcome = _build_engine(plan, request, ctx, progress)
+    except BuildFailed as exc:
+        _report_failure(report, exc.failure, request.dockerfile)
+        return report
+    if outcome.refused is not None:
+        _report_refusal(report, outcome)
+        return report
+    _report_success(report, plan, outcome)
+    if plan.push and plan.image_checks and outcome.digest:
+        _run_image_checks(report, f"{plan.cell.repository}@{outcome.digest}", request, ctx)
+    return report
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    digest: str | None
+    image_id: str | None
+    pushed: tuple[str, ...]
+    refused: tuple[str, str] | None
+    not_pushed: tuple[str, ...]
+    cached_steps: tuple[str, ...]
+    steps: tuple[str, ...]
+
+
+def _build_engine(
+    plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
+) -> _Outcome:
+    from gpuship.build.engine import build_image, engine_client, push_tags
+
+    # The engine's builder reuses its own local layer cache. Its `cache_from` is not used:
+    # given one, the classic builder looks only at that image's history, which holds no
+    # layers of earlier stages, so multi-stage dependency layers would be rebuilt.
+    client = engine_client(ctx.environ)
+    try:
+        built = build_image(client, request, progress)
+        digest: str | None = None
+        result_tags: tuple[str, ...] = ()
+        refused = None
+        not_pushed: tuple[str, ...] = ()
+        if plan.push:
+            result = push_tags(client, request.tags, progress, ctx.environ)
+            result_tags = tuple(result.pushed)
+            refused = result.refused
+            not_pushed = tuple(t for t in request.tags if t not in result.pushed)
+            digests = set(result.pushed.values())
+            if refused is None and len(digests) != 1:
+                refused = (request.tags[-1], f"tags got different digests: {sorted(digests)}")
+            digest = next(iter(digests)) if refused is None else None
+        return _Outcome(
+            digest=digest,
+            image_id=built.image_id,
+            pushed=result_tags,
+            refused=refused,
+            not_pushed=not_pushed,
+            cached_steps=built.cached_steps,
+            steps=built.steps,
+        )
+    finally:
+        client.close()
+
+
+def _build_buildx(
+    plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
+) -> _Outcome:
+    from gpuship.build.buildx import PushRefusedByBuildx, build_with_buildx
+
+    cache_from = plan.cell.cache_from or f"type=registry,ref={plan.cell.cache_ref}"
+    cache_to = plan.cell.cache_to or f"type=registry,ref={plan.cell.cache_ref},mode=max"
+    try:
+        metadata = build_with_buildx(
+            request,
+            plan.cell.platforms,
+            cache_from,
+            cache_to,
+            plan.push,
+            ctx.environ,
+            progress,
+        )
+    except PushRefusedByBuildx as exc:
+        return _Outcome(None, None, (), (request.tags[0], str(exc)), request.tags, (), ())
+    digest = metadata.get("containerimage.digest")
+    return _Outcome(
+        digest=str(digest) if digest and plan.push else None,
+        image_id=metadata.get("containerimage.config.digest"),
+        pushed=request.tags if plan.push else (),
+        refused=None,
+        not_pushed=(),
+        cached_steps=(),
+        steps=(),
+    )
+
+
+def _relative(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _report_failure(report: Report, failure: BuildFailure, dockerfile: Path) -> None:
+    step = f" (step: {failure.step})" if failure.step else ""
+    # The builder's own last lines (e.g. pip's error) go with the annotation.
+    output = "".join(f"\n{line}" for line in failure.output[-_OUTPUT_IN_MESSAGE:])
+    report.add(
+        Finding(
+            rule=rules.BUILD_FAILED.id,
+            severity=Severity.ERROR,
+            message=f"{failure.message}{step}{output}",
+            location=Location(file=_relative(dockerfile), line=failure.line),
+        )
+    )
+    report.failed = True
+    report.result["error"] = failure.message
+    report.result["output_tail"] = list(failure.output)
+    report.headline = "build failed"
+
+
+def _report_refusal(report: Report, outcome: _Outcome) -> None:
+    assert outcome.refused is not None
+    tag, message = outcome.refused
+    pushed = ", ".join(outcome.pushed) or "none"
+    missing = ", ".join(outcome.not_pushed) or tag
+    report.add(
+        Finding(
+            rule=rules.PUSH_REFUSED.id,
+            severity=Severity.ERROR,
+            message=f"registry refused {tag}: {message}; pushed: {pushed}; not pushed: {missing}",
+        )
+    )
+    report.failed = True
+    report.result.update({"pushed": list(outcome.pushed), "not_pushed": list(outcome.not_pushed)})
+    report.headline = "push refused; the tag set is incomplete"
+
+
+def _report_success(report: Report, plan: BuildPlan, outcome: _Outcome) -> None:
+    tags = list(plan.tags())
+    image = f"{plan.cell.repository}@{outcome.digest}" if outcome.digest else None
+    metadata = {
+        "cell": plan.cell.id,
+        "digest": outcome.digest,
+        "image": image,
+        "image_id": outcome.image_id,
+        "tags": tags,
+        "pushed": plan.push,
+        "labels": plan.labels(),
+        "build_args": dict(plan.cell.build_args),
+        "builder": report.result["builder"],
+        "steps": len(outcome.steps),
+        "cached_steps": len(outcome.cached_steps),
+    }
+    report.result.update(metadata)
+    report.outputs.update(
+        {
+            "digest": outcome.digest or "",
+            "image": image or "",
+            "imageid": outcome.image_id or "",
+            "tags": "\n".join(tags),
+            "metadata": json.dumps(metadata, separators=(",", ":"), sort_keys=True),
+        }
+    )
+    report.tables.append(
+        Table(
+            title=f"Build {plan.cell.id}",
+            headers=("tag", "digest"),
+            rows=tuple((tag, outcome.digest or "(not pushed)") for tag in tags),
+        )
+    )
+    cached = (
+        f", {len(outcome.cached_steps)}/{len(outcome.steps)} steps cached" if outcome.steps else ""
+    )
+    report.headline = f"built {image or outcome.image_id}{cached}"
+
+
+def _run_image_checks(report: Report, image: str, request: BuildRequest, ctx: Context) -> None:
+    """The image stage's checks on the pushed image, when that stage is installed."""
+    # Looked up at run time: the image stage is optional for a build.
+    if importlib.util.find_spec("gpuship.image.lint_hook") is None:
+        return
+    hook = importlib.import_module("gpuship.image.lint_hook")
+    findings, catalog, result = hook.image_lint_findings(image, ctx, dockerfile=request.dockerfile)
+    for finding in findings:
+        report.add(finding)
+    report.rules.update(catalog)
+    report.result["image_checks"] = result

@@ -1,0 +1,3 @@
+"""A stand-in dependency: the sample's deps layer holds it."""
+
+VERSION = "1.0.0"
