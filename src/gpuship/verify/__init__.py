@@ -1,0 +1,1 @@
+"""Verify stage: can this GPU host run this image? (`gpuship audit`, `verify`, `fleet`)."""

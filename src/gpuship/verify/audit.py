@@ -1,0 +1,110 @@
+"""The host audit: NVML readings + container side + system, as one versioned document.
+
+`gpuship audit` writes it (the JSON result), `gpuship verify` judges it and `gpuship fleet`
+merges many of them, possibly from runners on other gpuship versions. The models are strict
+(unknown keys are an error), so `schema_version` changes with any change to the fields;
+`audit.schema.json` beside this module is the published schema and a test keeps it equal to
+the model.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuship import __version__
+from gpuship.errors import InputError
+from gpuship.nvml.readings import NvmlReadings
+from gpuship.verify.container import ContainerReadings, SystemReading
+
+AUDIT_SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
+
+
+class RunnerIdentity(BaseModel):
+    """Which machine this is, as a fleet knows it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hostname: str
+    runner_name: str | None = Field(default=None, description="RUNNER_NAME on GitHub runners.")
+    labels: list[str] = Field(default_factory=list, description="Runner labels given to audit.")
+
+    @property
+    def display_name(self) -> str:
+        """The name a fleet table shows: first label, else runner name, else hostname."""
+        if self.labels:
+            return ",".join(self.labels)
+        return self.runner_name or self.hostname
+
+
+class HostAudit(BaseModel):
+    """One host's readings; the document `gpuship audit` writes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = 1
+    tool_version: str = __version__
+    taken_at: str = Field(description="UTC time of the reading, ISO 8601.")
+    runner: RunnerIdentity
+    system: SystemReading
+    nvml: NvmlReadings
+    container: ContainerReadings
+
+
+def new_audit(
+    nvml: NvmlReadings,
+    container: ContainerReadings,
+    system: SystemReading,
+    environ: Mapping[str, str],
+    labels: Iterable[str] = (),
+) -> HostAudit:
+    """Assemble an audit taken now on this machine."""
+    return HostAudit(
+        taken_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        runner=RunnerIdentity(
+            hostname=socket.gethostname(),
+            runner_name=environ.get("RUNNER_NAME") or None,
+            labels=list(labels),
+        ),
+        system=system,
+        nvml=nvml,
+        container=container,
+    )
+
+
+def audit_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the audit document (what `audit.schema.json` holds)."""
+    schema = HostAudit.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"gpuship host audit, schema_version {AUDIT_SCHEMA_VERSION}"
+    return schema
+
+
+def load_audit(path: Path) -> HostAudit:
+    """Read an audit file: the bare document or gpuship's JSON report with it as `result`."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read audit file: {error.strerror}") from None
+    except ValueError as error:
+        raise InputError(f"{path}: not JSON: {error}") from None
+    if isinstance(data, dict) and data.get("tool") == "gpuship" and "result" in data:
+        data = data["result"]
+    if isinstance(data, dict) and data.get("schema_version") not in (None, AUDIT_SCHEMA_VERSION):
+        raise InputError(
+            f"{path}: audit schema_version {data.get('schema_version')!r} is not supported "
+            f"(this gpuship reads {AUDIT_SCHEMA_VERSION}); re-run 'gpuship audit' with this version"
+        )
+    try:
+        return HostAudit.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(document)"
+        raise InputError(f"{path}: not a gpuship audit: {where}: {first['msg']}") from None

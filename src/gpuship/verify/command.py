@@ -1,0 +1,97 @@
+"""`gpuship verify`: can this GPU host run this image? Answered from readings, without a pull."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuship.cli.context import Context
+from gpuship.errors import UsageError
+from gpuship.report import Report
+
+if TYPE_CHECKING:
+    from gpuship.verify.verdict import Check
+
+NAME = "verify"
+HELP = "check that this GPU host can run an image (driver, NVIDIA_REQUIRE_*, arch, runtime)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `gpuship verify`."""
+    parser.add_argument(
+        "image",
+        nargs="?",
+        help="image to check (registry ref, docker://, docker-archive:PATH, oci:PATH); "
+        "omit to check only the host against verify: in gpuship.yaml",
+    )
+    parser.add_argument(
+        "--audit",
+        metavar="FILE",
+        help="judge a saved 'gpuship audit' JSON instead of reading this host",
+    )
+    parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="scan the image's layers for its CUDA and GPU architectures when labels are absent",
+    )
+    parser.add_argument(
+        "--platform", default="linux/amd64", help="platform of a multi-platform image"
+    )
+    parser.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        metavar="INDEX|UUID",
+        help="check only the GPUs the job gets (repeatable; default: all)",
+    )
+    parser.add_argument("--gpus", type=int, help="GPUs the job needs (overrides verify.gpus)")
+    parser.add_argument(
+        "--min-memory-gib",
+        type=float,
+        help="GPU memory the job needs (overrides verify.min-memory-gib)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="also start the image with GPUs requested and run a tiny CUDA probe in it",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Read (or load) the host audit, read the image's needs, judge, report."""
+    from gpuship.config.load import with_overrides
+    from gpuship.verify.audit import load_audit
+    from gpuship.verify.host import audit_this_host
+    from gpuship.verify.present import verdict_report
+    from gpuship.verify.verdict import judge
+
+    if args.smoke and not args.image:
+        raise UsageError("verify --smoke needs an IMAGE to start")
+    config = with_overrides(
+        ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
+    ).verify
+    audit = load_audit(Path(args.audit)) if args.audit else audit_this_host(ctx.environ, config)
+    needs = None
+    if args.image:
+        from gpuship.verify.image_source import read_gpu_needs
+
+        needs = read_gpu_needs(
+            args.image,
+            platform=args.platform,
+            insecure_registries=ctx.config.registries.insecure,
+            environ=ctx.environ,
+            deep=args.deep,
+        )
+    verdict = judge(audit, needs, config, args.gpu)
+    smoke: tuple[Check, ...] = ()
+    if args.smoke:
+        from gpuship.verify.smoke import run_smoke
+
+        selected = tuple(
+            gpu.uuid
+            for gpu in audit.nvml.gpus
+            if str(gpu.index) in args.gpu or gpu.uuid in args.gpu
+        )
+        smoke = (run_smoke(args.image, ctx.environ, selected),)
+    return verdict_report(NAME, verdict, audit, needs, smoke)

@@ -1,0 +1,228 @@
+"""Container side of a GPU host: Docker engine, NVIDIA runtime, CDI specs, toolkit binaries, OS.
+
+An adapter: it only reads (the engine through the docker SDK, spec files, `--version` output)
+and returns plain readings. Anything missing is a reading ("docker not reachable", "no CDI
+spec"), never an exception, because a host without Docker is a fact the verdict judges.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
+# The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
+# §7.3-7.4): moby registers the `--gpus` device driver only when the runtime hook is on PATH.
+TOOLKIT_BINARIES = (
+    "nvidia-ctk",
+    "nvidia-container-cli",
+    "nvidia-container-runtime",
+    "nvidia-container-runtime-hook",
+)
+_VERSION_PATTERN = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b")
+_VERSION_TIMEOUT_S = 10
+
+
+class _Reading(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DockerReading(_Reading):
+    """What `docker info` says, or why it could not be asked."""
+
+    reachable: bool
+    error: str | None = None
+    server_version: str | None = None
+    runtimes: list[str] = Field(default_factory=list)
+    default_runtime: str | None = None
+    cdi_spec_dirs: list[str] = Field(default_factory=list)
+    cdi_devices: list[str] = Field(
+        default_factory=list, description="Devices the engine discovered (Docker >= 28)."
+    )
+
+
+class CdiSpecReading(_Reading):
+    """One CDI spec file and the fully qualified devices it declares."""
+
+    path: str
+    kind: str | None = None
+    devices: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class ToolReading(_Reading):
+    """An NVIDIA container toolkit binary: where it is and the version it reports."""
+
+    name: str
+    path: str | None = None
+    version: str | None = None
+
+
+class ContainerReadings(_Reading):
+    """Everything about how GPUs reach containers on this host."""
+
+    docker: DockerReading
+    cdi_specs: list[CdiSpecReading] = Field(default_factory=list)
+    tools: list[ToolReading] = Field(default_factory=list)
+
+    def tool(self, name: str) -> ToolReading | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    @property
+    def nvidia_runtime(self) -> bool:
+        """Docker has a runtime named like NVIDIA's (`nvidia`, `nvidia-cdi`, `nvidia-legacy`)."""
+        return any(name.startswith("nvidia") for name in self.docker.runtimes)
+
+    @property
+    def gpu_cdi_devices(self) -> list[str]:
+        """CDI devices of NVIDIA GPU kinds, from spec files and the engine's own discovery."""
+        found = {
+            device
+            for spec in self.cdi_specs
+            for device in spec.devices
+            if device.startswith("nvidia.com/")
+        }
+        found.update(d for d in self.docker.cdi_devices if d.startswith("nvidia.com/"))
+        return sorted(found)
+
+
+def read_container_side(
+    environ: Mapping[str, str], cdi_spec_dirs: Iterable[str] = DEFAULT_CDI_SPEC_DIRS
+) -> ContainerReadings:
+    """Read the Docker engine, CDI spec dirs (configured plus the engine's) and toolkit tools."""
+    docker_reading = read_docker(environ)
+    dirs = list(dict.fromkeys([*cdi_spec_dirs, *docker_reading.cdi_spec_dirs]))
+    return ContainerReadings(
+        docker=docker_reading,
+        cdi_specs=read_cdi_specs(dirs),
+        tools=[read_tool(name, environ) for name in TOOLKIT_BINARIES],
+    )
+
+
+def read_docker(environ: Mapping[str, str]) -> DockerReading:
+    """`docker info` through the SDK; an unreachable engine is a reading, not an error."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.from_env(environment=dict(environ), timeout=10)
+        try:
+            info: dict[str, Any] = client.info()
+        finally:
+            client.close()
+    except DockerException:
+        # The SDK's message is a nested urllib3 repr; say where it looked instead.
+        where = environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        return DockerReading(
+            reachable=False, error=f"cannot connect to the Docker engine at {where}"
+        )
+    return docker_reading_from_info(info)
+
+
+def docker_reading_from_info(info: Mapping[str, Any]) -> DockerReading:
+    """Turn the engine's `/info` answer into a reading (pure, so it is tested on data)."""
+    discovered = info.get("DiscoveredDevices") or []
+    return DockerReading(
+        reachable=True,
+        server_version=info.get("ServerVersion"),
+        runtimes=sorted((info.get("Runtimes") or {}).keys()),
+        default_runtime=info.get("DefaultRuntime"),
+        cdi_spec_dirs=list(info.get("CDISpecDirs") or []),
+        cdi_devices=sorted(
+            str(device.get("ID"))
+            for device in discovered
+            if isinstance(device, Mapping) and device.get("Source") == "cdi"
+        ),
+    )
+
+
+def read_cdi_specs(directories: Iterable[str]) -> list[CdiSpecReading]:
+    """Every `*.yaml`/`*.yml`/`*.json` spec in the directories, parsed for its devices."""
+    specs = []
+    for directory in directories:
+        folder = Path(directory)
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.suffix in {".yaml", ".yml", ".json"} and path.is_file():
+                specs.append(parse_cdi_spec(path))
+    return specs
+
+
+def parse_cdi_spec(path: Path) -> CdiSpecReading:
+    """One CDI spec: `kind` plus each device name gives `kind=name` (CDI's qualified name)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
+        return CdiSpecReading(path=str(path), error=_first_line(str(error)))
+    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
+        return CdiSpecReading(path=str(path), error="not a CDI spec: no 'kind'")
+    kind = data["kind"]
+    devices = data.get("devices") or []
+    names = [
+        f"{kind}={device['name']}"
+        for device in devices
+        if isinstance(device, Mapping) and device.get("name") is not None
+    ]
+    return CdiSpecReading(path=str(path), kind=kind, devices=names)
+
+
+def read_tool(name: str, environ: Mapping[str, str]) -> ToolReading:
+    """Find a binary on PATH and ask it for `--version` (first dotted number of its output)."""
+    path = shutil.which(name, path=environ.get("PATH"))
+    if path is None:
+        return ToolReading(name=name)
+    try:
+        completed = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=_VERSION_TIMEOUT_S,
+            check=False,
+        )
+        output = completed.stdout + completed.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return ToolReading(name=name, path=path)
+    match = _VERSION_PATTERN.search(output)
+    return ToolReading(name=name, path=path, version=match.group(1) if match else None)
+
+
+class SystemReading(_Reading):
+    """Kernel, OS and machine of the host."""
+
+    kernel: str
+    os: str | None = None
+    machine: str
+
+
+def read_system(os_release: Path = Path("/etc/os-release")) -> SystemReading:
+    """Kernel release and machine from `uname`, the OS from os-release's PRETTY_NAME."""
+    return SystemReading(
+        kernel=platform.release(), os=_pretty_name(os_release), machine=platform.machine()
+    )
+
+
+def _pretty_name(os_release: Path) -> str | None:
+    try:
+        lines = os_release.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key == "PRETTY_NAME":
+            return value.strip().strip('"')
+    return None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown error"

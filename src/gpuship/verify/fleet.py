@@ -1,0 +1,161 @@
+"""Fleet view: many host audits x many images -> who can run what, and what to change.
+
+Pure on data: audits (from `gpuship audit` on each runner) and image needs (from the
+registry or a build matrix) go in, a compatibility grid with the reasons comes out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuship.cuda.drivers import min_driver_for
+from gpuship.cuda.errors import UnknownVersion
+from gpuship.cuda.version import Version
+from gpuship.errors import InputError
+from gpuship.verify.audit import HostAudit
+from gpuship.verify.config import VerifyConfig
+from gpuship.verify.needs import (
+    LABEL_ARCH_LIST,
+    LABEL_CUDA,
+    LABEL_MIN_DRIVER,
+    ImageGpuNeeds,
+    needs_from_env_and_labels,
+)
+from gpuship.verify.verdict import Status, Verdict, judge
+
+
+@dataclass(frozen=True)
+class FleetCell:
+    """One image on one runner."""
+
+    image: str
+    runner: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The grid and what follows from it."""
+
+    runners: tuple[str, ...]
+    images: tuple[str, ...]
+    cells: tuple[FleetCell, ...]
+    oldest_driver: str
+    driver_for_all_images: str | None
+    driver_unknown_for: tuple[str, ...]
+
+    def cell(self, image: str, runner: str) -> FleetCell:
+        return next(c for c in self.cells if c.image == image and c.runner == runner)
+
+    def runnable_on(self, image: str) -> tuple[str, ...]:
+        """Runners where the image passes (ok or warn)."""
+        return tuple(
+            r for r in self.runners if self.cell(image, r).verdict.status is not Status.FAIL
+        )
+
+    @property
+    def unrunnable_images(self) -> tuple[str, ...]:
+        return tuple(image for image in self.images if not self.runnable_on(image))
+
+    def exclusions(self) -> dict[str, tuple[str, ...]]:
+        """Image -> runners it must not be scheduled on."""
+        return {
+            image: tuple(
+                r for r in self.runners if self.cell(image, r).verdict.status is Status.FAIL
+            )
+            for image in self.images
+        }
+
+    @property
+    def useless_runners(self) -> tuple[str, ...]:
+        """Runners that can run none of the images."""
+        return tuple(
+            r
+            for r in self.runners
+            if all(self.cell(i, r).verdict.status is Status.FAIL for i in self.images)
+        )
+
+
+def runner_names(audits: Sequence[HostAudit]) -> list[str]:
+    """Display names, made unique with the hostname when two audits share labels."""
+    names = [audit.runner.display_name for audit in audits]
+    return [
+        f"{name} ({audit.runner.hostname})" if names.count(name) > 1 else name
+        for name, audit in zip(names, audits, strict=True)
+    ]
+
+
+def build_fleet(
+    audits: Sequence[HostAudit], images: Sequence[ImageGpuNeeds], config: VerifyConfig
+) -> Fleet:
+    """Judge every image on every runner."""
+    if not audits:
+        raise InputError("fleet: give at least one audit file")
+    if not images:
+        raise InputError("fleet: give at least one --image or a --matrix with cells")
+    runners = runner_names(audits)
+    cells = tuple(
+        FleetCell(needs.reference, runner, judge(audit, needs, config))
+        for needs in images
+        for runner, audit in zip(runners, audits, strict=True)
+    )
+    oldest = min(Version.parse(a.nvml.driver_version) for a in audits)
+    required: list[Version] = []
+    unknown: list[str] = []
+    for needs in images:
+        minimum = _required_driver(needs)
+        if minimum is None:
+            unknown.append(needs.reference)
+        else:
+            required.append(minimum)
+    return Fleet(
+        runners=tuple(runners),
+        images=tuple(n.reference for n in images),
+        cells=cells,
+        oldest_driver=str(oldest),
+        driver_for_all_images=str(max(required)) if required else None,
+        driver_unknown_for=tuple(unknown),
+    )
+
+
+def _required_driver(needs: ImageGpuNeeds) -> Version | None:
+    """The driver that runs the image natively: its label, else the KB row for its CUDA."""
+    if needs.min_driver:
+        return Version.parse(needs.min_driver)
+    if needs.cuda is None:
+        return None
+    # An update the table does not list (13.0.3) still needs at least its release's row.
+    for cuda in (needs.cuda, str(Version.parse(needs.cuda).major_minor())):
+        try:
+            return min_driver_for(cuda)
+        except UnknownVersion:
+            continue
+    return None
+
+
+def needs_from_matrix(matrix: Mapping[str, Any], where: str) -> list[ImageGpuNeeds]:
+    """One needs entry per cell of `gpuship matrix` output (`{"include": [...]}`)."""
+    cells = matrix.get("include")
+    if not isinstance(cells, list):
+        raise InputError(f"{where}: not a gpuship matrix: no 'include' list")
+    needs = []
+    for position, cell in enumerate(cells):
+        if not isinstance(cell, Mapping):
+            raise InputError(f"{where}: include[{position}] is not an object")
+        labels = {str(k): str(v) for k, v in (cell.get("labels") or {}).items()}
+        for key, label in (("cuda", LABEL_CUDA), ("min_driver", LABEL_MIN_DRIVER)):
+            if cell.get(key):
+                labels[label] = str(cell[key])
+        arch = cell.get("arch_list")
+        if arch:
+            labels[LABEL_ARCH_LIST] = ";".join(arch) if isinstance(arch, list) else str(arch)
+        name = (
+            labels.get("io.gpuship.cell")
+            or cell.get("id")
+            or cell.get("cell")
+            or f"{cell.get('image', 'cell')}#{position}"
+        )
+        needs.append(needs_from_env_and_labels(str(name), {}, labels))
+    return needs

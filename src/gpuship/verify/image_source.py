@@ -1,0 +1,54 @@
+"""Read an image's GPU needs without pulling it, through the image stage's readers.
+
+`gpuship.image.needs.read_image_needs` reads the config (and with `deep`, the layers) from a
+registry, the local engine (`docker://`), a `docker save` archive or an OCI layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gpuship.verify.needs import (
+    LABEL_ARCH_LIST,
+    LABEL_CUDA,
+    ImageGpuNeeds,
+    needs_from_env_and_labels,
+    with_scan,
+)
+
+
+def read_gpu_needs(
+    reference: str,
+    *,
+    platform: str,
+    insecure_registries: Sequence[str],
+    environ: Mapping[str, str],
+    deep: bool,
+) -> ImageGpuNeeds:
+    """Labels and env from the image config; with `deep`, a layer scan fills what labels lack."""
+    from gpuship.image.needs import read_image_needs
+
+    reading = read_image_needs(
+        reference,
+        platform=platform,
+        insecure_registries=insecure_registries,
+        environ=environ,
+        deep=False,
+    )
+    needs = needs_from_env_and_labels(reference, reading.env, reading.labels)
+    labelled = LABEL_CUDA in needs.labels and LABEL_ARCH_LIST in needs.labels
+    if not deep or labelled:
+        return needs
+    scanned = read_image_needs(
+        reference,
+        platform=platform,
+        insecure_registries=insecure_registries,
+        environ=environ,
+        deep=True,
+    )
+    return with_scan(
+        needs,
+        effective_cuda=scanned.effective_cuda,
+        libraries=[(lib.path, (*lib.sass, *lib.ptx)) for lib in scanned.gpu_libraries],
+        has_cuda_compat=scanned.has_cuda_compat,
+    )

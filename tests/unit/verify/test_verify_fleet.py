@@ -1,0 +1,108 @@
+"""Fleet grid on data: audits x images -> ok/warn/fail, drivers, exclusions, report."""
+
+from __future__ import annotations
+
+import pytest
+from require_values import IMAGES
+from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
+
+from gpuship.errors import InputError
+from gpuship.verify.config import VerifyConfig
+from gpuship.verify.fleet import build_fleet, needs_from_matrix
+from gpuship.verify.fleet_command import fleet_report
+from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.verify.verdict import Status
+
+FLEET = [
+    audit(470, [gpu(**T4)], labels=["gpu-t4"]),
+    audit(535, [gpu(**A100)], labels=["gpu-a100"]),
+    audit(550, [gpu(**RTX4090)], labels=["gpu-4090"]),
+    audit(580, [gpu(**H200)], labels=["gpu-h200"]),
+]
+
+
+def named(key: str) -> ImageGpuNeeds:
+    return needs_from_env_and_labels(f"cuda:{key}", IMAGES[key], {})
+
+
+def test_grid_statuses_follow_the_verdict() -> None:
+    fleet = build_fleet(FLEET, [named("12.4.1"), named("13.0")], VerifyConfig())
+    assert fleet.runners == ("gpu-t4", "gpu-a100", "gpu-4090", "gpu-h200")
+    statuses = {(c.image, c.runner): c.verdict.status for c in fleet.cells}
+    assert statuses[("cuda:12.4.1", "gpu-t4")] is Status.OK  # forward compat (note)
+    assert statuses[("cuda:12.4.1", "gpu-a100")] is Status.WARN  # minor-version compat
+    assert statuses[("cuda:13.0", "gpu-4090")] is Status.FAIL  # GeForce, older major
+    assert statuses[("cuda:13.0", "gpu-h200")] is Status.OK
+    assert fleet.exclusions()["cuda:13.0"] == ("gpu-t4", "gpu-4090")
+    assert fleet.unrunnable_images == ()
+    assert fleet.oldest_driver == "470.256.02"
+    assert fleet.driver_for_all_images is not None
+    assert fleet.driver_for_all_images.startswith("580.")  # the 13.0 row
+
+
+def test_image_no_runner_can_run_fails_the_report() -> None:
+    hopper_only = image(labels={"io.gpuship.cuda": "12.4", "io.gpuship.arch-list": "9.0"})
+    fleet = build_fleet(FLEET[:3], [hopper_only], VerifyConfig())
+    assert fleet.unrunnable_images == ("registry.example/app:1",)
+    assert set(fleet.useless_runners) == {"gpu-t4", "gpu-a100", "gpu-4090"}
+    report = fleet_report(fleet)
+    assert report.failed
+    assert any(f.rule == "GSV401" for f in report.findings)
+    assert report.result["unrunnable_images"] == ["registry.example/app:1"]
+    grid = report.tables[0]
+    assert grid.headers == ("image", "gpu-t4", "gpu-a100", "gpu-4090")
+    assert all(cell.startswith("FAIL: ") for cell in grid.rows[0][1:])
+
+
+def test_report_lists_exclusions_and_runnable_runners() -> None:
+    report = fleet_report(build_fleet(FLEET, [named("13.0")], VerifyConfig()))
+    assert not report.failed
+    assert report.result["exclude"] == {"cuda:13.0": ["gpu-t4", "gpu-4090"]}
+    assert report.result["runnable_on"] == {"cuda:13.0": ["gpu-a100", "gpu-h200"]}
+    warnings = [f for f in report.findings if f.rule == "GSV402"]
+    assert {f.fix for f in warnings} == {
+        "exclude runner label gpu-t4 for cuda:13.0",
+        "exclude runner label gpu-4090 for cuda:13.0",
+    }
+
+
+def test_matrix_cells_become_images() -> None:
+    matrix = {
+        "include": [
+            {
+                "image": "train",
+                "cuda": "12.8",
+                "min_driver": "570.26",
+                "arch_list": "8.0;9.0",
+                "labels": {"io.gpuship.cell": "train-cuda12.8"},
+            },
+            {"image": "infer", "cuda": "12.4", "arch_list": ["8.0", "8.9"]},
+        ]
+    }
+    needs = needs_from_matrix(matrix, "matrix.json")
+    assert [n.reference for n in needs] == ["train-cuda12.8", "infer#1"]
+    assert needs[0].min_driver == "570.26"
+    assert needs[1].arch_targets is not None
+    fleet = build_fleet([audit(570, [gpu(**H100)], labels=["h100"])], needs, VerifyConfig())
+    assert fleet.driver_for_all_images == "570.26"
+
+
+def test_duplicate_runner_names_are_told_apart_by_hostname() -> None:
+    fleet = build_fleet([FLEET[1], FLEET[1]], [named("12.4.1")], VerifyConfig())
+    assert fleet.runners == ("gpu-a100 (gpu-host)", "gpu-a100 (gpu-host)")
+
+
+@pytest.mark.parametrize(
+    ("matrix", "message"),
+    [({"cells": []}, "no 'include' list"), ({"include": ["x"]}, r"include\[0\]")],
+)
+def test_bad_matrix_is_an_input_error(matrix: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        needs_from_matrix(matrix, "matrix.json")
+
+
+def test_empty_inputs_are_input_errors() -> None:
+    with pytest.raises(InputError, match="audit"):
+        build_fleet([], [named("13.0")], VerifyConfig())
+    with pytest.raises(InputError, match="--image"):
+        build_fleet(FLEET, [], VerifyConfig())
