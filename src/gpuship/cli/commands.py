@@ -29,7 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpuship.release.history_command",
     "gpuship.release.prune_command",
     "gpuship.lint.command",
-    "gpuship.lint.rules_command",
+    "gpuship.cli.rules_command",
     "gpuship.image.command",
 )
 

@@ -37,5 +37,6 @@ class GpushipConfig(Section):
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     images: list[ImageConfig] = Field(default_factory=list)
     release: ReleaseConfig = Field(default_factory=ReleaseConfig)
-    image: ImageStageConfig = Field(default_factory=ImageStageConfig)
+    # Named after the command: `image:` beside `images:` would hide a typo in either.
+    inspect: ImageStageConfig = Field(default_factory=ImageStageConfig)
     lint: LintConfig = Field(default_factory=LintConfig)

@@ -15,11 +15,12 @@ from gpuship.docs.actions import (
     render_outputs_table,
 )
 from gpuship.docs.config_reference import render_config_reference
+from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
 from gpuship.report import Finding, Location, Report, Severity
 
 NAME = "docs"
-HELP = "generate the action and gpuship.yaml reference pages (or --check they are current)"
+HELP = "generate the action, rule and gpuship.yaml reference (or --check it), or the --image-map"
 
 README_START = "<!-- gpuship:actions:start -->"
 README_END = "<!-- gpuship:actions:end -->"
@@ -31,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--root", default=".", help="repository root holding action.yml, actions/, docs/"
     )
     parser.add_argument(
+        "--image-map",
+        action="store_true",
+        help="print the image map (task -> image, cells, drivers, locked bases) as Markdown",
+    )
+    parser.add_argument("--lock", metavar="PATH", help="lock file for --image-map")
+    parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; fail when a generated page differs from what is committed",
@@ -39,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
+    if args.image_map:
+        return _image_map(args, ctx)
     root = Path(args.root)
     pages = generated_pages(root)
     report = Report(command=NAME)
@@ -69,6 +78,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     return report
 
 
+def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
+    from gpuship.build.project import load_project, plan_images
+    from gpuship.docs.image_map import render_image_map
+
+    project = load_project(ctx, args.lock)
+    plans = plan_images(project, project.images, ctx.environ)
+    document = render_image_map(project.images, plans)
+    cells = sum(len(plan.cells) for plan in plans)
+    return Report(
+        command=NAME,
+        document=document,
+        headline=f"image map: {len(project.images)} images, {cells} cells",
+        result={"image_map": document},
+    )
+
+
 def generated_pages(root: Path) -> dict[Path, str]:
     """Every generated file and the text it should have."""
     actions = discover_actions(root)
@@ -82,6 +107,7 @@ def generated_pages(root: Path) -> dict[Path, str]:
     ]
     pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
     pages[root / "docs" / "config.md"] = render_config_reference()
+    pages.update(rule_pages(root / "docs" / "rules"))
     readme = root / "README.md"
     if readme.is_file():
         pages[readme] = _readme_with_action_tables(readme, actions)

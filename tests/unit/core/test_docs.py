@@ -16,7 +16,8 @@ REPO = Path(__file__).parents[3]
 
 def run_docs(root: Path, check: bool) -> docs_command.Report:
     ctx = Context(config=GpushipConfig(), config_path=None, environ={})
-    return docs_command.run(argparse.Namespace(root=str(root), check=check), ctx)
+    args = argparse.Namespace(root=str(root), check=check, image_map=False, lock=None)
+    return docs_command.run(args, ctx)
 
 
 def test_committed_docs_match_action_files_and_schema() -> None:

@@ -1,0 +1,493 @@
+"""Every workflow in workflows-examples/ runs end to end, as a user would run it.
+
+Each test runs one example through `act` in host mode (see conftest.py) against the test bed's
+real registry (and Docker engine or NVML stand-in where the example needs them). gpuship's
+actions resolve to this checkout with `--local-repository gpuship/gpuship@v1=<checkout>`;
+the third-party actions that need GitHub (actions/checkout, github/codeql-action/upload-sarif,
+actions/upload-artifact, actions/download-artifact, peter-evans/create-pull-request) are
+mapped with `--local-repository owner/repo@<sha>=<stand-in>` to the local stand-ins in
+`standins/`, which do the local equivalent and record what they received. Assertions are on
+outcomes: each job's result (act silently skips jobs whose runner labels are not mapped),
+step outputs, what the stand-ins recorded, and the registry's state afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from example_harness import (
+    EXAMPLES,
+    GPUSHIP_REF,
+    THIRD_PARTY_STANDINS,
+    USER_REPOSITORY,
+    RunExample,
+    uses_of,
+)
+
+from bed import hosts
+from bed.docker_engine import DockerEngine
+from bed.oci import DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, make_image, push
+from bed.registry import Registry
+
+pytestmark = pytest.mark.integration
+
+MANIFEST_TYPES = ", ".join((OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_MANIFEST_LIST))
+EXAMPLE_WORKFLOWS = sorted(EXAMPLES.glob("*.yml"))
+
+
+def push_candidate(registry: Registry, repository: str, tag: str, marker: str) -> str:
+    """Push a tiny image whose content is `marker` as REPO:TAG; returns its digest."""
+    image = make_image([{"app/marker.txt": marker.encode()}], labels={"test.marker": marker})
+    return push(registry.url, repository, image, tag=tag)
+
+
+def tag_digest(registry: Registry, repository: str, tag: str) -> str | None:
+    """The digest REPO:TAG points at in the registry, or None when the tag does not exist."""
+    response = requests.head(
+        f"{registry.url}/v2/{repository}/manifests/{tag}",
+        headers={"Accept": MANIFEST_TYPES},
+        timeout=10,
+    )
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    return response.headers["Docker-Content-Digest"]
+
+
+def manifest_exists(registry: Registry, repository: str, digest: str) -> bool:
+    """Whether the registry still holds a manifest by digest."""
+    response = requests.head(
+        f"{registry.url}/v2/{repository}/manifests/{digest}",
+        headers={"Accept": MANIFEST_TYPES},
+        timeout=10,
+    )
+    return response.status_code == 200
+
+
+def gpuship_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the gpuship CLI of this checkout in `cwd` (to set up registry state beforehand)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gpuship", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+@pytest.mark.parametrize("workflow", EXAMPLE_WORKFLOWS, ids=[p.name for p in EXAMPLE_WORKFLOWS])
+def test_example_uses_only_gpuship_and_mapped_standins(workflow: Path) -> None:
+    """Every `uses:` is gpuship@v1 or a SHA-pinned action the tests map to a stand-in."""
+    for uses in uses_of(workflow):
+        repo, _, ref = uses.partition("@")
+        owner_repo = "/".join(repo.split("/")[:2])
+        if owner_repo == GPUSHIP_REF.split("@")[0]:
+            assert ref == "v1", uses
+        else:
+            assert f"{owner_repo}@{ref}" in THIRD_PARTY_STANDINS, f"{uses} has no stand-in"
+
+
+def test_release_promotes_by_digest_and_refuses_to_overwrite_a_version(
+    run_example: RunExample, registry: Registry
+) -> None:
+    repository = "examples/release/app"
+    candidate = push_candidate(registry, repository, "sha-1111111-sample", "first")
+    inputs = {
+        "image": f"{registry.host}/{repository}",
+        "digest": candidate,
+        "version": "1.0.0",
+        "environment": "prod",
+    }
+
+    run = run_example(
+        "release.yml",
+        event="workflow_dispatch",
+        payload={"inputs": inputs},
+        registry_host=registry.host,
+    )
+
+    assert run.returncode == 0, run.explain()
+    assert run.job_results("promote") == ["success"], run.explain()
+    (outputs,) = run.step_outputs("promote", "promote")
+    assert outputs["digest"] == candidate
+    assert set(outputs["changed-tags"].split(",")) == {"1.0.0", "prod", "latest"}
+    for tag in ("1.0.0", "prod", "latest"):
+        assert tag_digest(registry, repository, tag) == candidate
+    assert [r["persist-credentials"] for r in run.records("checkout")] == ["false"]
+    (upload,) = run.records("upload-artifact")
+    assert sorted(upload["files"]) == ["gpuship-release.json", "gpuship-rollback.md"]
+    stored = run.artifacts_dir / upload["name"]
+    record = json.loads((stored / "gpuship-release.json").read_text(encoding="utf-8"))
+    assert candidate in json.dumps(record)
+    notes = (stored / "gpuship-rollback.md").read_text(encoding="utf-8")
+    assert outputs["release-id"] in notes
+    assert "`prod`" in notes and "`1.0.0`" in notes
+
+    # The same version for another digest is refused; the published tag keeps its digest.
+    other = push_candidate(registry, repository, "sha-2222222-sample", "second")
+    again = run_example(
+        "release.yml",
+        event="workflow_dispatch",
+        payload={"inputs": {**inputs, "digest": other}},
+        registry_host=registry.host,
+    )
+    assert again.returncode != 0
+    assert again.job_results("promote") == ["failure"], again.explain()
+    assert tag_digest(registry, repository, "1.0.0") == candidate
+
+
+def test_rollback_points_the_floating_tag_back_and_records_it(
+    run_example: RunExample, registry: Registry, tmp_path: Path
+) -> None:
+    repository = "examples/rollback/app"
+    first = push_candidate(registry, repository, "sha-3333333-sample", "first")
+    second = push_candidate(registry, repository, "sha-4444444-sample", "second")
+    for digest in (first, second):
+        gpuship_cli(tmp_path, "promote", f"{registry.host}/{repository}@{digest}", "--move", "prod")
+    assert tag_digest(registry, repository, "prod") == second
+
+    run = run_example(
+        "rollback.yml",
+        event="workflow_dispatch",
+        payload={
+            "inputs": {
+                "repository": f"{registry.host}/{repository}",
+                "tag": "prod",
+                "target": "",
+                "environment": "prod",
+            }
+        },
+        registry_host=registry.host,
+    )
+
+    assert run.returncode == 0, run.explain()
+    assert run.job_results("rollback") == ["success"], run.explain()
+    (outputs,) = run.step_outputs("rollback", "rollback")
+    assert outputs["digest"] == first
+    assert tag_digest(registry, repository, "prod") == first
+    (upload,) = run.records("upload-artifact")
+    assert upload["files"] == ["gpuship-release.json"]
+    record = (run.artifacts_dir / upload["name"] / "gpuship-release.json").read_text()
+    assert first in record and second in record
+
+
+RETENTION_POLICY = """
+release:
+  retention:
+    keep:
+      - pattern: "sha-.*"
+        younger-than-days: 30
+    protect: ["prod"]
+"""
+
+
+def test_retention_dry_runs_on_pull_requests_and_deletes_on_main(
+    run_example: RunExample, registry: Registry, tmp_path: Path
+) -> None:
+    repository = "examples/retention/app"
+    protected = push_candidate(registry, repository, "sha-5555555-sample", "released")
+    old = [
+        push_candidate(registry, repository, f"sha-{n}{n}{n}{n}{n}{n}{n}-sample", f"old {n}")
+        for n in (6, 7)
+    ]
+    push(registry.url, repository, make_image([{"prod.txt": b"prod"}]), tag="unrelated")
+    gpuship_cli(tmp_path, "promote", f"{registry.host}/{repository}@{protected}", "--move", "prod")
+    config = (EXAMPLES / "sample-project" / "gpuship.yaml").read_text() + RETENTION_POLICY
+    common = {
+        "registry_host": registry.host,
+        "files": {"gpuship.yaml": config},
+        "variables": {"PRUNE_REPOSITORIES": json.dumps([f"{registry.host}/{repository}"])},
+    }
+
+    dry = run_example("retention.yml", event="pull_request", payload={}, **common)
+
+    assert dry.returncode == 0, dry.explain()
+    assert dry.job_results("dry-run") == ["success"], dry.explain()
+    assert dry.job_results("apply") == []
+    (outputs,) = dry.step_outputs("dry-run", "prune")
+    assert set(outputs["selected"].split(",")) == set(old)
+    assert outputs["deleted"] == ""
+    assert all(manifest_exists(registry, repository, digest) for digest in old)
+
+    applied = run_example("retention.yml", event="schedule", payload={}, **common)
+
+    assert applied.returncode == 0, applied.explain()
+    assert applied.job_results("apply") == ["success"], applied.explain()
+    assert applied.job_results("dry-run") == []
+    (outputs,) = applied.step_outputs("apply", "prune")
+    assert set(outputs["deleted"].split(",")) == set(old)
+    assert not any(manifest_exists(registry, repository, digest) for digest in old)
+    assert tag_digest(registry, repository, "prod") == protected
+    assert tag_digest(registry, repository, "sha-5555555-sample") == protected
+    assert tag_digest(registry, repository, "unrelated") is not None
+
+
+def push_cuda_base(registry: Registry, repository: str, tag: str, cuda: str) -> str:
+    """A tiny stand-in for an nvidia/cuda runtime base (the sample Dockerfile only COPYs)."""
+    image = make_image(
+        [
+            {
+                "etc/os-release": b'ID=ubuntu\nVERSION_ID="22.04"\n',
+                f"usr/local/cuda-{cuda}/version.json": json.dumps(
+                    {"cuda": {"name": "CUDA SDK", "version": f"{cuda}.1"}}
+                ).encode(),
+            }
+        ],
+        env={"CUDA_VERSION": f"{cuda}.1", "NVIDIA_REQUIRE_CUDA": f"cuda>={cuda}"},
+    )
+    return push(registry.url, repository, image, tag=tag)
+
+
+def lock_project(environment: dict[str, str]) -> Callable[[Path], None]:
+    """`gpuship lock` in the user repository before its commit, as a user commits the lock."""
+
+    def prepare(repo: Path) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "gpuship", "lock"],
+            cwd=repo,
+            env=environment,
+            check=True,
+            capture_output=True,
+        )
+
+    return prepare
+
+
+def test_build_matrix_builds_pushes_and_maps_every_cell(
+    run_example: RunExample, registry: Registry, docker_engine: DockerEngine
+) -> None:
+    base = "examples/build-matrix/cuda-base"
+    for cuda in ("12.4", "12.6"):
+        push_cuda_base(registry, base, f"{cuda}-runtime", cuda)
+    sample = (EXAMPLES / "sample-project" / "gpuship.yaml").read_text()
+    # One Python keeps the run short: two cells, one per CUDA branch.
+    config = sample.replace('python: ["3.11", "3.12"]', 'python: ["3.12"]')
+    config = config.replace("sample/cuda-base", base)
+    assert config.count(base) == 1 and 'python: ["3.12"]' in config
+    environment = docker_engine.cli_env()
+
+    run = run_example(
+        "build-matrix.yml",
+        event="push",
+        registry_host=registry.host,
+        files={"gpuship.yaml": config},
+        prepare=lock_project(environment),
+        env=docker_engine.env,
+    )
+
+    assert run.returncode == 0, run.explain()
+    assert run.job_results("matrix") == ["success"], run.explain()
+    assert run.job_results("build") == ["success", "success"], run.explain()
+    assert run.job_results("image-map") == ["success"], run.explain()
+    (matrix,) = run.step_outputs("matrix", "matrix")
+    cells = json.loads(matrix["matrix"])["include"]
+    assert sorted(cell["cuda"] for cell in cells) == ["12.4", "12.6"]
+    commit = subprocess.run(
+        ["git", "-C", str(run.repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    built = {out["image"] for out in run.step_outputs("build", "build")}
+    image_map = (run.artifacts_dir / "image-map" / "image-map.md").read_text(encoding="utf-8")
+    for cell in cells:
+        repository = str(cell["repository"]).split("/", 1)[1]
+        digest = tag_digest(registry, repository, f"sha-{commit[:7]}-{cell['id']}")
+        assert digest is not None, f"candidate of {cell['id']} not pushed"
+        assert f"{cell['repository']}@{digest}" in built
+        assert f"| {cell['id']} |" in image_map and digest in image_map
+    uploads = {record["name"] for record in run.records("upload-artifact")}
+    assert uploads == {"image-map", *(f"image-{cell['id']}" for cell in cells)}
+
+
+# What a CUDA 12.8 runtime image built by gpuship carries (nvidia/cuda 12.8.1 environment,
+# with the compat-branch terms of its NVIDIA_REQUIRE_CUDA) and the labels gpuship build adds.
+CUDA_12_8_ENV = {
+    "CUDA_VERSION": "12.8.1",
+    "NVIDIA_REQUIRE_CUDA": "cuda>=12.8 brand=unknown,driver>=470,driver<471 "
+    "brand=tesla,driver>=535,driver<536 brand=tesla,driver>=550,driver<551",
+}
+CUDA_12_8_LABELS = {"io.gpuship.cuda": "12.8", "io.gpuship.arch-list": "8.0;9.0"}
+VERIFY_CONFIG = """
+verify:
+  # The bed's engine has no NVIDIA container runtime; that check has its own tests.
+  require-gpu-runtime: false
+"""
+
+
+@pytest.mark.parametrize(
+    ("host", "runs"),
+    [(hosts.H100_570, True), (hosts.A100_525, False)],
+    ids=["H100-driver-570-trains", "A100-driver-525-never-trains"],
+)
+def test_gpu_verify_gates_training_and_reports_the_fleet(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+    host: Mapping[str, Any],
+    runs: bool,
+) -> None:
+    image = make_image(
+        [{"app/train.py": b"print('train')\n"}], env=CUDA_12_8_ENV, labels=CUDA_12_8_LABELS
+    )
+    digest = push(registry.url, "examples/gpu-verify/train", image, tag="sha-8888888-train")
+    reference = f"{registry.host}/examples/gpu-verify/train@{digest}"
+    label = "gpu-fleet-a"
+    config = (EXAMPLES / "sample-project" / "gpuship.yaml").read_text() + VERIFY_CONFIG
+
+    run = run_example(
+        "gpu-verify.yml",
+        event="workflow_dispatch",
+        payload={"inputs": {"image": reference, "runner-label": label}},
+        # Only the configured labels run on this host: a job that ignored them would be skipped.
+        labels=("ubuntu-latest", label),
+        variables={"GPU_RUNNER_LABELS": json.dumps([label])},
+        registry_host=registry.host,
+        files={"gpuship.yaml": config},
+        env={**nvml_host(host), **docker_engine.env},
+    )
+
+    assert run.job_results("audit") == ["success"], run.explain()
+    assert run.job_results("verify") == ["success" if runs else "failure"], run.explain()
+    assert run.job_results("train") == (["success"] if runs else []), run.explain()
+    assert (run.returncode == 0) is runs
+    (verdict,) = run.step_outputs("verify", "verify")
+    assert verdict["verdict"] == ("ok" if runs else "fail")
+    audit = json.loads((run.artifacts_dir / f"audit-{label}" / f"audit-{label}.json").read_text())
+    assert audit["runner"]["labels"] == [label]
+    assert audit["nvml"]["driver_version"] == host["driver_version"]
+    # The report job never gates: it says where the image runs, or why not.
+    assert run.job_results("fleet") == ["success"], run.explain()
+    report = (run.artifacts_dir / "fleet-report" / "fleet-report.md").read_text()
+    assert label in report
+    assert ("FAIL" in report) is not runs, report
+
+
+def pull_request_event(head_repository: str) -> dict[str, Any]:
+    """A pull_request payload whose head branch lives in `head_repository`."""
+    return {
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "head": {"ref": "feature", "repo": {"full_name": head_repository}},
+            "base": {"ref": "main", "repo": {"full_name": USER_REPOSITORY}},
+        },
+    }
+
+
+def test_pr_lint_passes_the_sample_project_and_uploads_its_sarif(
+    run_example: RunExample,
+) -> None:
+    run = run_example(
+        "pr-lint.yml", event="pull_request", payload=pull_request_event(USER_REPOSITORY)
+    )
+
+    assert run.returncode == 0, run.explain()
+    assert run.job_results("lint") == ["success"], run.explain()
+    (outputs,) = run.step_outputs("lint", "lint")
+    assert outputs["error-count"] == "0"
+    assert outputs["sarif-file"] == "gpuship-lint.sarif"
+    (sarif,) = run.records("upload-sarif")
+    assert sarif["file"] == "gpuship-lint.sarif"
+    assert sarif["category"] == "gpuship-lint"
+    assert sarif["tools"] == ["gpuship"]
+    assert [r for r in sarif["results"] if r["level"] == "error"] == []
+
+
+# Two error-level findings (an unquoted `>=` is a shell redirect; a token baked into the
+# image) and warnings (unpinned base and package, weights in the image).
+BAD_DOCKERFILE = """\
+FROM python:latest
+ENV HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789
+RUN pip install torch>=2.1
+COPY model.safetensors /models/model.safetensors
+"""
+
+
+def test_pr_lint_fails_on_findings_and_still_uploads_them(run_example: RunExample) -> None:
+    run = run_example(
+        "pr-lint.yml",
+        event="pull_request",
+        payload=pull_request_event(USER_REPOSITORY),
+        files={"trainer/Dockerfile": BAD_DOCKERFILE, "trainer/model.safetensors": "weights"},
+    )
+
+    assert run.returncode != 0
+    assert run.job_results("lint") == ["failure"], run.explain()
+    (outputs,) = run.step_outputs("lint", "lint")
+    assert (outputs["exit-code"], outputs["error-count"]) == ("1", "2")
+    (sarif,) = run.records("upload-sarif")
+    failing = {r["ruleId"] for r in sarif["results"] if r["level"] == "error"}
+    assert failing == {"GSL109", "GSL901"}
+    assert failing <= set(sarif["rules"])
+
+
+def test_pr_lint_from_a_fork_annotates_without_uploading(run_example: RunExample) -> None:
+    run = run_example(
+        "pr-lint.yml",
+        event="pull_request",
+        payload=pull_request_event("someone/fork"),
+        files={"trainer/Dockerfile": BAD_DOCKERFILE},
+    )
+
+    assert run.job_results("lint") == ["failure"], run.explain()
+    assert run.records("upload-sarif") == []
+    errors = {(a["file"], a["line"], a["title"]) for a in run.annotations("lint", "error")}
+    assert errors == {
+        ("trainer/Dockerfile", "2", "gpuship GSL901"),
+        ("trainer/Dockerfile", "3", "gpuship GSL109"),
+    }
+
+
+def test_lock_refresh_opens_a_pull_request_only_when_a_base_moved(
+    run_example: RunExample, registry: Registry
+) -> None:
+    base = "examples/lock-refresh/cuda-base"
+    for cuda in ("12.4", "12.6"):
+        push_cuda_base(registry, base, f"{cuda}-runtime", cuda)
+    sample = (EXAMPLES / "sample-project" / "gpuship.yaml").read_text()
+    config = sample.replace("sample/cuda-base", base)
+    assert config != sample
+    unchanged = run_example(
+        "lock-refresh.yml",
+        event="schedule",
+        registry_host=registry.host,
+        files={"gpuship.yaml": config},
+        prepare=lock_project(dict(os.environ)),
+    )
+
+    assert unchanged.returncode == 0, unchanged.explain()
+    assert unchanged.job_results("refresh") == ["success"], unchanged.explain()
+    (record,) = unchanged.records("create-pull-request")
+    assert record["operation"] == "none"
+
+    moved = push(
+        registry.url,
+        base,
+        make_image([{"etc/os-release": b'ID=ubuntu\nVERSION_ID="22.04"\n# security update\n'}]),
+        tag="12.6-runtime",
+    )
+    # The same commit as before: the lock still names the old digest of 12.6-runtime.
+    committed_lock = (unchanged.repo / "gpuship.lock").read_text(encoding="utf-8")
+    refreshed = run_example(
+        "lock-refresh.yml",
+        event="schedule",
+        registry_host=registry.host,
+        files={"gpuship.yaml": config, "gpuship.lock": committed_lock},
+    )
+
+    assert refreshed.returncode == 0, refreshed.explain()
+    (record,) = refreshed.records("create-pull-request")
+    assert record["operation"] == "created"
+    assert record["branch"] == "gpuship/lock-refresh"
+    assert list(record["changed"]) == ["gpuship.lock"]
+    assert moved in record["changed"]["gpuship.lock"]
+    assert moved not in committed_lock
+    (outputs,) = refreshed.step_outputs("refresh", "pull-request")
+    assert outputs["pull-request-operation"] == "created"

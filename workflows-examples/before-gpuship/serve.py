@@ -1,0 +1,3 @@
+"""A stand-in for the model server the image runs."""
+
+print("serving")
