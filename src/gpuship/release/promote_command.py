@@ -39,14 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record-file",
         type=Path,
-        default=Path("gpuship-release.json"),
-        help="where to write the release record JSON (default: %(default)s)",
+        help="also write the release record JSON here (it is always stored in the registry)",
     )
     parser.add_argument(
         "--instructions-file",
         type=Path,
-        default=Path("gpuship-rollback.md"),
-        help="where to write the Markdown rollback instructions (default: %(default)s)",
+        help="also write the Markdown rollback instructions here (the job summary has them)",
     )
 
 

@@ -26,14 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record-file",
         type=Path,
-        default=Path("gpuship-release.json"),
-        help="where to write the rollback's release record (default: %(default)s)",
+        help="also write the rollback's release record here (it is always stored in the registry)",
     )
     parser.add_argument(
         "--instructions-file",
         type=Path,
-        default=Path("gpuship-rollback.md"),
-        help="where to write instructions to undo the rollback (default: %(default)s)",
+        help="also write instructions to undo the rollback here",
     )
 
 
