@@ -14,23 +14,24 @@ from gpuship.cli.context import Context
 from gpuship.report import Report
 
 COMMAND_MODULES: tuple[str, ...] = (
-    # `gpuship --help` lists commands in this order; a stage appends its own line.
-    "gpuship.cli.schema_command",
-    "gpuship.verify.audit_command",
-    "gpuship.verify.command",
-    "gpuship.verify.fleet_command",
-    "gpuship.docs.command",
+    # `gpuship --help` lists commands in this order: the stages from pull request to release,
+    # then reference tools.
+    "gpuship.lint.command",
+    "gpuship.image.command",
     "gpuship.build.matrix_command",
     "gpuship.build.lock_command",
     "gpuship.build.build_command",
-    "gpuship.cuda.command",
+    "gpuship.verify.audit_command",
+    "gpuship.verify.command",
+    "gpuship.verify.fleet_command",
     "gpuship.release.promote_command",
     "gpuship.release.rollback_command",
     "gpuship.release.history_command",
     "gpuship.release.prune_command",
-    "gpuship.lint.command",
     "gpuship.cli.rules_command",
-    "gpuship.image.command",
+    "gpuship.cuda.command",
+    "gpuship.docs.command",
+    "gpuship.cli.schema_command",
 )
 
 
