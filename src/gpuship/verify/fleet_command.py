@@ -23,7 +23,11 @@ _MARK = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `gpuship fleet`."""
     parser.add_argument(
-        "audits", nargs="+", metavar="AUDIT.json", help="audit files, one per runner"
+        "audits",
+        nargs="+",
+        metavar="AUDIT",
+        help="audit JSON files, one per runner, or directories holding them (searched "
+        "recursively, e.g. where download-artifact put them)",
     )
     parser.add_argument(
         "--image", action="append", default=[], metavar="REF", help="image to place (repeatable)"
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.verify.audit import load_audit
     from gpuship.verify.fleet import build_fleet, needs_from_matrix
 
-    audits = [load_audit(Path(path)) for path in args.audits]
+    audits = [load_audit(path) for path in audit_paths(args.audits)]
     images = []
     if args.matrix:
         path = Path(args.matrix)
@@ -71,6 +75,23 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             for ref in args.image
         )
     return fleet_report(build_fleet(audits, images, ctx.config.verify))
+
+
+def audit_paths(arguments: list[str]) -> list[Path]:
+    """Files as given; for a directory, every `*.json` below it, sorted."""
+    from gpuship.errors import InputError
+
+    paths: list[Path] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*.json") if p.is_file())
+            if not found:
+                raise InputError(f"{argument}: no audit *.json files in this directory")
+            paths.extend(found)
+        else:
+            paths.append(path)
+    return paths
 
 
 def fleet_report(fleet: Fleet) -> Report:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
@@ -106,3 +108,21 @@ def test_empty_inputs_are_input_errors() -> None:
         build_fleet([], [named("13.0")], VerifyConfig())
     with pytest.raises(InputError, match="--image"):
         build_fleet(FLEET, [], VerifyConfig())
+
+
+def test_audit_directories_are_searched_recursively(tmp_path: Path) -> None:
+    from gpuship.errors import InputError
+    from gpuship.verify.fleet_command import audit_paths
+
+    (tmp_path / "audits" / "audit-a100").mkdir(parents=True)
+    (tmp_path / "audits" / "audit-l4").mkdir()
+    a100 = tmp_path / "audits" / "audit-a100" / "gpuship-audit.json"
+    l4 = tmp_path / "audits" / "audit-l4" / "gpuship-audit.json"
+    for path in (a100, l4):
+        path.write_text("{}")
+    (tmp_path / "audits" / "notes.txt").write_text("not an audit")
+    single = tmp_path / "one.json"
+    assert audit_paths([str(tmp_path / "audits"), str(single)]) == [a100, l4, single]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no audit"):
+        audit_paths([str(tmp_path / "empty")])
