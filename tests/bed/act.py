@@ -44,7 +44,7 @@ HOST_LABELS = (
 )
 SKIPPED_PLATFORM = "Skipping unsupported platform"
 # The outer CI's own runner variables must not leak into the workflow act simulates.
-_RUNNER_VARIABLE = re.compile(r"^(GITHUB_|RUNNER_|ACTIONS_|INPUT_|STATE_)")
+RUNNER_VARIABLE = re.compile(r"^(GITHUB_|RUNNER_|ACTIONS_|INPUT_|STATE_)")
 _SET_OUTPUT = re.compile(r"::set-output:: (?P<name>[^=\s]+)=(?P<value>.*)$")
 
 
@@ -178,11 +178,11 @@ class ActRunner:
         if job is not None:
             argv += ["-j", job]
         argv += list(extra_args)
-        process_env = {k: v for k, v in os.environ.items() if not _RUNNER_VARIABLE.match(k)}
+        process_env = {k: v for k, v in os.environ.items() if not RUNNER_VARIABLE.match(k)}
         process_env.update(HOME=str(self.home), ACT_DISABLE_VERSION_CHECK="1")
         process_env.update(env or {})
         process_env.update(secrets or {})
-        log = _run_bounded(argv, repository, process_env, timeout)
+        log = run_bounded(argv, repository, process_env, timeout)
         result = ActResult(returncode=log[0], log=log[1], repository=repository)
         if SKIPPED_PLATFORM in result.log:
             skipped = [line for line in result.log.splitlines() if SKIPPED_PLATFORM in line]
@@ -193,7 +193,7 @@ class ActRunner:
         return result
 
 
-def _run_bounded(
+def run_bounded(
     argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
 ) -> tuple[int, str]:
     """Run act in its own process group; on timeout kill the whole group (steps included)."""

@@ -37,7 +37,6 @@ from example_harness import (
     ACT_TIMEOUT_S,
     CHECKOUT_PARTS,
     ROOT,
-    RUNNER_VARIABLE,
     SARIF_SCHEMA,
     STANDINS,
     ActCommand,
@@ -46,9 +45,10 @@ from example_harness import (
     RunWorkflow,
     find_tool,
     parse_act_log,
-    run_bounded,
     user_repository,
 )
+
+from bed.act import RUNNER_VARIABLE, run_bounded
 
 
 @pytest.fixture(scope="session")

@@ -6,12 +6,10 @@ constants from here.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -43,8 +41,6 @@ THIRD_PARTY_STANDINS: dict[str, str] = {
     ),
 }
 ACT_TIMEOUT_S = 540
-# The outer CI's own runner variables must not reach the workflow act simulates.
-RUNNER_VARIABLE = re.compile(r"^(GITHUB_|RUNNER_|ACTIONS_|INPUT_|STATE_)")
 
 
 @dataclass(frozen=True)
@@ -234,29 +230,6 @@ def parse_act_log(
         records_dir=records_dir,
         artifacts_dir=artifacts_dir,
     )
-
-
-def run_bounded(
-    argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
-) -> tuple[int, str]:
-    """Run act in its own process group; on timeout kill the group (steps included)."""
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        return 124, f"{output}\nact killed after {timeout:.0f}s"
-    return process.returncode, output
 
 
 def find_tool(name: str) -> str:

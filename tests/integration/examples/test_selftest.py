@@ -22,12 +22,12 @@ from example_harness import (
     CHECKOUT_PARTS,
     EXAMPLES,
     ROOT,
-    RUNNER_VARIABLE,
     ExampleRun,
     RunWorkflow,
     commit_repository,
 )
 
+from bed.act import RUNNER_VARIABLE
 from bed.docker_engine import DockerEngine
 from bed.registry import Registry
 
