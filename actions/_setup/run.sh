@@ -4,6 +4,8 @@
 # Inputs arrive as environment variables only. The free-form `args` input is split by
 # Python's shlex (quotes honoured, nothing expanded or executed) into a bash array; no eval.
 set -uo pipefail
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 words="$(mktemp)"
 trap 'rm -f "$words"' EXIT
@@ -19,10 +21,4 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
 PY
 mapfile -d '' -t args <"$words"
 
-config=()
-[ -n "${INPUT_CONFIG:-}" ] && config=(--config "$INPUT_CONFIG")
-
-"$GPUSHIP" "${config[@]}" "$INPUT_COMMAND" "${args[@]}"
-status=$?
-[ -n "${GITHUB_OUTPUT:-}" ] && echo "exit-code=$status" >>"$GITHUB_OUTPUT"
-exit "$status"
+run_gpuship "$INPUT_COMMAND" "${args[@]}"

@@ -1,21 +1,15 @@
 #!/usr/bin/env bash
 # Run `gpuship audit` from action inputs (environment only; lists split without globbing).
 set -uo pipefail
-
-split() { # split "$1" on spaces, commas and newlines into the array named "$2"
-  IFS=$' \t\n,' read -r -d '' -a "$2" <<<"$1" || true
-}
+# shellcheck source=../_setup/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../_setup/common.sh"
 
 args=(audit --json-file "$INPUT_JSON_FILE")
-split "$INPUT_LABELS" labels
+labels=()
+split_words "$INPUT_LABELS" labels
 for label in "${labels[@]}"; do args+=(--label "$label"); done
-config=()
-[ -n "$INPUT_CONFIG" ] && config=(--config "$INPUT_CONFIG")
 
-"$GPUSHIP" "${config[@]}" "${args[@]}"
+run_gpuship "${args[@]}"
 status=$?
-if [ -n "${GITHUB_OUTPUT:-}" ]; then
-  echo "exit-code=$status" >>"$GITHUB_OUTPUT"
-  [ "$status" -eq 0 ] && echo "json-file=$INPUT_JSON_FILE" >>"$GITHUB_OUTPUT"
-fi
+[ "$status" -eq 0 ] && write_output "json-file=$INPUT_JSON_FILE"
 exit "$status"

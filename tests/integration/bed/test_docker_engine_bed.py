@@ -64,9 +64,13 @@ def test_cli_logs_in_and_pushes_to_basic_auth_registry(
     )
     config = json.loads((Path(env["DOCKER_CONFIG"]) / "config.json").read_text())
     assert registry_basic_auth.host in config["auths"]
-    pushed = subprocess.run(
-        ["docker", "push", reference], env=env, capture_output=True, text=True, check=True
-    )
+    try:
+        pushed = subprocess.run(
+            ["docker", "push", reference], env=env, capture_output=True, text=True, check=True
+        )
+    finally:
+        # The engine is shared by the session: leave no credentials for other tests.
+        subprocess.run(["docker", "logout", registry_basic_auth.host], env=env, check=True)
     assert "digest: sha256:" in pushed.stdout
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -154,14 +155,18 @@ def test_build_failure_is_annotated_on_the_dockerfile_line(
 
 
 def test_refused_push_is_an_error_with_no_digest(
-    sample_project: Callable[[str], SampleProject], registry_basic_auth: Any
+    sample_project: Callable[[str], SampleProject], registry_basic_auth: Any, tmp_path: Path
 ) -> None:
     project = sample_project("refused")
     assert project.gpuship("lock").code == 0
     cell = project.matrix()[0]
     target = f"{registry_basic_auth.host}/refused/app"
     cell = {**cell, "repository": target, "tags": [f"{target}:extra"]}
-    result = build(project, cell, "--format", "json")
+    # No credentials, whatever another test stored in the shared engine's client config.
+    result = project.gpuship(
+        "build", "--cell", json.dumps(cell), "--network", "none", "--no-image-checks",
+        "--format", "json", extra_env={"DOCKER_CONFIG": str(tmp_path)},
+    )  # fmt: skip
     assert result.code == 1, result.stderr
     report = json.loads(result.stdout)
     (finding,) = report["findings"]

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Run `gpuship rollback` from action inputs (environment only).
+set -uo pipefail
+# shellcheck source=../_setup/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../_setup/common.sh"
+
+args=(rollback "$INPUT_TAG" --record-file "$INPUT_RECORD_FILE"
+  --instructions-file "$INPUT_INSTRUCTIONS_FILE")
+[ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
+
+run_gpuship "${args[@]}"
