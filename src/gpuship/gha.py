@@ -40,9 +40,19 @@ def workflow_command(
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+# Credentials gpuship reads from the environment. GitHub masks `secrets.*` by itself, but a
+# password produced by an earlier step (`aws ecr get-login-password`) is not a secret to it.
+SECRET_VARIABLES = ("GPUSHIP_REGISTRY_PASSWORD", "GITHUB_TOKEN")
+
+
 def mask(value: str) -> str:
     """The command that makes the runner hide `value` in all later log lines."""
     return workflow_command("add-mask", value)
+
+
+def mask_commands(environ: Mapping[str, str]) -> list[str]:
+    """`add-mask` commands for every credential gpuship may read from `environ`."""
+    return [mask(environ[name]) for name in SECRET_VARIABLES if environ.get(name)]
 
 
 def format_output(name: str, value: str) -> str:

@@ -115,6 +115,10 @@ def main(
     environ = os.environ if environ is None else environ
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    if gha.in_github_actions(environ):
+        # On stderr, which the runner reads for commands too, so stdout stays pure JSON/SARIF.
+        for mask in gha.mask_commands(environ):
+            stderr.write(mask + "\n")
     try:
         return _run(argv, environ, stdout)
     except GpushipError as exc:

@@ -138,3 +138,12 @@ def test_global_flags_after_nested_subcommand(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(cli_main, "load_commands", lambda: [module])
     code, out, _ = run(["nest", "show", "--format", "json"])
     assert code == 0 and json.loads(out)["result"] == {"what": "show"}
+
+
+def test_credentials_are_masked_under_actions(probe: dict[str, str]) -> None:
+    env = {"GITHUB_ACTIONS": "true", "GPUSHIP_REGISTRY_PASSWORD": "s3cr%t,:x"}
+    _, out, err = run(["probe", "--format", "json", "--fail-on", "never"], env=env)
+    assert err.splitlines()[0] == "::add-mask::s3cr%25t,:x"
+    assert json.loads(out)["command"] == "probe"  # stdout stays parseable
+    _, _, local = run(["probe", "--format", "json"], env={"GPUSHIP_REGISTRY_PASSWORD": "x"})
+    assert "add-mask" not in local
