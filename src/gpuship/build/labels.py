@@ -20,16 +20,5 @@ OCI_TITLE = "org.opencontainers.image.title"
 OCI_SOURCE = "org.opencontainers.image.source"
 OCI_REVISION = "org.opencontainers.image.revision"
 OCI_CREATED = "org.opencontainers.image.created"
-OCI_VERSION = "org.opencontainers.image.version"
 OCI_BASE_NAME = "org.opencontainers.image.base.name"
 OCI_BASE_DIGEST = "org.opencontainers.image.base.digest"
-
-LABELS_BY_NAME = {
-    "cuda": LABEL_CUDA,
-    "min-driver": LABEL_MIN_DRIVER,
-    "arch-list": LABEL_ARCH_LIST,
-    "torch": LABEL_TORCH,
-    "role": LABEL_ROLE,
-    "config-digest": LABEL_CONFIG_DIGEST,
-    "cell": LABEL_CELL,
-}

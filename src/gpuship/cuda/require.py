@@ -169,19 +169,6 @@ def image_requirements(env: Mapping[str, str]) -> tuple[Requirement, ...]:
     return tuple(requirements)
 
 
-def required_cuda(env: Mapping[str, str]) -> str | None:
-    """The CUDA version an image states it needs: the first `cuda>=X` factor of
-    `NVIDIA_REQUIRE_CUDA`, or major.minor of a legacy `CUDA_VERSION`; None if neither."""
-    for requirement in image_requirements(env):
-        if requirement.variable not in (REQUIRE_PREFIX + "CUDA", LEGACY_VARIABLE):
-            continue
-        for term in requirement.expression.split(" "):
-            for factor in term.split(","):
-                if factor.startswith("cuda>="):
-                    return factor.removeprefix("cuda>=")
-    return None
-
-
 @dataclass(frozen=True)
 class _Factor:
     key: str

@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 Finding(
                     rule="docs-stale",
                     severity=Severity.ERROR,
-                    message=f"{path} is not what `gpuship docs` generates from action.yml/schema",
+                    message=f"{path} differs from what `gpuship docs` generates from the "
+                    "action.yml files, the rule catalog and the config schema",
                     location=Location(str(path)),
                     fix="run `gpuship docs` and commit the result",
                 )

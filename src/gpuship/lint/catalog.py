@@ -358,6 +358,20 @@ RULES: tuple[Rule, ...] = (
         "RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
     ),
     Rule(
+        id="GSL507",
+        name="nvidia-require-invalid",
+        category="cuda",
+        severity=E,
+        summary="An `NVIDIA_REQUIRE_*` variable holds an expression nvidia-container-cli rejects.",
+        rationale="On hosts where the NVIDIA runtime enforces requirements (legacy mode), every "
+        "container of the image fails to start with 'invalid expression'; where it does not "
+        "(CDI mode), the intended driver check silently never happens.",
+        fix="Write `key op version` factors: keys cuda, driver, arch, brand; operators "
+        "= == != < <= > >=; comma for AND, space for OR.",
+        bad_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"',
+        good_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 brand=tesla,driver>=535,driver<536"',
+    ),
+    Rule(
         id="GSL601",
         name="dependencies-after-source-copy",
         category="layer-order",

@@ -13,7 +13,6 @@ from gpuship.report import Report, Table
 NAME = "lint"
 HELP = "check Dockerfiles: pinning, weights, caches, toolchains, CUDA mismatches, security"
 
-DEFAULT_PATTERNS = ("**/Dockerfile*", "**/*.Dockerfile")
 # Directories never searched when discovering Dockerfiles.
 _SKIP_DIRS = frozenset(
     {

@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuship.errors import EXIT_FAILED, EXIT_OK
+
 
 class Severity(str, enum.Enum):
     """How serious a finding is; ordered note < warning < error."""
@@ -151,7 +153,7 @@ class Report:
     def exit_code(self, fail_on: Severity | None) -> int:
         """1 when the verdict failed or a finding is at or above `fail_on`, else 0."""
         if self.failed:
-            return 1
+            return EXIT_FAILED
         if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in self.findings):
-            return 1
-        return 0
+            return EXIT_FAILED
+        return EXIT_OK

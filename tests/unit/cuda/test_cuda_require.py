@@ -15,7 +15,6 @@ from gpuship.cuda.require import (
     go_parse_bool,
     image_requirements,
     legacy_cuda_requirement,
-    required_cuda,
     requirements_disabled,
     unsatisfied_message,
     validate_expression,
@@ -344,17 +343,3 @@ def test_no_requirements_is_satisfied() -> None:
     result = evaluate_requirements({"PATH": "/bin"}, HostFacts("470.82.01", "11.4"))
     assert result.satisfied
     assert result.requirements == ()
-
-
-@pytest.mark.parametrize(
-    ("env", "expected"),
-    [
-        ({"NVIDIA_REQUIRE_CUDA": REQUIRE_1263}, "12.6"),
-        ({"CUDA_VERSION": "11.8.0"}, "11.8"),
-        ({"NVIDIA_REQUIRE_CUDA": "brand=tesla,cuda>=12.1"}, "12.1"),
-        ({"NVIDIA_REQUIRE_ARCH": "arch>=8.0"}, None),
-        ({"NVIDIA_DISABLE_REQUIRE": "1", "NVIDIA_REQUIRE_CUDA": "cuda>=12.8"}, None),
-    ],
-)
-def test_required_cuda(env: dict[str, str], expected: str | None) -> None:
-    assert required_cuda(env) == expected

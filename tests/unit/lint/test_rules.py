@@ -176,6 +176,13 @@ BAD = [
         [(2, 53)],
     ),
     (
+        "GSL507",
+        "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"\n',
+        {},
+        [(2, 5)],
+    ),
+    (
         "GSL601",
         "FROM python:3.12\nCOPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt\n",
         {"requirements.txt": "numpy==1.26.4\n"},
@@ -339,6 +346,12 @@ GOOD = [
         {},
     ),
     ("GSL504", "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV NVIDIA_DISABLE_REQUIRE=false\n", {}),
+    (
+        "GSL507",
+        "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV NVIDIA_REQUIRE_CUDA="
+        '"cuda>=12.4 brand=tesla,driver>=535,driver<536 brand=GeForce,driver>=550"\n',
+        {},
+    ),
     (
         "GSL505",
         "FROM nvidia/cuda:12.6.3-base-ubuntu22.04\nENV NVIDIA_REQUIRE_CUDA=cuda>=12.6\n",

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuship.cuda.drivers import min_driver_for
-from gpuship.cuda.errors import InvalidVersion, UnknownVersion
-from gpuship.cuda.require import go_parse_bool
+from gpuship.cuda.errors import InvalidRequirement, InvalidVersion, UnknownVersion
+from gpuship.cuda.require import go_parse_bool, validate_expression
 from gpuship.cuda.torch import cuda_of_variant, torch_release
 from gpuship.cuda.version import Version
 from gpuship.lint.analysis import Analysis, Run
@@ -58,7 +58,7 @@ class TorchInstall:
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL501-506: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists."""
+    """GSL501-507: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists."""
     torches = list(_torch_installs(analysis))
     yield from _unpublished(torches)
     yield from _differs_from_base(analysis, torches)
@@ -269,6 +269,14 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
                         stage,
                         name,
                     )
+                if name.startswith("NVIDIA_REQUIRE_") and not name.startswith(
+                    "NVIDIA_REQUIRE_JETPACK"
+                ):
+                    try:
+                        validate_expression(value, name)
+                    except InvalidRequirement as error:
+                        yield at_instruction("GSL507", str(error), instruction, stage, name)
+                        continue
                 if name == "NVIDIA_REQUIRE_CUDA" and highest is not None:
                     stated = [Version.parse(v) for v in _REQUIRE_CUDA.findall(value)]
                     if stated and min(stated) < highest:
