@@ -4,7 +4,6 @@ nvidia/cuda requirement values, build-stage labels, and a real nvcc-built librar
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from bed import hosts
+from bed.nvcc import build_gpu_library
 from bed.oci import make_image, push
 from bed.registry import Registry
 from unit.verify.require_values import IMAGES
@@ -24,10 +24,6 @@ HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
 NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 # Hosts have no container runtime here; that check has its own tests (test_verify_cli).
 CONFIG = "verify:\n  require-gpu-runtime: false\n"
-KERNEL = (
-    "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n"
-    'extern "C" void run(float* x) { k<<<1, 1>>>(x); }\n'
-)
 
 
 def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -44,28 +40,8 @@ def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.Co
 @pytest.fixture(scope="module")
 def sm80_library(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """A shared library with SASS for sm_80 only, built by the real nvcc."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not installed")
-    work = tmp_path_factory.mktemp("nvcc")
-    (work / "k.cu").write_text(KERNEL)
-    subprocess.run(
-        [
-            nvcc,
-            "-shared",
-            "-Xcompiler",
-            "-fPIC",
-            "-gencode",
-            "arch=compute_80,code=sm_80",
-            "-o",
-            str(work / "libk.so"),
-            str(work / "k.cu"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return (work / "libk.so").read_bytes()
+    directory = tmp_path_factory.mktemp("nvcc")
+    return build_gpu_library(directory, ("arch=compute_80,code=sm_80",)).read_bytes()
 
 
 @pytest.fixture(scope="module")
