@@ -11,7 +11,6 @@ A key may be a rule id, a rule name, a category, or a hadolint DL code.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -40,7 +39,6 @@ CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     layers.check,
     security.check,
 )
-_LINE_REFERENCE = re.compile(r"\bline \d+")
 _PRAGMA = re.compile(
     r"^(?P<tool>gpuship|hadolint)\s+(?:(?P<scope>global|stage)\s+)?ignore\s*=\s*"
     r"(?P<keys>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)\s*(?:(?:--|#)\s*(?P<reason>.*))?$"
@@ -226,7 +224,6 @@ def lint_file(
                     file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column
                 ),
                 fix=hit.fix or rule.fix,
-                fingerprint=_fingerprint(hit.rule, file, hit.message),
             )
         )
     findings.sort(
@@ -240,12 +237,6 @@ def lint_file(
     summary["findings"] = len(findings)
     summary["suppressed"] = silenced
     return FileResult(tuple(findings), silenced, summary)
-
-
-def _fingerprint(rule: str, file: str, message: str) -> str:
-    """Stable across edits that only move lines: line numbers quoted in messages are dropped."""
-    stable = _LINE_REFERENCE.sub("line", message)
-    return hashlib.sha256(f"{rule}\0{file}\0{stable}".encode()).hexdigest()[:32]
 
 
 def _literal_sources(parsed: ParsedDockerfile) -> list[str]:

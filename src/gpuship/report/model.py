@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,8 @@ class Rule:
         return f"{DOCS_BASE}/rules/{self.id}.md"
 
 
+_LINE_REFERENCE = re.compile(r"\bline \d+")
+
 DOCS_BASE = "https://github.com/gpuship/gpuship/blob/main/docs"
 
 
@@ -94,11 +97,13 @@ class Finding:
     fingerprint: str | None = None
 
     def stable_fingerprint(self) -> str:
-        """A fingerprint that survives unrelated edits: rule, file and message, not line."""
+        """A fingerprint that survives edits that only move lines: rule, file and message,
+        with line numbers quoted in the message ("after COPY . (line 10)") left out."""
         if self.fingerprint:
             return self.fingerprint
         file = self.location.file if self.location else ""
-        digest = hashlib.sha256(f"{self.rule}\0{file}\0{self.message}".encode()).hexdigest()
+        message = _LINE_REFERENCE.sub("line", self.message)
+        digest = hashlib.sha256(f"{self.rule}\0{file}\0{message}".encode()).hexdigest()
         return digest[:32]
 
 

@@ -168,6 +168,10 @@ def test_fingerprint_ignores_line_moves() -> None:
     b = Finding("GS001", Severity.ERROR, "m", Location("Dockerfile", 9))
     c = Finding("GS001", Severity.ERROR, "other", Location("Dockerfile", 1))
     assert a.stable_fingerprint() == b.stable_fingerprint() != c.stable_fingerprint()
+    # A line number quoted in the message moves with the file too.
+    d = Finding("GS001", Severity.ERROR, "install after COPY . (line 10)", Location("F", 11))
+    e = Finding("GS001", Severity.ERROR, "install after COPY . (line 12)", Location("F", 13))
+    assert d.stable_fingerprint() == e.stable_fingerprint()
 
 
 def test_text_colour_only_when_asked() -> None:
