@@ -7,12 +7,13 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from verify_cli import NO_DOCKER, HostEnv, gpuship
 
 from bed import hosts
 from bed.docker_engine import DockerEngine
@@ -21,20 +22,7 @@ from gpuship.verify.audit import SCHEMA_PATH
 
 pytestmark = pytest.mark.integration
 
-HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
-NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 CDI_SPEC = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n  - name: all\n"
-
-
-def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpuship", *args],
-        env=dict(env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.mark.parametrize("name", ["t4-470", "a100-mig-550", "h200-580", "a100-t4-535"])

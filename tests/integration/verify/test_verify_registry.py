@@ -4,13 +4,12 @@ nvidia/cuda requirement values, build-stage labels, and a real nvcc-built librar
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from verify_cli import NO_DOCKER, HostEnv, gpuship
 
 from bed import hosts
 from bed.nvcc import build_gpu_library
@@ -20,21 +19,8 @@ from unit.verify.require_values import IMAGES
 
 pytestmark = pytest.mark.integration
 
-HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
-NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 # Hosts have no container runtime here; that check has its own tests (test_verify_cli).
 CONFIG = "verify:\n  require-gpu-runtime: false\n"
-
-
-def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpuship", *args],
-        env=dict(env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")
