@@ -145,11 +145,15 @@ class ResolvedImage:
     source: str
     reference: str
     manifest_digest: str
-    platform: str
     platforms: tuple[str, ...]
     config: ImageConfigDocument
     config_digest: str
     layers: tuple[BlobRef, ...]
+
+    @property
+    def platform(self) -> str:
+        """The platform the image's config states (`linux/arm64/v8`)."""
+        return str(Platform(self.config.os, self.config.architecture, self.config.variant))
 
 
 LayerScanner = Callable[[int, BlobRef, BinaryIO], LayerScan]

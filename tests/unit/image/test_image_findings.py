@@ -48,7 +48,6 @@ def _image(scans: list[LayerScan], env: dict[str, str], labels: dict[str, str]) 
         source="test",
         reference="test",
         manifest_digest="sha256:" + "e" * 64,
-        platform="linux/amd64",
         platforms=(),
         config=config,
         config_digest="sha256:" + "c" * 64,

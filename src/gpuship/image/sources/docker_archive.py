@@ -175,12 +175,10 @@ class DockerArchiveSource(ImageSource):
         for layer in entry.layers:
             name, member = self._member(layer)
             layers.append(BlobRef(digest_of_member(name), member.size, LAYER_MEDIA_TYPE, name))
-        actual = Platform(config.os, config.architecture, config.variant)
         return ResolvedImage(
             source=self.kind,
             reference=self._where,
             manifest_digest=config_digest,
-            platform=str(actual),
             platforms=(),
             config=config,
             config_digest=config_digest,

@@ -55,7 +55,6 @@ class RegistrySource(ImageSource):
             source=self.kind,
             reference=where,
             manifest_digest=digest,
-            platform=str(Platform(config.os, config.architecture, config.variant)),
             platforms=platforms,
             config=config,
             config_digest=config_digest,
