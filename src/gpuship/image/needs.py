@@ -26,10 +26,18 @@ class ImageNeeds:
     cuda_evidence: tuple[CudaEvidence, ...]
     # Per GPU library: a GPU is served only if every library has SASS or PTX for it.
     gpu_libraries: tuple[GpuLibrary, ...]
-    sass_archs: frozenset[str]  # `sm_XX` with SASS in at least one library
-    ptx_archs: frozenset[str]  # `compute_XX` with PTX in at least one library
     has_cuda_compat: bool
     deep: bool  # False: config only (env/labels); layer content was not read
+
+    @property
+    def sass_archs(self) -> frozenset[str]:
+        """`sm_XX` targets with SASS in at least one library."""
+        return frozenset(arch for library in self.gpu_libraries for arch in library.sass)
+
+    @property
+    def ptx_archs(self) -> frozenset[str]:
+        """`compute_XX` targets with PTX in at least one library."""
+        return frozenset(arch for library in self.gpu_libraries for arch in library.ptx)
 
 
 def read_image_needs(
@@ -41,33 +49,22 @@ def read_image_needs(
     deep: bool = True,
 ) -> ImageNeeds:
     """Read the image's needs; `deep=False` reads only the config (no layer data at all)."""
-    if not deep:
+    if deep:
+        analysis = inspect_image(
+            reference, platform=platform, insecure=insecure_registries, environ=environ
+        )
+        image = analysis.image
+        evidence = analysis.cuda_evidence
+        libraries = analysis.gpu_libraries
+        has_cuda_compat = analysis.has_cuda_compat
+    else:
         with open_source(reference, insecure=insecure_registries, environ=environ) as source:
             image = source.resolve(Platform.parse(platform))
-        env, labels = image.config.env, image.config.labels
-        evidence = env_cuda_evidence(env)
-        requirement = cuda_requirement(evidence, env, labels)
-        return ImageNeeds(
-            reference=image.reference,
-            manifest_digest=image.manifest_digest,
-            platform=image.platform,
-            env=env,
-            labels=labels,
-            effective_cuda=requirement.effective,
-            min_driver=requirement.min_driver,
-            cuda_evidence=evidence,
-            gpu_libraries=(),
-            sass_archs=frozenset(),
-            ptx_archs=frozenset(),
-            has_cuda_compat=False,
-            deep=False,
-        )
-    analysis = inspect_image(
-        reference, platform=platform, insecure=insecure_registries, environ=environ
-    )
-    image = analysis.image
+        evidence = env_cuda_evidence(image.config.env)
+        libraries = ()
+        has_cuda_compat = False
     env, labels = image.config.env, image.config.labels
-    requirement = cuda_requirement(analysis.cuda_evidence, env, labels)
+    requirement = cuda_requirement(evidence, env, labels)
     return ImageNeeds(
         reference=image.reference,
         manifest_digest=image.manifest_digest,
@@ -76,10 +73,8 @@ def read_image_needs(
         labels=labels,
         effective_cuda=requirement.effective,
         min_driver=requirement.min_driver,
-        cuda_evidence=analysis.cuda_evidence,
-        gpu_libraries=analysis.gpu_libraries,
-        sass_archs=frozenset(a for lib in analysis.gpu_libraries for a in lib.sass),
-        ptx_archs=frozenset(a for lib in analysis.gpu_libraries for a in lib.ptx),
-        has_cuda_compat=analysis.has_cuda_compat,
-        deep=True,
+        cuda_evidence=evidence,
+        gpu_libraries=libraries,
+        has_cuda_compat=has_cuda_compat,
+        deep=deep,
     )
