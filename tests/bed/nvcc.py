@@ -20,15 +20,22 @@ extern "C" void run_scale(float* data) { scale<<<1, 32>>>(data, 2.0f); }
 """
 
 
-def build_gpu_library(directory: Path, gencodes: tuple[str, ...]) -> Path:
-    """`directory/libscale.so` with one kernel compiled for each `-gencode` value."""
-    nvcc = NVCC if Path(NVCC).exists() else shutil.which("nvcc")
+def find_nvcc() -> str | None:
+    """The nvcc to build with, or None where the CUDA toolkit is absent."""
+    return NVCC if Path(NVCC).exists() else shutil.which("nvcc")
+
+
+def build_gpu_library(
+    directory: Path, gencodes: tuple[str, ...], source: str = KERNEL, name: str = "libscale.so"
+) -> Path:
+    """`directory/name`: `source` (default: one kernel) compiled for each `-gencode` value."""
+    nvcc = find_nvcc()
     if nvcc is None:
         pytest.skip("nvcc is not installed")
-    source = directory / "scale.cu"
-    source.write_text(KERNEL)
-    output = directory / "libscale.so"
-    command = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", str(output), str(source)]
+    source_file = directory / (Path(name).stem + ".cu")
+    source_file.write_text(source)
+    output = directory / name
+    command = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", str(output), str(source_file)]
     for gencode in gencodes:
         command += ["-gencode", gencode]
     subprocess.run(command, check=True, capture_output=True, timeout=300)

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from gpuship.cuda.errors import InvalidVersion
 from gpuship.cuda.knowledge import knowledge_base
 
-NO_KERNEL_IMAGE = "no kernel image is available for execution on the device"
+# What the CUDA runtime reports then (error string and name), so users can match their logs.
+NO_KERNEL_IMAGE = (
+    "no kernel image is available for execution on the device (cudaErrorNoKernelImageForDevice)"
+)
 
 _DOTTED = re.compile(r"([0-9]+)\.([0-9])")
 _COMPACT = re.compile(r"([0-9]+)([0-9])")

@@ -255,7 +255,10 @@ def _device_checks(gpus: Sequence[GpuReading], config: VerifyConfig) -> list[Che
         else:
             usable += 1
             checks.extend(_memory_checks(gpu, config, mig=False))
-    noun = "MIG devices or GPUs" if any(g.mig_enabled for g in gpus) else "GPUs"
+    if any(g.mig_enabled for g in gpus):
+        noun = "MIG device or GPU" if usable == 1 else "MIG devices or GPUs"
+    else:
+        noun = "GPU" if usable == 1 else "GPUs"
     if usable < config.gpus:
         checks.append(
             Check(
