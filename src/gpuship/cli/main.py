@@ -18,7 +18,7 @@ from typing import NoReturn, TextIO
 from gpuship import __version__, gha
 from gpuship.cli.commands import Command, load_commands
 from gpuship.cli.context import Context
-from gpuship.config.load import find_config_file, load_config, with_overrides
+from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.report.model import Severity
 from gpuship.report.render import FORMATS, emit
@@ -147,12 +147,16 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     if command is None:
         parser.print_help(stdout)
         return EXIT_USAGE
-    loaded = load_config(find_config_file(args.config, Path.cwd()), environ)
-    config = with_overrides(loaded.config, {"fail-on": args.fail_on})
-    report = command.run(args, Context(config=config, config_path=loaded.path, environ=environ))
+    ctx = Context(
+        config_path=find_config_file(args.config, Path.cwd()),
+        environ=environ,
+        fail_on_flag=args.fail_on,
+    )
+    ctx.validate_config()
+    report = command.run(args, ctx)
     fmt = args.format or ("github" if gha.in_github_actions(environ) else "text")
     emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
-    fail_on = None if config.fail_on == "never" else Severity(config.fail_on)
+    fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
     return report.exit_code(fail_on)
 
 

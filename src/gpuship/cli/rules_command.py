@@ -24,7 +24,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """The catalog as a table and as JSON; lint rules show the severity gpuship.yaml sets."""
     from gpuship.lint.engine import rule_policy
 
-    lint_policy = rule_policy(ctx.config.lint)
+    lint_policy = rule_policy(ctx.config.lint.settings())
     entries = [
         entry
         for entry in all_rules()

@@ -6,7 +6,6 @@ import argparse
 import json
 
 from gpuship.cli.context import Context
-from gpuship.config.model import GpushipConfig
 from gpuship.report import Report
 
 NAME = "schema"
@@ -19,6 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_schema() -> dict[str, object]:
     """The JSON Schema of the config file, with YAML (kebab-case) key names."""
+    from gpuship.config.model import GpushipConfig
+
     schema = GpushipConfig.model_json_schema(by_alias=True, mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "gpuship.yaml"

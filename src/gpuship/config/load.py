@@ -18,13 +18,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from gpuship.config.locate import env_key_path
 from gpuship.config.model import GpushipConfig
 from gpuship.errors import ConfigError
-
-DEFAULT_CONFIG_NAME = "gpuship.yaml"
-ENV_PREFIX = "GPUSHIP_"
-# `GPUSHIP_LINT__REQUIRE_DIGEST` -> lint.require-digest: `__` separates sections.
-ENV_NESTING = "__"
 
 ConfigPath = tuple[str | int, ...]
 
@@ -35,19 +31,6 @@ class LoadedConfig:
 
     config: GpushipConfig
     path: Path | None
-
-
-def find_config_file(explicit: str | None, cwd: Path) -> Path | None:
-    """The config file to read: `--config PATH` (must exist) or `./gpuship.yaml` if present."""
-    if explicit:
-        path = Path(explicit)
-        if not path.is_absolute():
-            path = cwd / path
-        if not path.is_file():
-            raise ConfigError(f"config file {explicit} not found")
-        return path
-    default = cwd / DEFAULT_CONFIG_NAME
-    return default if default.is_file() else None
 
 
 def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
@@ -125,11 +108,8 @@ def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> di
     """
     sources: dict[ConfigPath, str] = {}
     for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX):
-            continue
-        parts = name[len(ENV_PREFIX) :].lower().split(ENV_NESTING)
-        key_path: ConfigPath = tuple(part.replace("_", "-") for part in parts)
-        if not _is_field_path(GpushipConfig, key_path):
+        key_path = env_key_path(name)
+        if key_path is None or not _is_field_path(GpushipConfig, key_path):
             continue
         _set_path(data, key_path, _parse_env_value(environ[name]))
         sources[key_path] = f"environment {name}"

@@ -1,106 +1,174 @@
-"""Load `data/knowledge.yaml` into validated, frozen models (once per process).
+"""Load `data/knowledge.yaml` into validated, frozen dataclasses (once per process).
 
-The accessors in `drivers`, `gpus`, `toolkits` and `torch` read these models; nothing else in
+The accessors in `drivers`, `gpus`, `toolkits` and `torch` read these rows; nothing else in
 gpuship hard-codes a version number that belongs here (DESIGN.md).
+
+Why no pydantic here: the file is gpuship's own packaged data, not user input, and `gpuship lint`
+reaches it on its start-up path, where importing pydantic alone costs ~85 ms. A small builder
+driven by the dataclass type hints does the same strict checks: unknown and missing keys, exact
+types (no str/int/float coercion, a bool is not an int), `Literal` values, and the per-row domain
+checks in `__post_init__`. Errors name the place in the document, e.g. `toolkits[2].version`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
+import types
+import typing
+from dataclasses import dataclass, field
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeVar, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuship.cuda.errors import InvalidVersion
 from gpuship.cuda.version import Version
 from gpuship.errors import GpushipError
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 SCHEMA_VERSION = 1
 
-
-class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
 
-def _check_version(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            Version.parse(value)
-        except InvalidVersion as exc:
-            raise ValueError(str(exc)) from exc
-    return value
+class _Invalid(Exception):
+    """A problem at `where` (a dotted/indexed path in the document, "" for the whole of it)."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}" if where else problem)
+        self.where = where
+        self.problem = problem
 
 
-class ToolkitRow(_Row):
+def _check_versions(row: object, *names: str) -> None:
+    """Each named field, unless None, must parse as a `Version`."""
+    for name in names:
+        value = getattr(row, name)
+        if value is not None:
+            try:
+                Version.parse(value)
+            except InvalidVersion as exc:
+                raise _Invalid(name, str(exc)) from exc
+
+
+def _check_source(source: str) -> None:
+    """Every row says where its numbers come from (DESIGN.md), so `source` may not be empty."""
+    if not source:
+        raise _Invalid("source", "must not be empty")
+
+
+# Frozen: knowledge_base() hands the same cached objects to every caller. Keyword-only: several
+# rows declare a required `source` after a defaulted field, as the YAML rows list them.
+@dataclass(frozen=True, kw_only=True)
+class ToolkitRow:
     """One row of NVIDIA's Table 3: a toolkit release and its minimum Linux driver."""
 
     version: str
     label: str
     min_driver: str
     prerelease: bool = False
-    source: str = Field(min_length=1)
+    source: str
 
-    _versions = field_validator("version", "min_driver")(_check_version)
+    def __post_init__(self) -> None:
+        _check_versions(self, "version", "min_driver")
+        _check_source(self.source)
 
 
-class FamilyRow(_Row):
+@dataclass(frozen=True, kw_only=True)
+class FamilyRow:
     """Minor-version-compatibility floor of one CUDA major family (None: no MVC)."""
 
     major: int
     floor: str | None
     note: str = ""
-    source: str = Field(min_length=1)
+    source: str
 
-    _versions = field_validator("floor")(_check_version)
+    def __post_init__(self) -> None:
+        _check_versions(self, "floor")
+        _check_source(self.source)
 
 
-class Caveat(_Row):
+@dataclass(frozen=True, kw_only=True)
+class Caveat:
+    """A documented limit of minor-version compatibility (e.g. PTX JIT needs the newer driver)."""
+
     text: str
-    source: str = Field(min_length=1)
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
 
 
-class MinorCompat(_Row):
+@dataclass(frozen=True, kw_only=True)
+class MinorCompat:
+    """Minor-version compatibility: the floor per CUDA major family, and its caveats."""
+
     families: tuple[FamilyRow, ...]
     caveats: tuple[Caveat, ...]
 
 
-class ForwardCompat(_Row):
+@dataclass(frozen=True, kw_only=True)
+class ForwardCompat:
+    """The cuda-compat package: which GPU brands it supports and the error it gives elsewhere."""
+
     brands: tuple[str, ...]
     package_prefix: str
     unsupported_error: str
-    source: str = Field(min_length=1)
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
 
 
-class Brands(_Row):
+@dataclass(frozen=True, kw_only=True)
+class Brands:
+    """GPU brand names as NVML and nvidia-container-cli spell them."""
+
     names: tuple[str, ...]
-    source: str = Field(min_length=1)
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
 
 
-class GpuRow(_Row):
+@dataclass(frozen=True, kw_only=True)
+class GpuRow:
+    """A GPU model: the names NVML reports for it and its compute capability."""
+
     name: str
     patterns: tuple[str, ...]
     compute_capability: str
     segment: Literal["datacenter", "workstation", "consumer", "integrated"]
-    source: str = Field(min_length=1)
+    source: str
 
-    _versions = field_validator("compute_capability")(_check_version)
+    def __post_init__(self) -> None:
+        _check_versions(self, "compute_capability")
+        _check_source(self.source)
 
 
-class ArchRow(_Row):
+@dataclass(frozen=True, kw_only=True)
+class ArchRow:
     """An SM target and the CUDA releases whose nvcc can compile it."""
 
     sm: str
     added: str | None
     seen_in: str | None = None
     removed: str | None
-    source: str = Field(min_length=1)
+    source: str
 
-    _versions = field_validator("sm", "added", "seen_in", "removed")(_check_version)
+    def __post_init__(self) -> None:
+        _check_versions(self, "sm", "added", "seen_in", "removed")
+        _check_source(self.source)
 
 
-class ArchSupport(_Row):
+@dataclass(frozen=True, kw_only=True)
+class ArchSupport:
+    """Which SM targets each CUDA release's nvcc can compile, and how far the table reaches."""
+
     first_release: str
     covered_through: str
     covered_through_note: str
@@ -109,47 +177,75 @@ class ArchSupport(_Row):
     targets: tuple[ArchRow, ...]
 
 
-class BinaryCompatRule(_Row):
+@dataclass(frozen=True, kw_only=True)
+class BinaryCompatRule:
+    """Which GPUs SASS built for one target runs on (capabilities from `min` below `below`)."""
+
     code: str
     min: str
     below: str
-    except_: tuple[str, ...] = Field(default=(), alias="except")
+    # `except` is a Python keyword; the builder reads the YAML key named in metadata["key"].
+    except_: tuple[str, ...] = field(default=(), metadata={"key": "except"})
     also: tuple[str, ...] = ()
 
 
-class BinaryCompat(_Row):
-    source: str = Field(min_length=1)
+@dataclass(frozen=True, kw_only=True)
+class BinaryCompat:
+    """The SASS binary-compatibility rules."""
+
+    source: str
     rules: tuple[BinaryCompatRule, ...]
 
+    def __post_init__(self) -> None:
+        _check_source(self.source)
 
-class TorchVariantRow(_Row):
-    name: str = Field(pattern=r"^cu[0-9]{3,4}$")
+
+@dataclass(frozen=True, kw_only=True)
+class TorchVariantRow:
+    """One CUDA variant of a torch release (`cu126`): channel, arch list, CUDA runtime wheel."""
+
+    name: str
     channel: Literal["stable", "experimental"]
     arch_list: str | None
     cuda_runtime_wheel: str | None = None
     cuda_runtime_wheel_source: str | None = None
-    source: str = Field(min_length=1)
+    source: str
+
+    def __post_init__(self) -> None:
+        # fullmatch: `$` alone would also accept a trailing newline.
+        if not _VARIANT_NAME.fullmatch(self.name):
+            raise _Invalid("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
+        _check_source(self.source)
 
 
-class TorchReleaseRow(_Row):
+@dataclass(frozen=True, kw_only=True)
+class TorchReleaseRow:
+    """A torch release, its variants, and which variant PyPI's default wheel is."""
+
     version: str
-    source: str = Field(min_length=1)
+    source: str
     pypi_default: str | None
     pypi_default_source: str | None = None
     variants: tuple[TorchVariantRow, ...]
 
-    _versions = field_validator("version")(_check_version)
+    def __post_init__(self) -> None:
+        _check_versions(self, "version")
+        _check_source(self.source)
 
 
-class TorchData(_Row):
+@dataclass(frozen=True, kw_only=True)
+class TorchData:
+    """Torch releases and the download index URL pattern of their variants."""
+
     index_url_pattern: str
     releases: tuple[TorchReleaseRow, ...]
 
 
-class KnowledgeBase(_Row):
+@dataclass(frozen=True, kw_only=True)
+class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[1]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]
@@ -166,15 +262,103 @@ class KnowledgeBaseError(GpushipError):
     """The packaged data file is broken: a gpuship bug, not a user error."""
 
 
+# --- the builder: YAML mapping -> dataclasses, checked against the resolved type hints ---
+
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _at(where: str, key: object) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+def _describe(value: object) -> str:
+    """`float 12.4`: the type matters most (YAML reads 12.4 as a float, not a version string)."""
+    if value is None:
+        return "null"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, typing.Any]:
+    # `from __future__ import annotations` leaves strings in __annotations__; resolve them once.
+    return typing.get_type_hints(cls)
+
+
+def _build(cls: type[_D], data: object, where: str) -> _D:
+    """Build dataclass `cls` from a YAML mapping: no unknown keys, every required key present."""
+    if not isinstance(data, dict):
+        raise _Invalid(where, f"expected a mapping, got {_describe(data)}")
+    by_key = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in by_key:
+            raise _Invalid(where, f"unknown key {key!r}")
+    hints = _hints(cls)
+    values: dict[str, object] = {}
+    for key, spec in by_key.items():
+        if key in data:
+            values[spec.name] = _convert(hints[spec.name], data[key], _at(where, key))
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+            raise _Invalid(where, f"missing key {key!r}")
+    try:
+        return cls(**values)
+    except _Invalid as exc:  # a __post_init__ check names the field; prefix this row's path
+        raise _Invalid(_at(where, exc.where), exc.problem) from exc
+
+
+def _convert(hint: typing.Any, value: object, where: str) -> object:
+    """Check `value` against one type hint, converting lists to tuples and mappings to rows."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):  # only `X | None` occurs in the rows above
+        if value is None and type(None) in args:
+            return None
+        (inner,) = (a for a in args if a is not type(None))
+        return _convert(inner, value, where)
+    if origin is Literal:
+        # type() as well as ==: True == 1, but `schema_version: true` is not schema 1.
+        if not any(type(value) is type(a) and value == a for a in args):
+            allowed = ", ".join(repr(a) for a in args)
+            raise _Invalid(where, f"{_describe(value)} is not one of {allowed}")
+        return value
+    if origin is tuple:  # tuple[X, ...]
+        if not isinstance(value, list):
+            raise _Invalid(where, f"expected a list, got {_describe(value)}")
+        return tuple(_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict:  # dict[str, X]
+        if not isinstance(value, dict):
+            raise _Invalid(where, f"expected a mapping, got {_describe(value)}")
+        for key in value:
+            if not isinstance(key, str):
+                raise _Invalid(where, f"expected string keys, got {_describe(key)}")
+        return {key: _convert(args[1], item, _at(where, key)) for key, item in value.items()}
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _build(hint, value, where)
+    if hint in (str, int, bool):
+        # bool is a subclass of int, so test it by exact type; YAML gives 12.4 as a float, and
+        # turning that into "12.4" silently would hide a missing pair of quotes.
+        if type(value) is not hint:
+            raise _Invalid(where, f"expected {hint.__name__}, got {_describe(value)}")
+        return value
+    raise TypeError(f"knowledge base builder: unsupported type hint {hint!r}")  # a gpuship bug
+
+
 def parse_knowledge_base(text: str, origin: str = "knowledge.yaml") -> KnowledgeBase:
-    """Validate YAML text as a knowledge base (used by the loader and by data tests)."""
+    """Validate YAML text as a knowledge base (used by the loader and by data tests).
+
+    Raises KnowledgeBaseError, one line naming `origin` and the place in the document at fault.
+    """
     # The C loader (libyaml) is ~9x faster; verify's time-to-verdict budget is one second.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    prefix = f"{origin}: invalid CUDA knowledge base"
     try:
-        return KnowledgeBase.model_validate(yaml.load(text, Loader=loader))  # noqa: S506 (safe loaders only)
-    except (yaml.YAMLError, ValidationError) as exc:
-        first_line = str(exc).splitlines()[0]
-        raise KnowledgeBaseError(f"{origin}: invalid CUDA knowledge base: {first_line}") from exc
+        data = yaml.load(text, Loader=loader)  # noqa: S506 (safe loaders only)
+    except yaml.YAMLError as exc:
+        raise KnowledgeBaseError(f"{prefix}: {str(exc).splitlines()[0]}") from exc
+    try:
+        return _build(KnowledgeBase, data, "")
+    except _Invalid as exc:
+        raise KnowledgeBaseError(f"{prefix}: {exc}") from exc
 
 
 @functools.cache

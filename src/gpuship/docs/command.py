@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from gpuship.cli.context import Context
-from gpuship.docs.actions import (
-    ActionDoc,
-    discover_actions,
-    render_action_page,
-    render_inputs_table,
-    render_outputs_table,
-)
-from gpuship.docs.config_reference import render_config_reference
-from gpuship.docs.rule_pages import rule_pages
-from gpuship.errors import InputError
 from gpuship.report import Finding, Location, Report, Severity
 
 NAME = "docs"
 HELP = "generate the action, rule and gpuship.yaml reference (or --check it), or the --image-map"
-
-README_START = "<!-- gpuship:actions:start -->"
-README_END = "<!-- gpuship:actions:end -->"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
+    from gpuship.docs.pages import generated_pages
+
     if args.image_map:
         return _image_map(args, ctx)
     root = Path(args.root)
@@ -93,44 +81,3 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         headline=f"image map: {len(project.images)} images, {cells} cells",
         result={"image_map": document},
     )
-
-
-def generated_pages(root: Path) -> dict[Path, str]:
-    """Every generated file and the text it should have."""
-    actions = discover_actions(root)
-    pages = {
-        root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
-    }
-    index = ["# Action reference", "", "| action | description |", "|---|---|"]
-    index += [
-        f"| [`{doc.uses}`]({doc.slug}.md) | {' '.join(doc.metadata.description.split())} |"
-        for doc in actions
-    ]
-    pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
-    pages[root / "docs" / "config.md"] = render_config_reference()
-    pages.update(rule_pages(root / "docs" / "rules"))
-    readme = root / "README.md"
-    if readme.is_file():
-        pages[readme] = _readme_with_action_tables(readme, actions)
-    return pages
-
-
-def _readme_with_action_tables(readme: Path, actions: list[ActionDoc]) -> str:
-    text = readme.read_text(encoding="utf-8")
-    if README_START not in text or README_END not in text:
-        raise InputError(f"{readme}: missing the {README_START} ... {README_END} markers")
-    sections = []
-    for doc in actions:
-        sections += [
-            f"### `{doc.uses}`",
-            "",
-            " ".join(doc.metadata.description.split()),
-            "",
-            render_inputs_table(doc.metadata),
-            "",
-            render_outputs_table(doc.metadata),
-            "",
-        ]
-    body = "\n".join([README_START, "", *sections, README_END])
-    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.DOTALL)
-    return pattern.sub(lambda _: body, text, count=1)

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from gpuship.lint.config import LintConfig
 from gpuship.lint.context import BuildContext
 from gpuship.lint.packages import PythonInstall, python_install
+from gpuship.lint.settings import LintSettings
 from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
 from gpuship.lint.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.stages import Build, Stage, State, expand
@@ -96,7 +96,7 @@ class Analysis:
         parsed: ParsedDockerfile,
         build: Build,
         context: BuildContext,
-        config: LintConfig,
+        config: LintSettings,
     ) -> None:
         self.display = display
         self.parsed = parsed

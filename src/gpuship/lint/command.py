@@ -102,8 +102,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Lint every selected Dockerfile and return one report."""
     from gpuship.lint import catalog
     from gpuship.lint.engine import lint_file, rule_policy
+    from gpuship.lint.settings import LintSettings
 
-    config = ctx.config.lint
+    config = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
     policy = rule_policy(config)
     files: list[Path] = []
     # With only --image, no Dockerfile is searched for.

@@ -21,10 +21,10 @@ from typing import Any
 from gpuship.errors import InputError
 from gpuship.lint import catalog
 from gpuship.lint.analysis import Analysis
-from gpuship.lint.config import LintConfig
 from gpuship.lint.context import BuildContext, guess_context
 from gpuship.lint.rules import cache, cuda, layers, meta, pinning, security, toolchain, weights
 from gpuship.lint.rules.base import Hit
+from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.lint.stages import TargetNotFound, build_stages
 from gpuship.report import Finding, Location, Severity
@@ -104,7 +104,7 @@ def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
     )
 
 
-def rule_policy(config: LintConfig) -> dict[str, Severity | None]:
+def rule_policy(config: LintSettings) -> dict[str, Severity | None]:
     """Each rule's effective severity (None: disabled) under the config."""
     policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in catalog.RULES}
     if config.enable:
@@ -147,7 +147,7 @@ def lint_file(
     context_dir: Path | None,
     build_args: Mapping[str, str],
     target: str | None,
-    config: LintConfig,
+    config: LintSettings,
     policy: Mapping[str, Severity | None],
 ) -> FileResult:
     """Lint one Dockerfile. Unparseable content is a GSL001 finding, never an exception.

@@ -11,7 +11,6 @@ import pytest
 from bed.oci import make_image, push, write_docker_archive
 from bed.registry import Registry
 from gpuship.cli.context import Context
-from gpuship.config.model import GpushipConfig
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.errors import InputError
 from gpuship.image import rules
@@ -64,7 +63,7 @@ def test_shallow_needs_read_only_the_config(gpu_image: object, registry: Registr
 
 def test_lint_hook_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
     archive = write_docker_archive(tmp_path / "img.tar", gpu_image)  # type: ignore[arg-type]
-    ctx = Context(config=GpushipConfig(), config_path=None, environ=dict(os.environ))
+    ctx = Context(config_path=None, environ=dict(os.environ))
     findings, catalog, result = image_lint_findings(f"docker-archive:{archive}", ctx)
     fired = {finding.rule for finding in findings}
     assert rules.CUDA_CLAIM_WEAKER in fired  # io.gpuship.cuda=12.4 but torch needs 12.6

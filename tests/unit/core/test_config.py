@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.config.load import find_config_file, load_config, with_overrides
+from gpuship.config.load import load_config, with_overrides
+from gpuship.config.locate import find_config_file
 from gpuship.errors import ConfigError
 
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 from gpuship.cli.context import Context
-from gpuship.config.model import GpushipConfig
 from gpuship.docs import command as docs_command
 from gpuship.docs.actions import discover_actions
 
@@ -15,7 +14,7 @@ REPO = Path(__file__).parents[3]
 
 
 def run_docs(root: Path, check: bool) -> docs_command.Report:
-    ctx = Context(config=GpushipConfig(), config_path=None, environ={})
+    ctx = Context(config_path=None, environ={})
     args = argparse.Namespace(root=str(root), check=check, image_map=False, lock=None)
     return docs_command.run(args, ctx)
 

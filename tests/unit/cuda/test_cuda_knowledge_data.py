@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 import pytest
 import yaml
@@ -136,3 +141,152 @@ def test_loader_rejects_unknown_schema() -> None:
     data["schema_version"] = 2
     with pytest.raises(KnowledgeBaseError):
         parse_knowledge_base(yaml.safe_dump(data))
+
+
+# Each mutation of the real file, and the one-line problem the loader must report for it: the
+# path in the document, then what is wrong there.
+MUTATIONS: dict[str, tuple[Callable[[Any], None], str]] = {
+    "variant name pattern": (
+        lambda d: d["torch"]["releases"][3]["variants"][0].update(name="cu12x"),
+        "torch.releases[3].variants[0].name: 'cu12x' does not match ^cu[0-9]{3,4}$",
+    ),
+    "unknown key": (
+        lambda d: d["toolkits"][2].update(foo="bar"),
+        "toolkits[2]: unknown key 'foo'",
+    ),
+    "unknown top-level key": (
+        lambda d: d.update(extra=1),
+        "unknown key 'extra'",
+    ),
+    "missing key": (
+        lambda d: d["arch_support"].pop("targets"),
+        "arch_support: missing key 'targets'",
+    ),
+    "missing source": (
+        lambda d: d["toolkits"][0].pop("source"),
+        "toolkits[0]: missing key 'source'",
+    ),
+    "empty source": (
+        lambda d: d["brands"].update(source=""),
+        "brands.source: must not be empty",
+    ),
+    "unquoted version is a float": (
+        lambda d: d["toolkits"][2].update(version=12.4),
+        "toolkits[2].version: expected str, got float 12.4",
+    ),
+    "int where str is expected": (
+        lambda d: d["gpus"][0].update(name=100),
+        "gpus[0].name: expected str, got int 100",
+    ),
+    "bool is not an int": (
+        lambda d: d["minor_compat"]["families"][0].update(major=True),
+        "minor_compat.families[0].major: expected int, got bool True",
+    ),
+    "str is not an int": (
+        lambda d: d["minor_compat"]["families"][0].update(major="13"),
+        "minor_compat.families[0].major: expected int, got str '13'",
+    ),
+    "int is not a bool": (
+        lambda d: d["toolkits"][1].update(prerelease=1),
+        "toolkits[1].prerelease: expected bool, got int 1",
+    ),
+    "null where not optional": (
+        lambda d: d["toolkits"][1].update(label=None),
+        "toolkits[1].label: expected str, got null",
+    ),
+    "scalar where a list is expected": (
+        lambda d: d["binary_compat"]["rules"][0].update({"except": "5.3"}),
+        "binary_compat.rules[0].except: expected a list, got str '5.3'",
+    ),
+    "python field name is not the yaml key": (
+        lambda d: d["binary_compat"]["rules"][0].update(except_=["5.3"]),
+        "binary_compat.rules[0]: unknown key 'except_'",
+    ),
+    "list item type": (
+        lambda d: d["brands"]["names"].__setitem__(4, 5),
+        "brands.names[4]: expected str, got int 5",
+    ),
+    "list where a mapping is expected": (
+        lambda d: d.update(torch=[]),
+        "torch: expected a mapping, got list []",
+    ),
+    "sources value type": (
+        lambda d: d["sources"].update(table3=3),
+        "sources.table3: expected str, got int 3",
+    ),
+    "literal value": (
+        lambda d: d["gpus"][0].update(segment="server"),
+        "gpus[0].segment: str 'server' is not one of 'datacenter', 'workstation',",
+    ),
+    "schema version": (
+        lambda d: d.update(schema_version=2),
+        "schema_version: int 2 is not one of 1",
+    ),
+    "schema version true is not 1": (
+        lambda d: d.update(schema_version=True),
+        "schema_version: bool True is not one of 1",
+    ),
+    "bad version": (
+        lambda d: d["toolkits"][0].update(min_driver="latest"),
+        "toolkits[0].min_driver: invalid version 'latest'",
+    ),
+    "bad optional version": (
+        lambda d: d["arch_support"]["targets"][1].update(removed="soon"),
+        "arch_support.targets[1].removed: invalid version 'soon'",
+    ),
+    "bad compute capability": (
+        lambda d: d["gpus"][2].update(compute_capability="sm_70"),
+        "gpus[2].compute_capability: invalid version 'sm_70'",
+    ),
+    "bad torch version": (
+        lambda d: d["torch"]["releases"][0].update(version="2.x"),
+        "torch.releases[0].version: invalid version '2.x'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_loader_names_the_path_at_fault(case: str) -> None:
+    mutate, problem = MUTATIONS[case]
+    data = raw()  # a fresh load each call: mutating it touches no other test
+    mutate(data)
+    with pytest.raises(KnowledgeBaseError) as caught:
+        parse_knowledge_base(yaml.safe_dump(data), "kb.yaml")
+    message = str(caught.value)
+    assert message.startswith(f"kb.yaml: invalid CUDA knowledge base: {problem}"), message
+    assert "\n" not in message
+
+
+def test_loader_accepts_the_real_file_round_tripped() -> None:
+    assert parse_knowledge_base(yaml.safe_dump(raw())) == knowledge_base()
+
+
+def test_loader_reads_except_key() -> None:
+    rules = {r.code: r for r in knowledge_base().binary_compat.rules}
+    assert rules["5.0"].except_ == ("5.3",)
+    assert rules["5.3"].except_ == ()
+
+
+def test_loader_reports_yaml_syntax_errors_on_one_line() -> None:
+    with pytest.raises(KnowledgeBaseError) as caught:
+        parse_knowledge_base("toolkits: [1,\n  b: 2\n", "kb.yaml")
+    message = str(caught.value)
+    assert re.match(r"kb\.yaml: invalid CUDA knowledge base: \S", message), message
+    assert "\n" not in message
+
+
+def test_loader_rejects_an_empty_document() -> None:
+    with pytest.raises(KnowledgeBaseError, match="expected a mapping, got null"):
+        parse_knowledge_base("", "kb.yaml")
+
+
+def test_knowledge_base_does_not_import_pydantic() -> None:
+    # `gpuship lint` reaches the knowledge base at start-up; pydantic alone costs ~85 ms there.
+    code = (
+        "import sys; from gpuship.cuda.knowledge import knowledge_base; knowledge_base(); "
+        "print('pydantic' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False", result.stderr

@@ -32,15 +32,15 @@ def lint_text(
             path.write_text(content)
     path = root / "Dockerfile"
     path.write_text(dockerfile)
-    config = config or LintConfig()
+    settings = (config or LintConfig()).settings()
     result = lint_file(
         path,
         display="Dockerfile",
         context_dir=root,
         build_args=build_args or {},
         target=target,
-        config=config,
-        policy=rule_policy(config),
+        config=settings,
+        policy=rule_policy(settings),
     )
     return list(result.findings)
 

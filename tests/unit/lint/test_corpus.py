@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.lint.config import LintConfig
 from gpuship.lint.engine import lint_file, rule_policy
+from gpuship.lint.settings import LintSettings
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "Dockerfile").is_file())
@@ -22,7 +22,7 @@ CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "Dockerfile").is_file())
 
 def corpus_findings(case: Path) -> list[dict[str, object]]:
     """Lint one corpus case with the default config, as expected.json records it."""
-    config = LintConfig()
+    config = LintSettings()
     previous = Path.cwd()
     os.chdir(case)  # finding paths are relative to the working directory
     try:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conftest import Linter, positions
 from gpuship.lint.config import LintConfig
+from gpuship.lint.settings import LintSettings
 from gpuship.report import Severity
 
 
@@ -98,7 +99,7 @@ def test_unterminated_heredoc_is_a_finding(lint: Linter) -> None:
 def test_binary_and_non_utf8_files(tmp_path: Path) -> None:
     from gpuship.lint.engine import lint_file, rule_policy
 
-    config = LintConfig()
+    config = LintSettings()
     for name, data in (("bin", b"\x7fELF\x00\x00\x01"), ("latin", b"FROM a\nRUN echo \xe9\n")):
         path = tmp_path / name
         path.write_bytes(data)
@@ -146,7 +147,7 @@ def test_context_is_guessed_from_copy_sources(tmp_path: Path) -> None:
     dockerfile.write_text(
         "FROM python:3.12\nCOPY requirements.txt /r.txt\nRUN pip install --no-cache-dir -r /r.txt\n"
     )
-    config = LintConfig()
+    config = LintSettings()
     result = lint_file(
         dockerfile,
         display="docker/Dockerfile",

@@ -129,7 +129,7 @@ def _base_images(analysis: Analysis) -> Iterator[Hit]:
             )
 
 
-def _mutable(tag: str, mutable: list[str]) -> bool:
+def _mutable(tag: str, mutable: tuple[str, ...]) -> bool:
     lowered = tag.lower()
     return any(lowered == t or lowered.startswith(t + "-") for t in mutable)
 

@@ -1,0 +1,51 @@
+"""Where config can come from: the file and the `GPUSHIP_*` variables that name config keys.
+
+Kept apart from `load` (which validates with pydantic) so a command can learn that nothing
+overrides the defaults without paying for the validator: `gpuship lint` on a repository
+without `gpuship.yaml` starts in about half the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from gpuship.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "gpuship.yaml"
+ENV_PREFIX = "GPUSHIP_"
+# `GPUSHIP_LINT__REQUIRE_DIGEST` -> lint.require-digest: `__` separates sections.
+ENV_NESTING = "__"
+# The top-level keys of `GpushipConfig` (a test keeps them equal). A variable whose first part
+# is none of these is not config: `GPUSHIP_REGISTRY_USER`, the action's own `GPUSHIP_PYTHON`.
+TOP_LEVEL_KEYS = frozenset(
+    {"version", "fail-on", "registries", "verify", "images", "release", "inspect", "lint"}
+)
+
+
+def find_config_file(explicit: str | None, cwd: Path) -> Path | None:
+    """The config file to read: `--config PATH` (must exist) or `./gpuship.yaml` if present."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_file():
+            raise ConfigError(f"config file {explicit} not found")
+        return path
+    default = cwd / DEFAULT_CONFIG_NAME
+    return default if default.is_file() else None
+
+
+def env_key_path(name: str) -> tuple[str, ...] | None:
+    """`GPUSHIP_LINT__REQUIRE_DIGEST` -> ("lint", "require-digest"); None for other variables."""
+    if not name.startswith(ENV_PREFIX):
+        return None
+    parts = name[len(ENV_PREFIX) :].lower().split(ENV_NESTING)
+    return tuple(part.replace("_", "-") for part in parts)
+
+
+def has_config_input(path: Path | None, environ: Mapping[str, str]) -> bool:
+    """Whether a config file or a `GPUSHIP_*` variable may change any default."""
+    if path is not None:
+        return True
+    return any((key := env_key_path(name)) and key[0] in TOP_LEVEL_KEYS for name in environ)

@@ -1,0 +1,61 @@
+"""Every page `gpuship docs` generates, and the text each should have."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpuship.docs.actions import (
+    ActionDoc,
+    discover_actions,
+    render_action_page,
+    render_inputs_table,
+    render_outputs_table,
+)
+from gpuship.docs.config_reference import render_config_reference
+from gpuship.docs.rule_pages import rule_pages
+from gpuship.errors import InputError
+
+README_START = "<!-- gpuship:actions:start -->"
+README_END = "<!-- gpuship:actions:end -->"
+
+
+def generated_pages(root: Path) -> dict[Path, str]:
+    """Every generated file and the text it should have."""
+    actions = discover_actions(root)
+    pages = {
+        root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
+    }
+    index = ["# Action reference", "", "| action | description |", "|---|---|"]
+    index += [
+        f"| [`{doc.uses}`]({doc.slug}.md) | {' '.join(doc.metadata.description.split())} |"
+        for doc in actions
+    ]
+    pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
+    pages[root / "docs" / "config.md"] = render_config_reference()
+    pages.update(rule_pages(root / "docs" / "rules"))
+    readme = root / "README.md"
+    if readme.is_file():
+        pages[readme] = _readme_with_action_tables(readme, actions)
+    return pages
+
+
+def _readme_with_action_tables(readme: Path, actions: list[ActionDoc]) -> str:
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise InputError(f"{readme}: missing the {README_START} ... {README_END} markers")
+    sections = []
+    for doc in actions:
+        sections += [
+            f"### `{doc.uses}`",
+            "",
+            " ".join(doc.metadata.description.split()),
+            "",
+            render_inputs_table(doc.metadata),
+            "",
+            render_outputs_table(doc.metadata),
+            "",
+        ]
+    body = "\n".join([README_START, "", *sections, README_END])
+    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.DOTALL)
+    return pattern.sub(lambda _: body, text, count=1)
