@@ -104,8 +104,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.lint.engine import lint_file, rule_policy
     from gpuship.lint.settings import LintSettings
 
-    config = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
-    policy = rule_policy(config)
+    # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
+    settings = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
+    policy = rule_policy(settings)
     files: list[Path] = []
     # With only --image, no Dockerfile is searched for.
     for raw in args.paths or ([] if args.image else ["."]):
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             context_dir=context_dir,
             build_args=build_args,
             target=args.target,
-            config=config,
+            config=settings,
             policy=policy,
         )
         report.findings.extend(result.findings)
