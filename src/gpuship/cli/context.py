@@ -8,13 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuship.config.locate import has_config_input
+from gpuship.config.locate import DEFAULT_FAIL_ON, has_config_input
 
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
-
-# GpushipConfig.fail_on's default, for runs that never validate a config (a test keeps them equal).
-DEFAULT_FAIL_ON = "error"
 
 
 @dataclass(frozen=True)
@@ -46,7 +43,7 @@ class Context:
         if self.has_config_input:
             _ = self.config
 
-    @property
+    @functools.cached_property
     def has_config_input(self) -> bool:
         """Whether the file or a `GPUSHIP_*` variable may change any default."""
         return has_config_input(self.config_path, self.environ)

@@ -1,4 +1,5 @@
-"""Where config can come from: the file and the `GPUSHIP_*` variables that name config keys.
+"""Where config can come from (the file, `GPUSHIP_*` variables) and the facts about it that
+must be known without validating it: the top-level keys and the default `fail-on`.
 
 Kept apart from `load` (which validates with pydantic) so a command can learn that nothing
 overrides the defaults without paying for the validator: `gpuship lint` on a repository
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from gpuship.errors import ConfigError
 
@@ -21,6 +23,8 @@ ENV_NESTING = "__"
 TOP_LEVEL_KEYS = frozenset(
     {"version", "fail-on", "registries", "verify", "images", "release", "inspect", "lint"}
 )
+# `GpushipConfig.fail_on` takes its default from here, so runs that validate nothing agree.
+DEFAULT_FAIL_ON: Final = "error"
 
 
 def find_config_file(explicit: str | None, cwd: Path) -> Path | None:

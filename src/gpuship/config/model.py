@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from gpuship.build.config import ImageConfig
+from gpuship.config.locate import DEFAULT_FAIL_ON
 from gpuship.config.section import Section
 from gpuship.image.config import ImageStageConfig
 from gpuship.lint.config import LintConfig
@@ -30,7 +31,7 @@ class GpushipConfig(Section):
 
     version: Literal[1] = Field(default=1, description="Config file format version.")
     fail_on: Literal["error", "warning", "note", "never"] = Field(
-        default="error",
+        default=DEFAULT_FAIL_ON,
         description="Lowest finding severity that makes a command exit 1.",
     )
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)

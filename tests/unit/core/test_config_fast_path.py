@@ -3,6 +3,7 @@ any file or `GPUSHIP_*` config variable takes the validated path, before the com
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import subprocess
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpuship.cli import main as cli_main
-from gpuship.cli.context import DEFAULT_FAIL_ON, Context
-from gpuship.config.locate import TOP_LEVEL_KEYS, has_config_input
+from gpuship.cli.context import Context
+from gpuship.config.locate import DEFAULT_FAIL_ON, TOP_LEVEL_KEYS, has_config_input
 from gpuship.config.model import GpushipConfig
 from gpuship.lint.config import LintConfig
 from gpuship.lint.settings import LintSettings
@@ -31,6 +32,8 @@ def test_top_level_keys_are_the_models() -> None:
 def test_defaults_without_pydantic_are_the_models() -> None:
     assert GpushipConfig().fail_on == DEFAULT_FAIL_ON
     assert LintConfig().settings() == LintSettings()
+    # settings() maps every validated field; a field added to one side only would be lost.
+    assert set(LintConfig.model_fields) == {f.name for f in dataclasses.fields(LintSettings)}
 
 
 @pytest.mark.parametrize(
