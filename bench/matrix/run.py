@@ -24,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from gpuship.build.cells import plan_image
-from gpuship.build.targets import image_targets
+from gpuship.matrix.cells import plan_image
+from gpuship.matrix.targets import image_targets
 from gpuship.config.load import load_config
 from gpuship.cuda.drivers import known_cuda_releases
 from gpuship.cuda.errors import UnknownVersion

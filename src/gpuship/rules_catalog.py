@@ -19,15 +19,21 @@ class Stage:
 
     name: str
     title: str
-    module: str
+    modules: tuple[str, ...]
 
 
 STAGES = (
-    Stage("lint", "Dockerfile lint (`gpuship lint`)", "gpuship.lint.catalog"),
-    Stage("image", "Image inspection (`gpuship inspect`, `lint --image`)", "gpuship.image.rules"),
-    Stage("build", "Matrix, lock and build (`gpuship matrix|lock|build`)", "gpuship.build.rules"),
-    Stage("verify", "GPU host verification (`gpuship verify|fleet`)", "gpuship.verify.rules"),
-    Stage("release", "Release (`gpuship promote|rollback|prune`)", "gpuship.release.rules"),
+    Stage("lint", "Dockerfile lint (`gpuship lint`)", ("gpuship.lint.catalog",)),
+    Stage(
+        "image", "Image inspection (`gpuship inspect`, `lint --image`)", ("gpuship.image.rules",)
+    ),
+    Stage(
+        "build",
+        "Matrix, lock and build (`gpuship matrix|lock|build`)",
+        ("gpuship.matrix.rules", "gpuship.builder.rules"),
+    ),
+    Stage("verify", "GPU host verification (`gpuship verify|fleet`)", ("gpuship.verify.rules",)),
+    Stage("release", "Release (`gpuship promote|rollback|prune`)", ("gpuship.release.rules",)),
 )
 
 
@@ -43,7 +49,8 @@ def all_rules() -> list[CatalogEntry]:
     """Every rule of every stage, in catalog order."""
     entries: list[CatalogEntry] = []
     for stage in STAGES:
-        catalog: Mapping[str, Rule] | Iterable[Rule] = importlib.import_module(stage.module).RULES
-        rules = catalog.values() if isinstance(catalog, Mapping) else catalog
-        entries.extend(CatalogEntry(stage, rule) for rule in rules)
+        for module in stage.modules:
+            catalog: Mapping[str, Rule] | Iterable[Rule] = importlib.import_module(module).RULES
+            rules = catalog.values() if isinstance(catalog, Mapping) else catalog
+            entries.extend(CatalogEntry(stage, rule) for rule in rules)
     return entries

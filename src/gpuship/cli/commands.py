@@ -18,9 +18,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     # then reference tools.
     "gpuship.lint.command",
     "gpuship.image.command",
-    "gpuship.build.matrix_command",
-    "gpuship.build.lock_command",
-    "gpuship.build.build_command",
+    "gpuship.matrix.matrix_command",
+    "gpuship.matrix.lock_command",
+    "gpuship.builder.build_command",
     "gpuship.verify.audit_command",
     "gpuship.verify.command",
     "gpuship.verify.fleet_command",

@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpuship.build.config import ImageConfig
 from gpuship.config.locate import DEFAULT_FAIL_ON
 from gpuship.config.section import Section
 from gpuship.image.config import ImageStageConfig
 from gpuship.lint.config import LintConfig
+from gpuship.matrix.config import ImageConfig
 from gpuship.release.config import ReleaseConfig
 from gpuship.verify.config import VerifyConfig
 

@@ -68,8 +68,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 
 def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
-    from gpuship.build.project import load_project, plan_images
     from gpuship.docs.image_map import render_image_map
+    from gpuship.matrix.project import load_project, plan_images
 
     project = load_project(ctx, args.lock)
     plans = plan_images(project, project.images, ctx.environ)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuship.build.cells import ImagePlan
-from gpuship.build.config import ImageConfig
+from gpuship.matrix.cells import ImagePlan
+from gpuship.matrix.config import ImageConfig
 
 _ROLE_ORDER = ("training", "inference", "data-prep", "other")
 

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gpuship.build.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
 from gpuship.cuda.arch import (
     ArchTarget,
     ComputeCapability,
@@ -25,6 +24,7 @@ from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.version import Version
 from gpuship.image.analysis import CudaEvidence, GpuLibrary
+from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
 
 _REQUIRE_CUDA = re.compile(r"(?:^|[\s,])cuda>=(\d+(?:\.\d+)*)")
 

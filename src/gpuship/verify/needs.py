@@ -1,7 +1,7 @@
 """What an image needs from a GPU host, read from its config (env and labels) alone.
 
 Pure: the adapters in `image_config.py` fetch the config JSON, this module interprets it.
-The `io.gpuship.*` labels are the contract the build stage writes (gpuship.build.labels);
+The `io.gpuship.*` labels are the contract the build stage writes (gpuship.labels);
 without them the stock `nvidia/cuda` variables (`CUDA_VERSION`, `NVIDIA_REQUIRE_CUDA`,
 `NV_CUDA_COMPAT_PACKAGE`) are the fallback, and `--deep` adds the image stage's scan.
 """

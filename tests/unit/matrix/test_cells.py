@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from gpuship.build import labels as L
-from gpuship.build.cells import SourceFacts, base_references, plan_image
-from gpuship.build.config import ImageConfig
-from gpuship.build.needs import torch_arch_list
+from gpuship import labels as L
 from gpuship.cuda.arch import CoverageKind, kernel_coverage, parse_arch_list
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.toolkits import compilable_targets
 from gpuship.cuda.torch import torch_variant
 from gpuship.errors import ConfigError
+from gpuship.matrix.cells import SourceFacts, base_references, plan_image
+from gpuship.matrix.config import ImageConfig
+from gpuship.matrix.needs import torch_arch_list
 
 DIGEST = "sha256:" + "ab" * 32
 

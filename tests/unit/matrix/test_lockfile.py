@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.build.lockfile import lock_changes, read_lock, render_lock, write_lock
 from gpuship.errors import ConfigError
+from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_lock
 
 A = "sha256:" + "a" * 64
 B = "sha256:" + "b" * 64

@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuship.build import labels as L
-from gpuship.build.config import ImageConfig, axis_text
-from gpuship.build.expand import ExpansionError, expand
-from gpuship.build.needs import GpuNeeds, InvalidCell, gpu_needs
-from gpuship.build.template import Template, TemplateError, parse_template, resolve_values
+from gpuship import labels as L
 from gpuship.cuda.arch import ArchTarget
 from gpuship.errors import ConfigError, InputError
+from gpuship.matrix.config import ImageConfig, axis_text
+from gpuship.matrix.expand import ExpansionError, expand
+from gpuship.matrix.needs import GpuNeeds, InvalidCell, gpu_needs
+from gpuship.matrix.template import Template, TemplateError, parse_template, resolve_values
 from gpuship.registry.reference import parse_reference, parse_repository
 
 BASE_IMAGE_ARG = "BASE_IMAGE"

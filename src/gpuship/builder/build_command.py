@@ -64,8 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
-    from gpuship.build.cell_spec import cell_from_dict, parse_cell
-    from gpuship.build.run_build import BuildPlan, execute
+    from gpuship.builder.run_build import BuildPlan, execute
+    from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
 
     directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
     if args.cell:
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
     """The one cell of `--image` whose values match every `--set`."""
-    from gpuship.build.project import load_project, plan_images, select_images
+    from gpuship.matrix.project import load_project, plan_images, select_images
 
     wanted: dict[str, str] = {}
     for pair in args.set:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuship.build.expand import ExpansionError, expand
+from gpuship.matrix.expand import ExpansionError, expand
 
 
 def _values(axes, include=(), exclude=()):

@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuship.build.cells import ImagePlan, SourceFacts, plan_image
-from gpuship.build.config import ImageConfig
-from gpuship.build.lockfile import LOCK_FILE_NAME, read_lock
-from gpuship.build.targets import image_targets
 from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, UsageError
+from gpuship.matrix.cells import ImagePlan, SourceFacts, plan_image
+from gpuship.matrix.config import ImageConfig
+from gpuship.matrix.lockfile import LOCK_FILE_NAME, read_lock
+from gpuship.matrix.targets import image_targets
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuship.build import labels as L
-from gpuship.build import rules
-from gpuship.build.build_log import BuildFailure
-from gpuship.build.cell_spec import CellSpec
-from gpuship.build.engine import BuildFailed, BuildRequest, Progress
+from gpuship import labels as L
+from gpuship.builder import rules
+from gpuship.builder.build_log import BuildFailure
+from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
 from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, InputError
+from gpuship.matrix.cell_spec import CellSpec
 from gpuship.report import Finding, Location, Report, Severity, Table
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
@@ -85,7 +85,7 @@ class BuildPlan:
 
 def execute(plan: BuildPlan, ctx: Context, progress: Progress) -> Report:
     """Build and push with the chosen builder and return the Report."""
-    from gpuship.build.buildx import buildx_available
+    from gpuship.builder.buildx import buildx_available
 
     request = plan.request()
     use_buildx = plan.builder == "buildx" or (
@@ -129,7 +129,7 @@ class _Outcome:
 def _build_engine(
     plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
 ) -> _Outcome:
-    from gpuship.build.engine import build_image, engine_client, push_tags
+    from gpuship.builder.engine import build_image, engine_client, push_tags
 
     # The engine's builder reuses its own local layer cache. Its `cache_from` is not used:
     # given one, the classic builder looks only at that image's history, which holds no
@@ -166,7 +166,7 @@ def _build_engine(
 def _build_buildx(
     plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
 ) -> _Outcome:
-    from gpuship.build.buildx import PushRefusedByBuildx, build_with_buildx
+    from gpuship.builder.buildx import PushRefusedByBuildx, build_with_buildx
 
     cache_from = plan.cell.cache_from or f"type=registry,ref={plan.cell.cache_ref}"
     cache_to = plan.cell.cache_to or f"type=registry,ref={plan.cell.cache_ref},mode=max"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuship.build.build_log import BuildFailure, ClassicBuildLog
+from gpuship.builder.build_log import BuildFailure, ClassicBuildLog
 from gpuship.errors import DockerUnavailable, RegistryUnavailable
 
 Progress = Callable[[str], None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuship.build.build_log import ClassicBuildLog, buildkit_failure
+from gpuship.builder.build_log import ClassicBuildLog, buildkit_failure
 
 DOCKERFILE = """\
 ARG BASE_IMAGE

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from gpuship.build.buildx import buildx_available, buildx_command
-from gpuship.build.engine import BuildRequest
+from gpuship.builder.buildx import buildx_available, buildx_command
+from gpuship.builder.engine import BuildRequest
 
 
 def test_command_carries_the_cell(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ NAME = "matrix"
 HELP = "expand gpuship.yaml images into a validated build matrix (JSON for fromJSON)"
 
 if TYPE_CHECKING:
-    from gpuship.build.project import MatrixOverrides
+    from gpuship.matrix.project import MatrixOverrides
 
 # docs.github.com "Running variations of jobs": a matrix generates at most 256 jobs per run.
 GITHUB_MATRIX_LIMIT = 256
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
-    from gpuship.build import rules
-    from gpuship.build.project import apply_overrides, load_project, plan_images, select_images
+    from gpuship.matrix import rules
+    from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
 
     project = load_project(ctx, args.lock)
     images = apply_overrides(select_images(project, args.image), _overrides(args))
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 
 def _overrides(args: argparse.Namespace) -> MatrixOverrides:
-    from gpuship.build.project import MatrixOverrides
+    from gpuship.matrix.project import MatrixOverrides
 
     axes: dict[str, list[str]] = {}
     for item in args.axis:

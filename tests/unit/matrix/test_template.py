@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuship.build.template import TemplateError, parse_template, resolve_values
+from gpuship.matrix.template import TemplateError, parse_template, resolve_values
 
 
 @pytest.mark.parametrize(

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import yaml
 
-from gpuship.build.config import ImageConfig
 from gpuship.cuda.arch import ArchTarget, ComputeCapability, parse_arch_list
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.gpus import gpu_compute_capability
 from gpuship.errors import ConfigError
+from gpuship.matrix.config import ImageConfig
 
 
 def image_targets(image: ImageConfig, project_dir: Path) -> tuple[ArchTarget, ...]:

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpuship.build.build_log import buildkit_failure
-from gpuship.build.engine import BuildFailed, BuildRequest, Progress
+from gpuship.builder.build_log import buildkit_failure
+from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
 from gpuship.errors import DockerUnavailable
 
 # BuildKit's words for a push the registry turned down (vs a failed build step).

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from sample_bed import SampleProject, push_base
 
-from gpuship.build import labels as L
-from gpuship.build.lockfile import read_lock
+from gpuship import labels as L
 from gpuship.cuda.arch import parse_arch_list
 from gpuship.cuda.drivers import min_driver_for
+from gpuship.matrix.lockfile import read_lock
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageManifest, parse_manifest
 from gpuship.registry.reference import parse_reference

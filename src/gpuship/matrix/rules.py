@@ -1,4 +1,4 @@
-"""Catalog entries for the findings of the matrix, lock and build commands."""
+"""Catalog entries for the findings of the matrix and lock commands."""
 
 from __future__ import annotations
 
@@ -50,25 +50,6 @@ LOCK_STALE = Rule(
     fix="Run `gpuship lock` and commit gpuship.lock.",
 )
 
-BUILD_FAILED = Rule(
-    id="GSB301",
-    name="build-failed",
-    category="runtime",
-    severity=Severity.ERROR,
-    summary="The image builder stopped with an error at this Dockerfile instruction.",
-    fix="Read the builder's message; fix the instruction or the build context.",
-)
-
-PUSH_REFUSED = Rule(
-    id="GSB302",
-    name="push-refused",
-    category="release",
-    severity=Severity.ERROR,
-    summary="The registry refused a tag of the build; the tag set is incomplete.",
-    rationale="A candidate pushed under some tags but not others must not be promoted.",
-    fix="Check the credentials and permissions for the repository, then rebuild.",
-)
-
 RULES = {
     rule.id: rule
     for rule in (
@@ -76,7 +57,5 @@ RULES = {
         UNKNOWN_VERSION,
         MATRIX_TOO_LARGE,
         LOCK_STALE,
-        BUILD_FAILED,
-        PUSH_REFUSED,
     )
 }

@@ -23,11 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the bases through the registry API and write or check the lock file."""
-    from gpuship.build import rules
-    from gpuship.build.cells import base_references
-    from gpuship.build.lockfile import lock_changes, read_lock, render_lock, write_lock
-    from gpuship.build.project import load_project
-    from gpuship.build.targets import image_targets
+    from gpuship.matrix import rules
+    from gpuship.matrix.cells import base_references
+    from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_lock
+    from gpuship.matrix.project import load_project
+    from gpuship.matrix.targets import image_targets
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_reference
 

@@ -20,7 +20,7 @@ Example (see workflows-examples/sample-project/gpuship.yaml)::
         tags: ["cu{cuda|nodot}-py{python}"]
         targets: [sm_80, sm_90]
 
-Template syntax: `gpuship.build.template`. Only pydantic and the standard library are imported
+Template syntax: `gpuship.matrix.template`. Only pydantic and the standard library are imported
 here (config sections must not import stage code).
 """
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.build import labels as L
-from gpuship.build.cell_spec import cell_from_dict, parse_cell
-from gpuship.build.cells import plan_image
-from gpuship.build.config import ImageConfig
-from gpuship.build.run_build import BuildPlan
+from gpuship import labels as L
+from gpuship.builder.run_build import BuildPlan
 from gpuship.cli.main import main
 from gpuship.errors import InputError
+from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
+from gpuship.matrix.cells import plan_image
+from gpuship.matrix.config import ImageConfig
 
 COMMIT = "89abcdef" * 5
 

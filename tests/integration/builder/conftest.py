@@ -11,9 +11,9 @@ from sample_bed import PLACEHOLDER_REGISTRY, SAMPLE, SampleProject, push_base
 
 from bed.docker_engine import DockerEngine
 from bed.registry import Registry
-from gpuship.build.cells import base_references
-from gpuship.build.targets import image_targets
 from gpuship.config.load import load_config
+from gpuship.matrix.cells import base_references
+from gpuship.matrix.targets import image_targets
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""Build stage: build one matrix cell with buildx or the engine, push its tags, check it."""
