@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from gpuship import __version__, gha
-from gpuship.cli.commands import Command, load_commands
 from gpuship.cli.context import Context
+from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.report.model import Severity

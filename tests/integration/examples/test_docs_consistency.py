@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.cli.commands import load_commands
+from gpuship.cli.registry import load_commands
 from gpuship.rules_catalog import all_rules
 
 pytestmark = pytest.mark.integration

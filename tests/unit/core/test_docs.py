@@ -6,8 +6,8 @@ import argparse
 import shutil
 from pathlib import Path
 
+from gpuship.cli.commands import docs as docs_command
 from gpuship.cli.context import Context
-from gpuship.docs import command as docs_command
 from gpuship.docs.actions import discover_actions
 
 REPO = Path(__file__).parents[3]

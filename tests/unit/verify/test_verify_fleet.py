@@ -8,10 +8,10 @@ import pytest
 from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
+from gpuship.cli.commands.fleet import fleet_report
 from gpuship.errors import InputError
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.fleet import build_fleet, needs_from_matrix
-from gpuship.verify.fleet_command import fleet_report
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
 from gpuship.verify.verdict import Status
 
@@ -111,8 +111,8 @@ def test_empty_inputs_are_input_errors() -> None:
 
 
 def test_audit_directories_are_searched_recursively(tmp_path: Path) -> None:
+    from gpuship.cli.commands.fleet import audit_paths
     from gpuship.errors import InputError
-    from gpuship.verify.fleet_command import audit_paths
 
     (tmp_path / "audits" / "audit-a100").mkdir(parents=True)
     (tmp_path / "audits" / "audit-l4").mkdir()

@@ -1,0 +1,1 @@
+"""One module per `gpuship` command: its arguments and its call into a stage."""
