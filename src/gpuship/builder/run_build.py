@@ -8,21 +8,25 @@ was and was not pushed. Either way `failed` is set and no digest output is writt
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpuship import labels as L
 from gpuship.builder import rules
 from gpuship.builder.build_log import BuildFailure
 from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
-from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, InputError
 from gpuship.matrix.cell_spec import CellSpec
-from gpuship.report import Finding, Location, Report, Severity, Table
+from gpuship.report import Finding, Location, Report, Rule, Severity, Table
+
+# The image stage's checks on a pushed image (REPO@DIGEST, Dockerfile): findings, their rules,
+# and the image result; given by the command, so this stage needs no other stage's insides.
+ImageCheckResult = tuple[list[Finding], dict[str, Rule], dict[str, Any]]
+ImageCheck = Callable[[str, Path], ImageCheckResult]
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
 _OUTPUT_IN_MESSAGE = 10
@@ -83,14 +87,18 @@ class BuildPlan:
         )
 
 
-def execute(plan: BuildPlan, ctx: Context, progress: Progress) -> Report:
-    """Build and push with the chosen builder and return the Report."""
+def execute(
+    plan: BuildPlan,
+    environ: Mapping[str, str],
+    progress: Progress,
+    check_image: ImageCheck | None = None,
+) -> Report:
+    """Build and push with the chosen builder and return the Report; `check_image` runs on
+    the pushed image when the plan asks for image checks."""
     from gpuship.builder.buildx import buildx_available
 
     request = plan.request()
-    use_buildx = plan.builder == "buildx" or (
-        plan.builder == "auto" and buildx_available(ctx.environ)
-    )
+    use_buildx = plan.builder == "buildx" or (plan.builder == "auto" and buildx_available(environ))
     if not use_buildx and len(plan.cell.platforms) > 1:
         raise ConfigError(
             f"cell {plan.cell.id}: {len(plan.cell.platforms)} platforms need docker buildx, "
@@ -100,9 +108,9 @@ def execute(plan: BuildPlan, ctx: Context, progress: Progress) -> Report:
     report.result = {"cell": plan.cell.id, "builder": "buildx" if use_buildx else "engine"}
     try:
         if use_buildx:
-            outcome = _build_buildx(plan, request, ctx, progress)
+            outcome = _build_buildx(plan, request, environ, progress)
         else:
-            outcome = _build_engine(plan, request, ctx, progress)
+            outcome = _build_engine(plan, request, environ, progress)
     except BuildFailed as exc:
         _report_failure(report, exc.failure, request.dockerfile)
         return report
@@ -110,8 +118,10 @@ def execute(plan: BuildPlan, ctx: Context, progress: Progress) -> Report:
         _report_refusal(report, outcome)
         return report
     _report_success(report, plan, outcome)
-    if plan.push and plan.image_checks and outcome.digest:
-        _run_image_checks(report, f"{plan.cell.repository}@{outcome.digest}", request, ctx)
+    if plan.push and plan.image_checks and outcome.digest and check_image is not None:
+        _run_image_checks(
+            report, check_image(f"{plan.cell.repository}@{outcome.digest}", request.dockerfile)
+        )
     return report
 
 
@@ -127,14 +137,14 @@ class _Outcome:
 
 
 def _build_engine(
-    plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
+    plan: BuildPlan, request: BuildRequest, environ: Mapping[str, str], progress: Progress
 ) -> _Outcome:
     from gpuship.builder.engine import build_image, engine_client, push_tags
 
     # The engine's builder reuses its own local layer cache. Its `cache_from` is not used:
     # given one, the classic builder looks only at that image's history, which holds no
     # layers of earlier stages, so multi-stage dependency layers would be rebuilt.
-    client = engine_client(ctx.environ)
+    client = engine_client(environ)
     try:
         built = build_image(client, request, progress)
         digest: str | None = None
@@ -142,7 +152,7 @@ def _build_engine(
         refused = None
         not_pushed: tuple[str, ...] = ()
         if plan.push:
-            result = push_tags(client, request.tags, progress, ctx.environ)
+            result = push_tags(client, request.tags, progress, environ)
             result_tags = tuple(result.pushed)
             refused = result.refused
             not_pushed = tuple(t for t in request.tags if t not in result.pushed)
@@ -164,7 +174,7 @@ def _build_engine(
 
 
 def _build_buildx(
-    plan: BuildPlan, request: BuildRequest, ctx: Context, progress: Progress
+    plan: BuildPlan, request: BuildRequest, environ: Mapping[str, str], progress: Progress
 ) -> _Outcome:
     from gpuship.builder.buildx import PushRefusedByBuildx, build_with_buildx
 
@@ -177,7 +187,7 @@ def _build_buildx(
             cache_from,
             cache_to,
             plan.push,
-            ctx.environ,
+            environ,
             progress,
         )
     except PushRefusedByBuildx as exc:
@@ -275,13 +285,9 @@ def _report_success(report: Report, plan: BuildPlan, outcome: _Outcome) -> None:
     report.headline = f"built {image or outcome.image_id}{cached}"
 
 
-def _run_image_checks(report: Report, image: str, request: BuildRequest, ctx: Context) -> None:
-    """The image stage's checks on the pushed image, when that stage is installed."""
-    # Looked up at run time: the image stage is optional for a build.
-    if importlib.util.find_spec("gpuship.image.lint_hook") is None:
-        return
-    hook = importlib.import_module("gpuship.image.lint_hook")
-    findings, catalog, result = hook.image_lint_findings(image, ctx, dockerfile=request.dockerfile)
+def _run_image_checks(report: Report, checked: ImageCheckResult) -> None:
+    """Merge the image stage's checks of the pushed image into the build report."""
+    findings, catalog, result = checked
     for finding in findings:
         report.add(finding)
     report.rules.update(catalog)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +14,7 @@ from gpuship.config.locate import DEFAULT_FAIL_ON, has_config_input
 
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
+    from gpuship.registry.client import RegistryClient
 
 
 @dataclass(frozen=True)
@@ -54,3 +57,19 @@ class Context:
         if self.fail_on_flag is not None:
             return self.fail_on_flag
         return self.config.fail_on if self.has_config_input else DEFAULT_FAIL_ON
+
+    def registry_client(self) -> RegistryClient:
+        """A registry client honouring `registries.insecure` and this command's environment."""
+        from gpuship.registry.client import RegistryClient
+
+        return RegistryClient(insecure=self.config.registries.insecure, environ=self.environ)
+
+    def config_digest(self) -> str:
+        """sha256 of the config file used (of the effective config when there is no file):
+        release records name the policy they were made under."""
+        if self.config_path is not None and self.config_path.is_file():
+            data = self.config_path.read_bytes()
+        else:
+            dumped = self.config.model_dump(mode="json", by_alias=True)
+            data = json.dumps(dumped, sort_keys=True, separators=(",", ":")).encode()
+        return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -1,10 +1,10 @@
-"""Inspect an image and judge it: the entry point `inspect` and `lint --image` share."""
+"""Inspect an image and judge it: the entry point `inspect`, `lint --image` and `build` share."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gpuship.cli.context import Context
 from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis
 from gpuship.image.config import ImageStageConfig
@@ -27,15 +27,18 @@ def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
 
 def inspect_and_judge(
     reference: str,
-    ctx: Context,
+    settings: ImageStageConfig,
     *,
+    insecure: Sequence[str],
+    environ: Mapping[str, str],
     platform: str | None = None,
     dockerfile: Path | None = None,
-    config: ImageStageConfig | None = None,
     show_progress: bool = False,
 ) -> Judgement:
-    """Read `reference` without pulling it and judge it against the `inspect:` config."""
-    settings = config or ctx.config.inspect
+    """Read `reference` without pulling it and judge it against the `inspect:` settings.
+
+    `insecure` lists the registries reached over plain HTTP (`registries.insecure`).
+    """
     progress = LayerProgress() if show_progress else None
     try:
         analysis = inspect_image(
@@ -43,8 +46,8 @@ def inspect_and_judge(
             platform=platform or settings.platform,
             workers=settings.workers,
             scan_gpu_code=settings.scan_gpu_code,
-            insecure=ctx.config.registries.insecure,
-            environ=ctx.environ,
+            insecure=insecure,
+            environ=environ,
             progress=progress,
         )
     finally:

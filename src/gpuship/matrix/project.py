@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, UsageError
 from gpuship.matrix.cells import ImagePlan, SourceFacts, plan_image
 from gpuship.matrix.config import ImageConfig
@@ -30,14 +29,17 @@ class Project:
     lock_path: Path
 
 
-def load_project(ctx: Context, lock_path: str | None = None) -> Project:
-    """The project of this invocation; ConfigError when the config declares no images."""
-    directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
-    if not ctx.config.images:
-        where = ctx.config_path or "gpuship.yaml"
+def load_project(
+    config_path: Path | None, images: Sequence[ImageConfig], lock_path: str | None = None
+) -> Project:
+    """The project declared by `images:` of the config file at `config_path` (None: no file,
+    paths relative to the working directory); ConfigError when it declares no images."""
+    directory = config_path.parent if config_path else Path.cwd()
+    if not images:
+        where = config_path or "gpuship.yaml"
         raise ConfigError(f"{where}: no 'images:' declared; nothing to expand or build")
     lock = Path(lock_path) if lock_path else directory / LOCK_FILE_NAME
-    return Project(images=tuple(ctx.config.images), directory=directory, lock_path=lock)
+    return Project(images=tuple(images), directory=directory, lock_path=lock)
 
 
 def select_images(project: Project, names: Sequence[str]) -> list[ImageConfig]:

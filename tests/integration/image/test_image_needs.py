@@ -10,12 +10,12 @@ import pytest
 
 from bed.oci import make_image, push, write_docker_archive
 from bed.registry import Registry
-from gpuship.cli.context import Context
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.errors import InputError
 from gpuship.image import rules
-from gpuship.image.lint_hook import image_lint_findings
+from gpuship.image.config import ImageStageConfig
 from gpuship.image.needs import read_image_needs
+from gpuship.image.run import inspect_and_judge
 
 pytestmark = pytest.mark.integration
 
@@ -61,15 +61,16 @@ def test_shallow_needs_read_only_the_config(gpu_image: object, registry: Registr
     assert needs.gpu_libraries == ()
 
 
-def test_lint_hook_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
+def test_judgement_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
     archive = write_docker_archive(tmp_path / "img.tar", gpu_image)  # type: ignore[arg-type]
-    ctx = Context(config_path=None, environ=dict(os.environ))
-    findings, catalog, result = image_lint_findings(f"docker-archive:{archive}", ctx)
-    fired = {finding.rule for finding in findings}
+    judgement = inspect_and_judge(
+        f"docker-archive:{archive}", ImageStageConfig(), insecure=(), environ=dict(os.environ)
+    )
+    fired = {finding.rule for finding in judgement.findings}
     assert rules.CUDA_CLAIM_WEAKER in fired  # io.gpuship.cuda=12.4 but torch needs 12.6
     assert rules.WEIGHTS in fired
-    assert set(catalog) == fired
-    assert result["cuda"]["effective"] == "12.6"
+    assert set(judgement.rules) == fired
+    assert judgement.result["cuda"]["effective"] == "12.6"
 
 
 def test_archive_errors_are_clear(tmp_path: Path) -> None:

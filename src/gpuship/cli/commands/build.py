@@ -20,11 +20,14 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, UsageError
 from gpuship.report import Report
+
+if TYPE_CHECKING:
+    from gpuship.builder.run_build import ImageCheck, ImageCheckResult
 
 NAME = "build"
 HELP = "build one matrix cell with its labels and push its candidate tag"
@@ -87,7 +90,24 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         network=args.network,
         image_checks=args.image_checks,
     )
-    return execute(plan, ctx, _progress(cell.id))
+    return execute(plan, ctx.environ, _progress(cell.id), _image_check(ctx))
+
+
+def _image_check(ctx: Context) -> ImageCheck:
+    """The image stage's checks of a pushed image, as the `inspect:` config sets them."""
+    from gpuship.image.run import inspect_and_judge
+
+    def check(image: str, dockerfile: Path) -> ImageCheckResult:
+        judgement = inspect_and_judge(
+            image,
+            ctx.config.inspect,
+            insecure=ctx.config.registries.insecure,
+            environ=ctx.environ,
+            dockerfile=dockerfile,
+        )
+        return judgement.findings, judgement.rules, judgement.result
+
+    return check
 
 
 def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
@@ -100,7 +120,7 @@ def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {pair}: expected AXIS=VALUE")
         wanted[name.strip()] = value.strip()
-    project = load_project(ctx, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock)
     (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
     chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
     if len(chosen) == 1:

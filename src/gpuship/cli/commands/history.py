@@ -20,12 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the history index from the registry and list it."""
     from gpuship.registry.reference import parse_reference
-    from gpuship.release.commandkit import registry_client
     from gpuship.release.history import load_history
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
-    with registry_client(ctx) as client:
+    with ctx.registry_client() as client:
         records = load_history(client, repo, ctx.config.release.history_tag)
         current = client.head_manifest(reference) if reference.tag is not None else None
     if reference.tag is not None:

@@ -59,10 +59,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         settings = type(settings).model_validate({**settings.model_dump(), **overrides})
     judgement = inspect_and_judge(
         args.image,
-        ctx,
+        settings,
+        insecure=ctx.config.registries.insecure,
+        environ=ctx.environ,
         platform=args.platform,
         dockerfile=args.dockerfile,
-        config=settings,
         show_progress=True,
     )
     result = judgement.result

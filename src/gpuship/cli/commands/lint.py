@@ -166,12 +166,17 @@ def _lint_image(
     reference: str, args: argparse.Namespace, ctx: Context, files: list[Path], report: Report
 ) -> dict[str, object]:
     """Merge the image stage's findings for `reference`; map them to the Dockerfile if one."""
-    from gpuship.image.lint_hook import image_lint_findings
+    from gpuship.image.run import inspect_and_judge
 
     dockerfile = files[0] if len(files) == 1 else None
-    findings, rules, result = image_lint_findings(
-        reference, ctx, platform=args.platform, dockerfile=dockerfile
+    judgement = inspect_and_judge(
+        reference,
+        ctx.config.inspect,
+        insecure=ctx.config.registries.insecure,
+        environ=ctx.environ,
+        platform=args.platform,
+        dockerfile=dockerfile,
     )
-    report.findings.extend(findings)
-    report.rules.update(rules)
-    return result
+    report.findings.extend(judgement.findings)
+    report.rules.update(judgement.rules)
+    return judgement.result

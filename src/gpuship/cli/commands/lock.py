@@ -31,7 +31,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_reference
 
-    project = load_project(ctx, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock)
     references = sorted(
         {
             ref

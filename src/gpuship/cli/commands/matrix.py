@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.matrix import rules
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
 
-    project = load_project(ctx, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock)
     images = apply_overrides(select_images(project, args.image), _overrides(args))
     plans = plan_images(project, images, ctx.environ)
     invalid = [combo for plan in plans for combo in plan.invalid]

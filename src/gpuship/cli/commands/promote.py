@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -51,11 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Promote, store the release record in the target repository, report every tag."""
     from gpuship.registry.reference import parse_reference, parse_repository
-    from gpuship.release.commandkit import (
-        BlobProgress,
-        config_digest,
-        registry_client,
-    )
     from gpuship.release.policy import classify_tags
     from gpuship.release.promote import ReleaseRequest, release
     from gpuship.release.report import release_report
@@ -69,16 +65,40 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     target = parse_repository(args.to) if args.to else source.repository
     config = ctx.config.release
     tags = classify_tags(config.tags, args.tag, args.move)
-    progress = BlobProgress()
-    with registry_client(ctx) as client:
+    progress = CopyProgress()
+    with ctx.registry_client() as client:
         outcome = release(
             client,
             ReleaseRequest(source, target, tuple(tags)),
             config,
             environ=ctx.environ,
             now=datetime.now(timezone.utc),
-            config_digest=config_digest(ctx),
+            config_digest=ctx.config_digest(),
             progress=progress,
         )
     progress.finish()
     return release_report(NAME, outcome, args.record_file, args.instructions_file)
+
+
+class CopyProgress:
+    """Progress of blob copies on stderr: one updating line on a terminal, else a line per
+    blob when it completes (compact in CI logs)."""
+
+    def __init__(self, sizes: dict[str, int] | None = None) -> None:
+        self._done: dict[str, int] = {}
+        self._sizes = sizes or {}
+        self._tty = sys.stderr.isatty()
+
+    def __call__(self, digest: str, count: int) -> None:
+        self._done[digest] = self._done.get(digest, 0) + count
+        total = sum(self._done.values())
+        if self._tty:
+            sys.stderr.write(f"\rcopying {digest[:19]}: {total / 1e6:.1f} MB copied")
+            sys.stderr.flush()
+
+    def finish(self) -> None:
+        """End the progress display with one summary line."""
+        if self._done:
+            total = sum(self._done.values())
+            prefix = "\n" if self._tty else ""
+            sys.stderr.write(f"{prefix}copied {len(self._done)} blobs, {total / 1e6:.1f} MB\n")

@@ -25,14 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Plan (and with --apply, delete); lists what is kept and why."""
     from gpuship.registry.reference import parse_repository
-    from gpuship.release.commandkit import registry_client
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
     from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
 
     repo = parse_repository(args.repository)
     config = ctx.config.release
-    with registry_client(ctx) as client:
+    with ctx.registry_client() as client:
         plan = plan_prune(client, repo, config, datetime.now(timezone.utc))
         if args.apply and plan.to_delete:
             deleter: Deleter

@@ -38,7 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the rollback target from the registry-held history and move the tag there."""
     from gpuship.registry.reference import is_digest, parse_reference
-    from gpuship.release.commandkit import config_digest, registry_client
     from gpuship.release.history import find_release, load_history
     from gpuship.release.policy import classify_tags
     from gpuship.release.promote import ReleaseRequest, release
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     config = ctx.config.release
     tags = classify_tags(config.tags, [], [reference.tag])
     repo = reference.repository
-    with registry_client(ctx) as client:
+    with ctx.registry_client() as client:
         records = load_history(client, repo, config.history_tag)
         rollback_of: str | None = None
         if args.to and is_digest(args.to):
@@ -68,6 +67,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             config,
             environ=ctx.environ,
             now=datetime.now(timezone.utc),
-            config_digest=config_digest(ctx),
+            config_digest=ctx.config_digest(),
         )
     return release_report(NAME, outcome, args.record_file, args.instructions_file)

@@ -16,17 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`schema` takes no arguments of its own."""
 
 
-def config_schema() -> dict[str, object]:
-    """The JSON Schema of the config file, with YAML (kebab-case) key names."""
-    from gpuship.config.model import GpushipConfig
-
-    schema = GpushipConfig.model_json_schema(by_alias=True, mode="validation")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "gpuship.yaml"
-    return schema
-
-
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Return the schema as the report's result and document."""
+    from gpuship.config.schema import config_schema
+
     schema = config_schema()
     return Report(command=NAME, result=schema, document=json.dumps(schema, indent=2))
