@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.builder.build_log import BuildFailure, ClassicBuildLog
-from gpuship.errors import DockerUnavailable, RegistryUnavailable
+from gpuship.docker.engine import Engine, EngineRefused
+from gpuship.errors import RegistryUnavailable
 
 Progress = Callable[[str], None]
 # Push errors that mean "could not reach the registry" rather than "the registry said no".
@@ -68,24 +69,14 @@ class PushResult:
     refused: tuple[str, str] | None  # (tag, the registry's message)
 
 
-def engine_client(environ: Mapping[str, str]) -> Any:
-    """A docker SDK client for DOCKER_HOST (or the default socket); DockerUnavailable if down."""
-    import docker
-    from docker.errors import DockerException
-
-    try:
-        client = docker.DockerClient.from_env(environment=dict(environ), timeout=600)
-        client.ping()
-    except DockerException as exc:
-        where = environ.get("DOCKER_HOST", "the default Docker socket")
-        raise DockerUnavailable(f"cannot reach the Docker engine at {where}: {exc}") from None
-    return client
+def connect_engine(environ: Mapping[str, str]) -> Engine:
+    """The engine of DOCKER_HOST (or the default socket), with a timeout long enough for a
+    build step that prints nothing for minutes; DockerUnavailable when it does not answer."""
+    return Engine.connect(environ, timeout=600)
 
 
-def build_image(client: Any, request: BuildRequest, progress: Progress) -> EngineBuild:
+def build_image(engine: Engine, request: BuildRequest, progress: Progress) -> EngineBuild:
     """Build with the engine's builder; BuildFailed with the builder's error on failure."""
-    from docker.errors import APIError
-
     log = ClassicBuildLog()
     try:
         dockerfile = str(request.dockerfile.relative_to(request.context))
@@ -103,24 +94,23 @@ def build_image(client: Any, request: BuildRequest, progress: Progress) -> Engin
         "rm": True,
         "forcerm": True,
         "pull": False,
-        "decode": True,
     }
     try:
-        for event in client.api.build(**options):
+        for event in engine.build(**options):
             for line in log.feed(event):
                 progress(line)
-    except APIError as exc:
-        raise BuildFailed(BuildFailure(message=str(exc.explanation or exc))) from None
+    except EngineRefused as refused:
+        raise BuildFailed(BuildFailure(message=refused.message)) from None
     if log.error is not None or log.image_id is None:
         raise BuildFailed(log.failure(request.dockerfile))
     for tag in request.tags[1:]:
         repository, _, name = tag.rpartition(":")
-        client.api.tag(log.image_id, repository, name)
+        engine.tag(log.image_id, repository, name)
     return EngineBuild(log.image_id, tuple(log.steps), tuple(log.cached_steps))
 
 
 def push_tags(
-    client: Any, tags: Sequence[str], progress: Progress, environ: Mapping[str, str]
+    engine: Engine, tags: Sequence[str], progress: Progress, environ: Mapping[str, str]
 ) -> PushResult:
     """Push every tag in order; stop at the first the registry refuses.
 
@@ -134,8 +124,7 @@ def push_tags(
         repository, _, name = tag.rpartition(":")
         digest: str | None = None
         error: str | None = None
-        events = client.api.push(repository, tag=name, stream=True, decode=True, auth_config=auth)
-        for event in events:
+        for event in engine.push(repository, name, auth):
             detail = event.get("errorDetail")
             if event.get("error") or detail:
                 error = str((detail or {}).get("message") or event.get("error"))

@@ -139,20 +139,19 @@ class _Outcome:
 def _build_engine(
     plan: BuildPlan, request: BuildRequest, environ: Mapping[str, str], progress: Progress
 ) -> _Outcome:
-    from gpuship.builder.engine import build_image, engine_client, push_tags
+    from gpuship.builder.engine import build_image, connect_engine, push_tags
 
     # The engine's builder reuses its own local layer cache. Its `cache_from` is not used:
     # given one, the classic builder looks only at that image's history, which holds no
     # layers of earlier stages, so multi-stage dependency layers would be rebuilt.
-    client = engine_client(environ)
-    try:
-        built = build_image(client, request, progress)
+    with connect_engine(environ) as engine:
+        built = build_image(engine, request, progress)
         digest: str | None = None
         result_tags: tuple[str, ...] = ()
         refused = None
         not_pushed: tuple[str, ...] = ()
         if plan.push:
-            result = push_tags(client, request.tags, progress, environ)
+            result = push_tags(engine, request.tags, progress, environ)
             result_tags = tuple(result.pushed)
             refused = result.refused
             not_pushed = tuple(t for t in request.tags if t not in result.pushed)
@@ -169,8 +168,6 @@ def _build_engine(
             cached_steps=built.cached_steps,
             steps=built.steps,
         )
-    finally:
-        client.close()
 
 
 def _build_buildx(

@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuship.errors import DockerUnavailable
+
 DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
 # §7.3-7.4): moby registers the `--gpus` device driver only when the runtime hook is on PATH.
@@ -110,20 +112,15 @@ def read_container_side(
 
 def read_docker(environ: Mapping[str, str]) -> DockerReading:
     """`docker info` through the SDK; an unreachable engine is a reading, not an error."""
-    import docker
-    from docker.errors import DockerException
+    from gpuship.docker.engine import Engine, EngineRefused, engine_address
 
     try:
-        client = docker.from_env(environment=dict(environ), timeout=10)
-        try:
-            info: dict[str, Any] = client.info()
-        finally:
-            client.close()
-    except DockerException:
-        # The SDK's message is a nested urllib3 repr; say where it looked instead.
-        where = environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        with Engine.connect(environ, timeout=10) as engine:
+            info = engine.info()
+    except (DockerUnavailable, EngineRefused):
         return DockerReading(
-            reachable=False, error=f"cannot connect to the Docker engine at {where}"
+            reachable=False,
+            error=f"cannot connect to the Docker engine at {engine_address(environ)}",
         )
     return docker_reading_from_info(info)
 

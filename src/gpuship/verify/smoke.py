@@ -9,8 +9,9 @@ with /bin/sh, and uses Python (ctypes, then torch if installed) when the image h
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from gpuship.docker.engine import Container, Engine, EngineRefused, GpuRequest, ImageMissing
+from gpuship.errors import DockerUnavailable
 from gpuship.verify import rules
 from gpuship.verify.verdict import Check, Status
 
@@ -58,44 +59,35 @@ _SETUP_FIX = (
 
 def run_smoke(image: str, environ: Mapping[str, str], gpu_ids: tuple[str, ...] = ()) -> Check:
     """Run the probe in `image` with all (or the selected) GPUs requested like `--gpus`."""
-    import docker
-    from docker.errors import APIError, DockerException, ImageNotFound
-    from docker.types import DeviceRequest
+    try:
+        engine = Engine.connect(environ, timeout=SMOKE_TIMEOUT_S)
+    except DockerUnavailable as error:
+        return _fail(str(error), "start Docker")
+    with engine:
+        return _probe(engine, image.removeprefix("docker://"), GpuRequest(gpu_ids))
 
-    request = (
-        DeviceRequest(device_ids=list(gpu_ids), capabilities=[["gpu"]])
-        if gpu_ids
-        else DeviceRequest(count=-1, capabilities=[["gpu"]])
-    )
+
+def _probe(engine: Engine, image: str, gpus: GpuRequest) -> Check:
     try:
-        client = docker.from_env(environment=dict(environ), timeout=SMOKE_TIMEOUT_S)
-    except DockerException as error:
-        return _fail(f"Docker engine not reachable: {_line(str(error))}", "start Docker")
-    image = image.removeprefix("docker://")
-    try:
-        container = _create_probe(client, image, request)
-    except ImageNotFound:
+        container = _create_probe(engine, image, gpus)
+    except ImageMissing:
         # --smoke runs the image, so it needs it locally: pull like `docker run` would.
         try:
-            client.images.pull(image)
-            container = _create_probe(client, image, request)
-        except (APIError, ImageNotFound) as error:
-            client.close()
-            return _fail(f"image {image} cannot be pulled: {_explain(error)}", "check the image")
-    except APIError as error:
-        client.close()
-        return _fail(f"Docker refused the GPU request: {_explain(error)}", _SETUP_FIX)
+            engine.pull(image)
+            container = _create_probe(engine, image, gpus)
+        except EngineRefused as error:
+            return _fail(f"image {image} cannot be pulled: {error.message}", "check the image")
+    except EngineRefused as error:
+        return _fail(f"Docker refused the GPU request: {error.message}", _SETUP_FIX)
     try:
         try:
             container.start()
-        except APIError as error:
-            return _fail(f"the container did not start with GPUs: {_explain(error)}", _SETUP_FIX)
-        status = container.wait(timeout=SMOKE_TIMEOUT_S)
-        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace").strip()
+        except EngineRefused as error:
+            return _fail(f"the container did not start with GPUs: {error.message}", _SETUP_FIX)
+        code = container.wait(timeout=SMOKE_TIMEOUT_S)
+        output = container.logs().strip()
     finally:
-        container.remove(force=True)
-        client.close()
-    code = int(status.get("StatusCode", -1))
+        container.remove()
     lines = [line for line in output.splitlines() if line.strip()]
     tail = " | ".join(lines[-3:]) or "(no output)"
     if code == 0:
@@ -106,13 +98,12 @@ def run_smoke(image: str, environ: Mapping[str, str], gpu_ids: tuple[str, ...] =
     )
 
 
-def _create_probe(client: Any, image: str, request: Any) -> Any:
-    return client.containers.create(
+def _create_probe(engine: Engine, image: str, gpus: GpuRequest) -> Container:
+    return engine.create_container(
         image,
         entrypoint=["/bin/sh", "-c"],
         command=[PROBE_SCRIPT],
-        device_requests=[request],
-        network_mode="none",
+        gpus=gpus,
         environment={
             "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
             "GPUSHIPPYTHON_PROBE": PYTHON_PROBE,
@@ -122,12 +113,3 @@ def _create_probe(client: Any, image: str, request: Any) -> Any:
 
 def _fail(message: str, fix: str) -> Check:
     return Check(rules.SMOKE, Status.FAIL, "container", message, fix=fix)
-
-
-def _explain(error: Exception) -> str:
-    explanation = getattr(error, "explanation", None)
-    return _line(str(explanation or error))
-
-
-def _line(text: str) -> str:
-    return " ".join(text.split())[:300]

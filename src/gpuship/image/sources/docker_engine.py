@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
+from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
 from gpuship.errors import DockerUnavailable, InputError
 from gpuship.image.blobstream import GZIP_MAGIC, ZSTD_MAGIC
 from gpuship.image.layerscan import LayerScan
@@ -99,26 +100,17 @@ class DockerEngineSource(ImageSource):
     kind = "docker"
 
     def __init__(self, reference: str, environ: Mapping[str, str]) -> None:
-        import docker
-
         self._reference = reference
         self._where = f"docker://{reference}"
-        try:
-            self._client = docker.from_env(environment=dict(environ))
-            self._client.ping()
-        except docker.errors.DockerException as error:
-            raise DockerUnavailable(f"{self._where}: Docker engine unreachable: {error}") from None
+        self._engine = Engine.connect(environ)
 
     def _inspect(self) -> dict[str, Any]:
-        import docker
-
         try:
-            attrs: dict[str, Any] = self._client.api.inspect_image(self._reference)
-        except docker.errors.ImageNotFound:
+            return self._engine.inspect_image(self._reference)
+        except ImageMissing:
             raise InputError(f"{self._where}: no such image in the local engine") from None
-        except docker.errors.DockerException as error:
-            raise DockerUnavailable(f"{self._where}: {error}") from None
-        return attrs
+        except EngineRefused as error:
+            raise DockerUnavailable(f"{self._where}: {error.message}") from None
 
     def resolve(self, platform: Platform) -> ResolvedImage:
         """Config values the engine reports (env, labels, layers); no layer data read."""
@@ -147,14 +139,12 @@ class DockerEngineSource(ImageSource):
     def scan(
         self, platform: Platform, scanner: LayerScanner, workers: int
     ) -> tuple[ResolvedImage, list[LayerScan]]:
-        import docker
-
         self._inspect()
         documents: dict[str, bytes] = {}
         links: dict[str, str] = {}
         scans: dict[str, LayerScan] = {}
         try:
-            chunks = self._client.api.get_image(self._reference, chunk_size=_CHUNK)
+            chunks = self._engine.export_image(self._reference, _CHUNK)
             walker = TarWalker(io.BufferedReader(_ChunkStream(iter(chunks)), _CHUNK))
             for member in walker.members():
                 name = posixpath.normpath(member.name).lstrip("/")
@@ -173,8 +163,8 @@ class DockerEngineSource(ImageSource):
                 elif _looks_like_layer(head):
                     blob = BlobRef(digest_of_member(name), member.size, LAYER_MEDIA_TYPE, name)
                     scans[name] = scanner(len(scans), blob, _MemberStream(head, walker))  # type: ignore[arg-type]
-        except docker.errors.DockerException as error:
-            raise DockerUnavailable(f"{self._where}: export failed: {error}") from None
+        except EngineRefused as error:
+            raise DockerUnavailable(f"{self._where}: export failed: {error.message}") from None
         return self._assemble(documents, links, scans)
 
     def _follow(self, name: str, links: Mapping[str, str]) -> str:
@@ -231,4 +221,4 @@ class DockerEngineSource(ImageSource):
         return image, ordered
 
     def close(self) -> None:
-        self._client.close()
+        self._engine.close()

@@ -1,0 +1,1 @@
+"""Adapter: the Docker engine (see engine.py)."""

@@ -1,0 +1,1 @@
+"""Adapter: OCI registries over the distribution API (client.py), with auth and retries."""

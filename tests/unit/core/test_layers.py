@@ -1,0 +1,59 @@
+"""The import-linter contracts in pyproject.toml hold, and they can fail.
+
+The test command runs `lint-imports` on the tree; these tests run it on a copy of the
+package with one forbidden import added, so a contract that could never break is caught.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def run_contracts(src: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", str(ROOT / "pyproject.toml")],
+        cwd=src,
+        env={"PYTHONPATH": str(src), "PATH": str(LINT_IMPORTS.parent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def copy_with_import(tmp_path: Path, module: str, line: str) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "gpuship", src / "gpuship")
+    path = src / "gpuship" / module
+    path.write_text(path.read_text() + f"\n{line}\n")
+    return src
+
+
+def test_the_tree_keeps_every_contract() -> None:
+    result = run_contracts(ROOT / "src")
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("verify/verdict.py", "from gpuship.cli import context", "gpuship.verify.verdict"),
+        ("registry/client.py", "import gpuship.release.policy", "gpuship.registry.client"),
+        ("lint/engine.py", "import gpuship.image.findings", "gpuship.lint.engine"),
+        ("image/findings.py", "import docker", "gpuship.image.findings -> docker"),
+    ],
+)
+def test_a_forbidden_import_breaks_a_contract(
+    tmp_path: Path, module: str, line: str, broken: str
+) -> None:
+    result = run_contracts(copy_with_import(tmp_path, module, line))
+    assert result.returncode == 1
+    assert "BROKEN" in result.stdout
+    assert broken in result.stdout
