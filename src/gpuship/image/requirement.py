@@ -9,7 +9,6 @@ from the CUDA knowledge base (`gpuship.cuda`), never from numbers written here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,21 +19,12 @@ from gpuship.cuda.arch import (
     kernel_coverage,
     parse_arch_list,
 )
+from gpuship.cuda.declared import Claim, claimed_cuda, claims_enforced, cuda_claims
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.version import Version
 from gpuship.image.analysis import CudaEvidence, GpuLibrary
-from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
-
-_REQUIRE_CUDA = re.compile(r"(?:^|[\s,])cuda>=(\d+(?:\.\d+)*)")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """What the image says about itself: `source` is the env variable or label."""
-
-    source: str
-    value: str
+from gpuship.labels import LABEL_ARCH_LIST, LABEL_MIN_DRIVER
 
 
 @dataclass(frozen=True)
@@ -60,29 +50,6 @@ def _version(text: str) -> Version | None:
         return None
 
 
-def cuda_claims(env: Mapping[str, str], labels: Mapping[str, str]) -> tuple[Claim, ...]:
-    """The CUDA/driver statements an image makes (the implied CUDA_VERSION one only when
-    NVIDIA_REQUIRE_CUDA is absent, as nvidia-container-cli reads them)."""
-    claims = []
-    if "NVIDIA_REQUIRE_CUDA" in env:
-        claims.append(Claim("NVIDIA_REQUIRE_CUDA", env["NVIDIA_REQUIRE_CUDA"]))
-    elif "CUDA_VERSION" in env:
-        claims.append(Claim("CUDA_VERSION", env["CUDA_VERSION"]))
-    for label in (LABEL_CUDA, LABEL_MIN_DRIVER):
-        if label in labels:
-            claims.append(Claim(label, labels[label]))
-    return tuple(claims)
-
-
-def _claimed_cuda(claim: Claim) -> Version | None:
-    if claim.source == "NVIDIA_REQUIRE_CUDA":
-        found = [_version(match) for match in _REQUIRE_CUDA.findall(claim.value)]
-        versions = [version for version in found if version is not None]
-        return max(versions).major_minor() if versions else None
-    version = _version(claim.value.strip())
-    return version.major_minor() if version else None
-
-
 def cuda_requirement(
     evidence: Sequence[CudaEvidence], env: Mapping[str, str], labels: Mapping[str, str]
 ) -> CudaRequirement:
@@ -101,7 +68,7 @@ def cuda_requirement(
     except UnknownVersion as error:
         unknown = str(error)
     weak = []
-    if env.get("NVIDIA_DISABLE_REQUIRE", "").lower() not in ("1", "true", "t"):
+    if claims_enforced(env):
         for claim in claims:
             if claim.source == LABEL_MIN_DRIVER:
                 claimed_driver = _version(claim.value.strip())
@@ -118,7 +85,7 @@ def cuda_requirement(
                         )
                     )
                 continue
-            claimed = _claimed_cuda(claim)
+            claimed = claimed_cuda(claim)
             if claimed is not None and claimed < effective:
                 weak.append(
                     WeakClaim(

@@ -14,15 +14,10 @@ from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
+from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DRIVER
 from gpuship.verify.audit import HostAudit
 from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import (
-    LABEL_ARCH_LIST,
-    LABEL_CUDA,
-    LABEL_MIN_DRIVER,
-    ImageGpuNeeds,
-    needs_from_env_and_labels,
-)
+from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
 from gpuship.verify.verdict import Status, Verdict, judge
 
 
@@ -152,7 +147,7 @@ def needs_from_matrix(matrix: Mapping[str, Any], where: str) -> list[ImageGpuNee
         if arch:
             labels[LABEL_ARCH_LIST] = ";".join(arch) if isinstance(arch, list) else str(arch)
         name = (
-            labels.get("io.gpuship.cell")
+            labels.get(LABEL_CELL)
             or cell.get("id")
             or cell.get("cell")
             or f"{cell.get('image', 'cell')}#{position}"

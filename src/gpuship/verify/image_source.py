@@ -8,13 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gpuship.verify.needs import (
-    LABEL_ARCH_LIST,
-    LABEL_CUDA,
-    ImageGpuNeeds,
-    needs_from_env_and_labels,
-    with_scan,
-)
+from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
+from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
 
 
 def read_gpu_needs(

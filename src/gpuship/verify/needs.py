@@ -8,22 +8,16 @@ without them the stock `nvidia/cuda` variables (`CUDA_VERSION`, `NVIDIA_REQUIRE_
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuship.cuda.arch import ArchTarget, parse_arch_list
+from gpuship.cuda.declared import declared_cuda
 from gpuship.cuda.drivers import compat_cuda_from_package
 from gpuship.cuda.errors import InvalidVersion
 from gpuship.errors import InputError
-
-LABEL_CUDA = "io.gpuship.cuda"
-LABEL_MIN_DRIVER = "io.gpuship.min-driver"
-LABEL_ARCH_LIST = "io.gpuship.arch-list"
-
-# `cuda>=12.4` as the first factor of NVIDIA_REQUIRE_CUDA: what stock images state they need.
-_REQUIRE_CUDA_FLOOR = re.compile(r"^cuda>=(\d+(?:\.\d+)*)$")
+from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
 
 
 @dataclass(frozen=True)
@@ -92,8 +86,9 @@ def needs_from_config(reference: str, config: Mapping[str, Any]) -> ImageGpuNeed
 def needs_from_env_and_labels(
     reference: str, env: Mapping[str, str], labels: Mapping[str, str]
 ) -> ImageGpuNeeds:
-    """Interpret labels first (the build stage's statement), then stock nvidia/cuda variables."""
-    cuda, cuda_source = _effective_cuda(env, labels)
+    """Interpret labels first (the build stage's statement), then stock nvidia/cuda variables
+    (`cuda.declared` decides which CUDA the image declares)."""
+    cuda, cuda_source = declared_cuda(env, labels)
     arch_targets, arch_source = _arch_targets(reference, labels)
     compat_cuda, compat_source = _compat_cuda(env)
     return ImageGpuNeeds(
@@ -108,21 +103,6 @@ def needs_from_env_and_labels(
         compat_cuda=compat_cuda,
         compat_source=compat_source,
     )
-
-
-def _effective_cuda(
-    env: Mapping[str, str], labels: Mapping[str, str]
-) -> tuple[str | None, str | None]:
-    if labels.get(LABEL_CUDA):
-        return labels[LABEL_CUDA], f"label {LABEL_CUDA}"
-    if env.get("CUDA_VERSION"):
-        return env["CUDA_VERSION"], "env CUDA_VERSION"
-    first = env.get("NVIDIA_REQUIRE_CUDA", "").split(" ", 1)[0]
-    for factor in first.split(","):
-        match = _REQUIRE_CUDA_FLOOR.match(factor)
-        if match:
-            return match.group(1), "env NVIDIA_REQUIRE_CUDA"
-    return None, None
 
 
 def _arch_targets(
