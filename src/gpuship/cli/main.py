@@ -19,7 +19,7 @@ from gpuship import __version__, gha
 from gpuship.cli.context import Context
 from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
-from gpuship.errors import EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.report.model import Severity
 from gpuship.report.render import FORMATS, emit
 
@@ -154,10 +154,14 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     )
     ctx.validate_config()
     report = command.run(args, ctx)
+    fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
+    exit_code = report.exit_code(fail_on)
+    # What every rendering says (JSON `failed`, the `failed` step output, the summary's
+    # verdict) is what the exit code says: findings at --fail-on fail the run too.
+    report.failed = exit_code != EXIT_OK
     fmt = args.format or ("github" if gha.in_github_actions(environ) else "text")
     emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
-    fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
-    return report.exit_code(fail_on)
+    return exit_code
 
 
 def entry_point() -> None:

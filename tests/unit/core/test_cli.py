@@ -103,6 +103,26 @@ def test_json_format_after_command(probe: dict[str, str]) -> None:
     assert document["result"] == {"fail_on": "never"}
 
 
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["--severity", "error"], 1),
+        (["--severity", "error", "--fail-on", "never"], 0),
+        (["--severity", "warning"], 0),
+        (["--severity", "warning", "--fail-on", "warning"], 1),
+    ],
+)
+def test_json_failed_and_step_output_agree_with_the_exit_code(
+    probe: dict[str, str], tmp_path: Path, argv: list[str], code: int
+) -> None:
+    outputs = tmp_path / "outputs"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs)}
+    exit_code, out, _ = run(["probe", *argv, "--format", "json"], env=env)
+    assert exit_code == code
+    assert json.loads(out)["failed"] is (code == 1)
+    assert f"failed={'true' if code else 'false'}" in outputs.read_text()
+
+
 def test_environment_error_exit_3_and_annotation(probe: dict[str, str]) -> None:
     probe["behaviour"] = "docker-down"
     code, out, err = run(["probe"], env={"GITHUB_ACTIONS": "true"})
