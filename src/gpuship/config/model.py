@@ -12,6 +12,7 @@ from gpuship.image.config import ImageStageConfig
 from gpuship.lint.config import LintConfig
 from gpuship.matrix.config import ImageConfig
 from gpuship.release.config import ReleaseConfig
+from gpuship.route.config import RouteConfig
 from gpuship.verify.config import VerifyConfig
 
 
@@ -36,6 +37,7 @@ class GpushipConfig(Section):
     )
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
+    route: RouteConfig = Field(default_factory=RouteConfig)
     images: list[ImageConfig] = Field(default_factory=list)
     release: ReleaseConfig = Field(default_factory=ReleaseConfig)
     # Named after the command: `image:` beside `images:` would hide a typo in either.

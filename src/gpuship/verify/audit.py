@@ -23,7 +23,10 @@ from gpuship.errors import InputError
 from gpuship.nvml.readings import NvmlReadings
 from gpuship.verify.container import ContainerReadings, SystemReading
 
-AUDIT_SCHEMA_VERSION = 1
+AUDIT_SCHEMA_VERSION = 2
+# Version 1 lacks the CDI fields of version 2 (spec driver versions, refresh units); they read
+# as unknown, so audits published by older runners stay usable.
+READABLE_SCHEMA_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
 
 
@@ -49,7 +52,7 @@ class HostAudit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     tool_version: str = __version__
     taken_at: str = Field(description="UTC time of the reading, ISO 8601.")
     runner: RunnerIdentity
@@ -97,14 +100,21 @@ def load_audit(path: Path) -> HostAudit:
         raise InputError(f"{path}: not JSON: {error}") from None
     if isinstance(data, dict) and data.get("tool") == "gpuship" and "result" in data:
         data = data["result"]
-    if isinstance(data, dict) and data.get("schema_version") not in (None, AUDIT_SCHEMA_VERSION):
+    return audit_from_document(data, str(path))
+
+
+def audit_from_document(data: object, where: str) -> HostAudit:
+    """Validate an audit document read from `where` (a file, an inventory entry)."""
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(data, dict) and version not in (None, *READABLE_SCHEMA_VERSIONS):
         raise InputError(
-            f"{path}: audit schema_version {data.get('schema_version')!r} is not supported "
-            f"(this gpuship reads {AUDIT_SCHEMA_VERSION}); re-run 'gpuship audit' with this version"
+            f"{where}: audit schema_version {version!r} is not supported "
+            f"(this gpuship reads {', '.join(map(str, READABLE_SCHEMA_VERSIONS))}); "
+            "re-run 'gpuship audit' with this version"
         )
     try:
         return HostAudit.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(document)"
-        raise InputError(f"{path}: not a gpuship audit: {where}: {first['msg']}") from None
+        at = ".".join(str(part) for part in first["loc"]) or "(document)"
+        raise InputError(f"{where}: not a gpuship audit: {at}: {first['msg']}") from None

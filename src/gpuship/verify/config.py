@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from gpuship.config.section import Section
+from gpuship.verify.container import DEFAULT_UNIT_DIRS
 
 
 class VerifyConfig(Section):
@@ -44,4 +45,8 @@ class VerifyConfig(Section):
     cdi_spec_dirs: list[str] = Field(
         default_factory=lambda: ["/etc/cdi", "/var/run/cdi"],
         description="Where CDI specs are looked for (the engine's own CDISpecDirs are added).",
+    )
+    systemd_unit_dirs: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_UNIT_DIRS),
+        description="Where the audit looks for units that regenerate the CDI spec at boot.",
     )

@@ -32,6 +32,26 @@ TOOLKIT_BINARIES = (
 )
 _VERSION_PATTERN = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b")
 _VERSION_TIMEOUT_S = 10
+# How a spec written by `nvidia-ctk cdi generate` names the driver it was generated for: the
+# versioned driver libraries it mounts (`libcuda.so.550.54.15`) and the `enable-cuda-compat`
+# hook's `--host-driver-version=550.54.15` (nvidia-container-toolkit
+# cmd/nvidia-ctk/cdi/generate/generate_test.go). A driver update renames those files. Driver
+# majors have three digits; other libraries' own versions (libnvidia-egl-wayland.so.1.1.13) do not.
+_SPEC_DRIVER_PATTERN = re.compile(
+    r"(?:lib(?:cuda|nvidia-[a-z0-9-]+)\.so\.|--host-driver-version=)(\d{3,}\.\d+(?:\.\d+)?)\b"
+)
+# What regenerates a CDI spec at boot: the toolkit's own service (v1.18.0 on,
+# deployments/systemd/nvidia-cdi-refresh.service) or any unit that runs `nvidia-ctk cdi generate`.
+CDI_REFRESH_UNIT = "nvidia-cdi-refresh.service"
+_GENERATE_COMMAND = re.compile(r"nvidia-ctk\s+(?:[^\n]*\s)?cdi\s+generate")
+DEFAULT_UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+)
+# A unit file is a few KiB; more than this is not one to read.
+_UNIT_FILE_LIMIT = 1 << 20
 
 
 class _Reading(BaseModel):
@@ -59,6 +79,11 @@ class CdiSpecReading(_Reading):
     kind: str | None = None
     devices: list[str] = Field(default_factory=list)
     error: str | None = None
+    driver_versions: list[str] = Field(
+        default_factory=list,
+        description="Driver versions the spec names (libcuda.so.X, --host-driver-version=X): "
+        "the driver it was generated for.",
+    )
 
 
 class ToolReading(_Reading):
@@ -69,12 +94,24 @@ class ToolReading(_Reading):
     version: str | None = None
 
 
+class UnitReading(_Reading):
+    """A systemd unit that regenerates a CDI spec, and whether boot starts it."""
+
+    name: str
+    path: str
+    enabled: bool = Field(description="Linked from a *.wants/ directory: started at boot.")
+
+
 class ContainerReadings(_Reading):
     """Everything about how GPUs reach containers on this host."""
 
     docker: DockerReading
     cdi_specs: list[CdiSpecReading] = Field(default_factory=list)
     tools: list[ToolReading] = Field(default_factory=list)
+    cdi_refresh_units: list[UnitReading] | None = Field(
+        default=None,
+        description="Units that run 'nvidia-ctk cdi generate'; None: not read (older audit).",
+    )
 
     def tool(self, name: str) -> ToolReading | None:
         return next((tool for tool in self.tools if tool.name == name), None)
@@ -98,15 +135,19 @@ class ContainerReadings(_Reading):
 
 
 def read_container_side(
-    environ: Mapping[str, str], cdi_spec_dirs: Iterable[str] = DEFAULT_CDI_SPEC_DIRS
+    environ: Mapping[str, str],
+    cdi_spec_dirs: Iterable[str] = DEFAULT_CDI_SPEC_DIRS,
+    unit_dirs: Iterable[str] = DEFAULT_UNIT_DIRS,
 ) -> ContainerReadings:
-    """Read the Docker engine, CDI spec dirs (configured plus the engine's) and toolkit tools."""
+    """Read the Docker engine, CDI spec dirs (configured plus the engine's), toolkit tools and
+    the systemd units that regenerate CDI specs."""
     docker_reading = read_docker(environ)
     dirs = list(dict.fromkeys([*cdi_spec_dirs, *docker_reading.cdi_spec_dirs]))
     return ContainerReadings(
         docker=docker_reading,
         cdi_specs=read_cdi_specs(dirs),
         tools=[read_tool(name, environ) for name in TOOLKIT_BINARIES],
+        cdi_refresh_units=read_cdi_refresh_units(unit_dirs),
     )
 
 
@@ -171,7 +212,45 @@ def parse_cdi_spec(path: Path) -> CdiSpecReading:
         for device in devices
         if isinstance(device, Mapping) and device.get("name") is not None
     ]
-    return CdiSpecReading(path=str(path), kind=kind, devices=names)
+    versions = sorted(set(_SPEC_DRIVER_PATTERN.findall(text)))
+    return CdiSpecReading(path=str(path), kind=kind, devices=names, driver_versions=versions)
+
+
+def read_cdi_refresh_units(directories: Iterable[str]) -> list[UnitReading]:
+    """Units in the systemd unit directories that regenerate a CDI spec: the toolkit's
+    `nvidia-cdi-refresh.service`, or a service whose text runs `nvidia-ctk cdi generate`.
+
+    Enabled = linked from a `*.wants/` directory of the first (admin) directories, which is what
+    `systemctl enable` writes; reading files needs no systemd and no D-Bus.
+    """
+    folders = [Path(d) for d in directories if Path(d).is_dir()]
+    wanted = {
+        link.name
+        for folder in folders
+        for wants in folder.glob("*.wants")
+        if wants.is_dir()
+        for link in wants.iterdir()
+    }
+    found: dict[str, UnitReading] = {}
+    for folder in folders:
+        for unit in sorted(folder.glob("*.service")):
+            if unit.name in found or not unit.is_file():
+                continue
+            if unit.name == CDI_REFRESH_UNIT or _runs_cdi_generate(unit):
+                found[unit.name] = UnitReading(
+                    name=unit.name, path=str(unit), enabled=unit.name in wanted
+                )
+    return list(found.values())
+
+
+def _runs_cdi_generate(unit: Path) -> bool:
+    try:
+        if unit.stat().st_size > _UNIT_FILE_LIMIT:
+            return False
+        text = unit.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_GENERATE_COMMAND.search(text))
 
 
 def read_tool(name: str, environ: Mapping[str, str]) -> ToolReading:

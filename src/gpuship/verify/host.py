@@ -15,5 +15,5 @@ def audit_this_host(
 ) -> HostAudit:
     """Read everything `verify` judges; NVML problems raise `GpuUnavailable` (exit 3)."""
     nvml = read_nvml()
-    container = read_container_side(environ, config.cdi_spec_dirs)
+    container = read_container_side(environ, config.cdi_spec_dirs, config.systemd_unit_dirs)
     return new_audit(nvml, container, read_system(), environ, labels)

@@ -9,6 +9,7 @@ DEVICES = "GSV102"
 MIG = "GSV103"
 MEMORY = "GSV104"
 ECC = "GSV105"
+CDI_SPEC = "GSV106"
 REQUIRE = "GSV201"
 DRIVER = "GSV202"
 ARCH = "GSV203"
@@ -64,6 +65,19 @@ RULES: dict[str, Rule] = {
             summary="No uncorrected ECC errors since the driver loaded",
             rationale="Uncorrected ECC errors make results wrong or jobs crash mid-run.",
             fix="Run 'dcgmi diag -r 1' and drain the node if errors persist.",
+        ),
+        Rule(
+            id=CDI_SPEC,
+            name="verify-cdi-spec-current",
+            category="runtime",
+            severity=Severity.ERROR,
+            summary="The NVIDIA CDI spec was generated for the driver now loaded, and is "
+            "regenerated at boot",
+            rationale="A CDI spec mounts the driver's versioned libraries (libcuda.so.550.54.15); "
+            "after a driver update and reboot a spec left from the old driver makes every "
+            "container given GPUs through CDI fail to start.",
+            fix="Run 'nvidia-ctk cdi generate --output=<spec path>' and enable the toolkit's "
+            "nvidia-cdi-refresh service (v1.18.0 on) so it is regenerated at boot.",
         ),
         Rule(
             id=REQUIRE,

@@ -77,6 +77,19 @@ def host_table(audit: HostAudit) -> Table:
         ("kernel", audit.system.kernel),
         ("OS", audit.system.os or "?"),
     ]
+    named = [
+        f"{spec.path} ({', '.join(spec.driver_versions)})"
+        for spec in container.cdi_specs
+        if spec.driver_versions
+    ]
+    if named:
+        rows.append(("CDI spec generated for driver", "; ".join(named)))
+    if container.cdi_refresh_units is not None:
+        units = [
+            f"{u.name} ({'enabled' if u.enabled else 'disabled'})"
+            for u in container.cdi_refresh_units
+        ]
+        rows.append(("CDI spec regenerated at boot by", ", ".join(units) or "nothing"))
     if bad_specs:
         rows.append(("unreadable CDI specs", ", ".join(bad_specs)))
     return Table(title="Host", headers=("", "value"), rows=tuple(rows))

@@ -40,7 +40,7 @@ def test_gpuship_json_report_envelope_is_accepted(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("{not json", "not JSON"),
-        ('{"schema_version": 2}', "schema_version 2 is not supported"),
+        ('{"schema_version": 3}', "schema_version 3 is not supported"),
         ('{"schema_version": 1, "runner": {}}', "not a gpuship audit"),
     ],
 )
@@ -58,3 +58,15 @@ def test_bad_audit_files_are_one_line_input_errors(
 def test_missing_audit_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read audit file"):
         load_audit(tmp_path / "absent.json")
+
+
+def test_version_1_audits_from_older_runners_still_read(tmp_path: Path) -> None:
+    # Published by a runner on an older gpuship: no CDI refresh or spec driver readings.
+    document = audit(550, [gpu(**A100)]).model_dump(mode="json")
+    document["schema_version"] = 1
+    del document["container"]["cdi_refresh_units"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document))
+    loaded = load_audit(path)
+    assert loaded.schema_version == 1
+    assert loaded.container.cdi_refresh_units is None
