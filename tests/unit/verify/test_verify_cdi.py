@@ -4,7 +4,6 @@ judged by verify (a stale spec fails with the command that fixes it)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import jsonschema
