@@ -1,7 +1,8 @@
 """Every stage's rules in one list: for `gpuship rules` and the generated rule pages.
 
 Each stage keeps its own catalog next to its checks; this module only gathers them, so a rule
-id (GSL lint, GSI image, GSB build, GSV verify, GSR release) is documented wherever it is used.
+id (GSL lint, GSI image, GSB build, GSV verify, GSQ route, GSR release) is documented wherever
+it is used.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ STAGES = (
         ("gpuship.matrix.rules", "gpuship.builder.rules"),
     ),
     Stage("verify", "GPU host verification (`gpuship verify|fleet`)", ("gpuship.verify.rules",)),
+    Stage("route", "Routing before the queue (`gpuship route`)", ("gpuship.route.rules",)),
     Stage("release", "Release (`gpuship promote|rollback|prune`)", ("gpuship.release.rules",)),
 )
 

@@ -21,7 +21,7 @@ from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.report.model import Severity
-from gpuship.report.render import FORMATS, emit
+from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
 
 DESCRIPTION = """\
 gpuship keeps GPU container images for AI/ML healthy from pull request to production:
@@ -61,7 +61,8 @@ def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
         "--format",
         choices=FORMATS,
         default=default(None),
-        help="output format (default: github under GitHub Actions, text elsewhere)",
+        help="output format (default: github under GitHub Actions, text elsewhere; k8s: "
+        "Kubernetes node constraints, gpuship route only)",
     )
     group.add_argument(
         "--fail-on",
@@ -147,6 +148,8 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     if command is None:
         parser.print_help(stdout)
         return EXIT_USAGE
+    if args.format in DOCUMENT_FORMATS and args.format not in getattr(command, "FORMATS", ()):
+        raise UsageError(f"--format {args.format}: 'gpuship {command.NAME}' has no such output")
     ctx = Context(
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,

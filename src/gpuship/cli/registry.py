@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpuship.cli.commands.audit",
     "gpuship.cli.commands.verify",
     "gpuship.cli.commands.fleet",
+    "gpuship.cli.commands.route",
     "gpuship.cli.commands.promote",
     "gpuship.cli.commands.rollback",
     "gpuship.cli.commands.history",

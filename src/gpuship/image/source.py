@@ -116,6 +116,10 @@ def platform_of(descriptor: Descriptor) -> str:
     return str(Platform(platform.os, platform.architecture, platform.variant))
 
 
+class PlatformMissing(InputError):
+    """The image index has no entry for the platform asked for."""
+
+
 def choose_platform(
     index: ImageIndex, platform: Platform, where: str
 ) -> tuple[Descriptor, tuple[str, ...]]:
@@ -124,7 +128,7 @@ def choose_platform(
     chosen = select_platform(index, platform.os, platform.architecture, platform.variant)
     if chosen is None:
         listed = ", ".join(available) or "none"
-        raise InputError(f"{where} has no image for platform {platform} (available: {listed})")
+        raise PlatformMissing(f"{where} has no image for platform {platform} (available: {listed})")
     return chosen, available
 
 

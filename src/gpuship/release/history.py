@@ -20,57 +20,30 @@ import json
 from pydantic import ValidationError
 
 from gpuship.errors import InputError
+from gpuship.registry.artifact import artifact_manifest, canonical_json, push_artifact
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import DigestMismatch, NotFound
 from gpuship.registry.manifest import (
-    MEDIA_OCI_EMPTY,
     MEDIA_OCI_INDEX,
     MEDIA_OCI_MANIFEST,
     ImageIndex,
     parse_manifest,
 )
-from gpuship.registry.reference import Repository, sha256_digest
+from gpuship.registry.reference import Repository
 from gpuship.release.record import ReleaseRecord
 
 RECORD_TYPE = "application/vnd.gpuship.release.v1+json"
 HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
 RECORD_ANNOTATION = "io.gpuship.release.record"
-EMPTY_CONFIG = b"{}"
-
-
-def _canonical(document: object) -> bytes:
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-
-
-def ensure_empty_config(client: RegistryClient, repo: Repository) -> None:
-    """Make the OCI empty config blob `{}` present in `repo` (usually it already is)."""
-    if not client.blob_exists(repo, sha256_digest(EMPTY_CONFIG)):
-        client.push_blob(repo, EMPTY_CONFIG)
 
 
 def record_manifest(record: ReleaseRecord, subject: dict[str, object]) -> bytes:
     """The artifact manifest for one record (its layer is `record.to_json()`)."""
-    data = record.to_json()
-    return _canonical(
-        {
-            "schemaVersion": 2,
-            "mediaType": MEDIA_OCI_MANIFEST,
-            "artifactType": RECORD_TYPE,
-            "config": {
-                "mediaType": MEDIA_OCI_EMPTY,
-                "digest": sha256_digest(EMPTY_CONFIG),
-                "size": len(EMPTY_CONFIG),
-            },
-            "layers": [
-                {"mediaType": RECORD_TYPE, "digest": sha256_digest(data), "size": len(data)}
-            ],
-            "subject": subject,
-            "annotations": {
-                "org.opencontainers.image.created": record.time.isoformat(),
-                "io.gpuship.release.id": record.id,
-            },
-        }
-    )
+    annotations = {
+        "org.opencontainers.image.created": record.time.isoformat(),
+        "io.gpuship.release.id": record.id,
+    }
+    return artifact_manifest(RECORD_TYPE, record.to_json(), annotations, subject)
 
 
 def read_history_index(
@@ -137,10 +110,8 @@ def append_record(
     """Store `record` in `repo` and add it to the history index read before as `previous`;
     returns the record's digest."""
     data = record.to_json()
-    ensure_empty_config(client, repo)
-    client.push_blob(repo, data)
     manifest = record_manifest(record, subject)
-    digest = client.put_manifest(repo.at(sha256_digest(manifest)), manifest, MEDIA_OCI_MANIFEST)
+    digest = push_artifact(client, repo, manifest, data)
     entries = history_entries(previous, repo, tag)
     entries.append(
         {
@@ -154,7 +125,7 @@ def append_record(
             },
         }
     )
-    index = _canonical(
+    index = canonical_json(
         {
             "schemaVersion": 2,
             "mediaType": MEDIA_OCI_INDEX,

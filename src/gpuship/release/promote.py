@@ -17,19 +17,14 @@ from datetime import datetime
 from typing import Literal
 
 from gpuship.errors import GpushipError
+from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import RegistryAuthError, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
-from gpuship.release.history import (
-    EMPTY_CONFIG,
-    append_record,
-    ensure_empty_config,
-    history_entries,
-    read_history_index,
-)
+from gpuship.release.history import append_record, history_entries, read_history_index
 from gpuship.release.policy import TagAction, TagRequest, TagStep, plan_tags
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
 

@@ -12,12 +12,15 @@ from gpuship import gha
 from gpuship.errors import InputError
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
+from gpuship.report.kubernetes import render_kubernetes
 from gpuship.report.markdown import render_markdown
 from gpuship.report.model import Report
 from gpuship.report.sarif import render_sarif
 from gpuship.report.text import render_text
 
-FORMATS = ("text", "json", "github", "sarif", "markdown")
+FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s")
+# Formats only some commands produce; a command lists those it has in its FORMATS.
+DOCUMENT_FORMATS = frozenset({"k8s"})
 
 
 def default_format(environ: Mapping[str, str]) -> str:
@@ -33,6 +36,8 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
         return render_sarif(report)
     if fmt == "markdown":
         return render_markdown(report)
+    if fmt == "k8s":
+        return render_kubernetes(report)
     if fmt == "github":
         annotations = render_annotations(report, environ)
         text = render_text(report)

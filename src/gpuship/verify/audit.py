@@ -61,6 +61,15 @@ class HostAudit(BaseModel):
     container: ContainerReadings
 
 
+def this_runner(environ: Mapping[str, str], labels: Iterable[str] = ()) -> RunnerIdentity:
+    """Who this machine is: its hostname and the runner name GitHub gives jobs and hooks."""
+    return RunnerIdentity(
+        hostname=socket.gethostname(),
+        runner_name=environ.get("RUNNER_NAME") or None,
+        labels=list(labels),
+    )
+
+
 def new_audit(
     nvml: NvmlReadings,
     container: ContainerReadings,
@@ -71,11 +80,7 @@ def new_audit(
     """Assemble an audit taken now on this machine."""
     return HostAudit(
         taken_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        runner=RunnerIdentity(
-            hostname=socket.gethostname(),
-            runner_name=environ.get("RUNNER_NAME") or None,
-            labels=list(labels),
-        ),
+        runner=this_runner(environ, labels),
         system=system,
         nvml=nvml,
         container=container,

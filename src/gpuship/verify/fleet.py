@@ -100,7 +100,7 @@ def build_fleet(
     required: list[Version] = []
     unknown: list[str] = []
     for needs in images:
-        minimum = _required_driver(needs)
+        minimum = required_driver(needs)
         if minimum is None:
             unknown.append(needs.reference)
         else:
@@ -115,7 +115,7 @@ def build_fleet(
     )
 
 
-def _required_driver(needs: ImageGpuNeeds) -> Version | None:
+def required_driver(needs: ImageGpuNeeds) -> Version | None:
     """The driver that runs the image natively: its label, else the KB row for its CUDA."""
     if needs.min_driver:
         return Version.parse(needs.min_driver)

@@ -7,6 +7,7 @@ registry, the local engine (`docker://`), a `docker save` archive or an OCI layo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
@@ -30,7 +31,10 @@ def read_gpu_needs(
         environ=environ,
         deep=False,
     )
-    needs = needs_from_env_and_labels(reference, reading.env, reading.labels)
+    needs = replace(
+        needs_from_env_and_labels(reference, reading.env, reading.labels),
+        platform=reading.platform,
+    )
     labelled = LABEL_CUDA in needs.labels and LABEL_ARCH_LIST in needs.labels
     if not deep or labelled:
         return needs

@@ -37,6 +37,8 @@ class ImageGpuNeeds:
     library_targets: tuple[tuple[str, tuple[ArchTarget, ...]], ...] = ()
     compat_cuda: str | None = None
     compat_source: str | None = None
+    # The platform of the config read (`linux/arm64`); None when not read from an image.
+    platform: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary for the report's result."""

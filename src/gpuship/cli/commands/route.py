@@ -1,0 +1,76 @@
+"""`gpuship route`: which runner labels (or Kubernetes nodes) can run each image."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpuship.cli.context import Context
+from gpuship.report import Report
+
+NAME = "route"
+HELP = (
+    "pick the runner labels (or Kubernetes node constraints) that can run each image, from the "
+    "fleet inventory, before any GPU job is queued"
+)
+FORMATS = ("k8s",)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `gpuship route`."""
+    parser.add_argument("images", nargs="*", metavar="IMAGE", help="image references to route")
+    parser.add_argument("--matrix", metavar="FILE", help="'gpuship matrix' JSON: route each cell")
+    parser.add_argument(
+        "--fleet",
+        metavar="REGISTRY/REPO",
+        help="the fleet inventory ('gpuship audit --publish' target); read access is enough",
+    )
+    parser.add_argument(
+        "--platform",
+        action="append",
+        default=[],
+        help="platforms to read images for (default: those of the fleet's hosts)",
+    )
+    parser.add_argument("--deep", action="store_true", help="scan images whose labels are absent")
+    parser.add_argument("--gpus", type=int, help="GPUs the job needs (overrides verify.gpus)")
+    parser.add_argument(
+        "--min-memory-gib", type=float, help="GPU memory the job needs (verify.min-memory-gib)"
+    )
+    parser.add_argument(
+        "--toleration",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE][:EFFECT]",
+        help="add a toleration to the Kubernetes output (e.g. nvidia.com/gpu:NoSchedule)",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Report:
+    """Route with the config's verify: and route: sections; exit 1 when an image runs nowhere."""
+    from datetime import datetime, timezone
+
+    from gpuship.config.load import with_overrides
+    from gpuship.errors import UsageError
+    from gpuship.route.kubernetes import parse_toleration
+    from gpuship.route.run import RouteRequest, Settings, run_route
+
+    if not args.fleet and args.format != "k8s":
+        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+    config = with_overrides(
+        ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
+    )
+    request = RouteRequest(
+        images=args.images,
+        matrix=Path(args.matrix) if args.matrix else None,
+        fleet=args.fleet,
+        platforms=args.platform,
+        deep=args.deep,
+        tolerations=[parse_toleration(t) for t in args.toleration],
+    )
+    settings = Settings(
+        verify=config.verify,
+        route=config.route,
+        insecure_registries=config.registries.insecure,
+        environ=ctx.environ,
+    )
+    return run_route(request, settings, datetime.now(timezone.utc))

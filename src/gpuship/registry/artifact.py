@@ -1,0 +1,60 @@
+"""Small OCI artifacts gpuship keeps in registries (release records, fleet audits).
+
+An artifact is an OCI image manifest with an `artifactType`, the OCI empty config (`{}`) and one
+layer holding a JSON document (image-spec `manifest.md`, "Guidelines for Artifact Usage").
+"""
+
+from __future__ import annotations
+
+import json
+
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
+from gpuship.registry.reference import Repository, sha256_digest
+
+EMPTY_CONFIG = b"{}"
+
+
+def canonical_json(document: object) -> bytes:
+    """Sorted, compact JSON: the same document always has the same bytes (and digest)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def ensure_empty_config(client: RegistryClient, repo: Repository) -> None:
+    """Make the OCI empty config blob `{}` present in `repo` (usually it already is)."""
+    if not client.blob_exists(repo, sha256_digest(EMPTY_CONFIG)):
+        client.push_blob(repo, EMPTY_CONFIG)
+
+
+def artifact_manifest(
+    artifact_type: str,
+    data: bytes,
+    annotations: dict[str, str],
+    subject: dict[str, object] | None = None,
+) -> bytes:
+    """The manifest of an artifact whose one layer is `data` (of media type `artifact_type`)."""
+    document: dict[str, object] = {
+        "schemaVersion": 2,
+        "mediaType": MEDIA_OCI_MANIFEST,
+        "artifactType": artifact_type,
+        "config": {
+            "mediaType": MEDIA_OCI_EMPTY,
+            "digest": sha256_digest(EMPTY_CONFIG),
+            "size": len(EMPTY_CONFIG),
+        },
+        "layers": [{"mediaType": artifact_type, "digest": sha256_digest(data), "size": len(data)}],
+        "annotations": annotations,
+    }
+    if subject is not None:
+        document["subject"] = subject
+    return canonical_json(document)
+
+
+def push_artifact(client: RegistryClient, repo: Repository, manifest: bytes, data: bytes) -> str:
+    """Store the layer, the empty config and the manifest by digest; returns the digest.
+
+    No tag moves: the artifact is reachable only once the caller points a tag (or an index) at it.
+    """
+    ensure_empty_config(client, repo)
+    client.push_blob(repo, data)
+    return client.put_manifest(repo.at(sha256_digest(manifest)), manifest, MEDIA_OCI_MANIFEST)

@@ -1,0 +1,249 @@
+"""`gpuship route` end to end: read the inventory and the images, route, build the report.
+
+Takes plain values (settings, environ, the time now); the registry and image readers are the
+only outside world it touches.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gpuship.errors import InputError, UsageError
+from gpuship.report import Finding, Report, Severity
+from gpuship.route import rules
+from gpuship.route.config import RouteConfig
+from gpuship.route.inventory import Inventory, read_inventory
+from gpuship.route.kubernetes import node_selector_terms, pod_constraints
+from gpuship.route.report import (
+    NAME,
+    headline,
+    route_findings,
+    route_outputs,
+    route_result,
+    route_tables,
+)
+from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
+from gpuship.verify import rules as verify_rules
+from gpuship.verify.config import VerifyConfig
+from gpuship.verify.fleet import needs_from_matrix
+from gpuship.verify.needs import ImageGpuNeeds
+from gpuship.verify.verdict import Status, judge
+
+DEFAULT_PLATFORM = "linux/amd64"
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    """What to route and where the fleet is."""
+
+    images: Sequence[str] = ()
+    matrix: Path | None = None
+    fleet: str | None = None
+    platforms: Sequence[str] = ()
+    deep: bool = False
+    tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config sections and environment route reads."""
+
+    verify: VerifyConfig
+    route: RouteConfig
+    insecure_registries: Sequence[str]
+    environ: Mapping[str, str]
+
+
+def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Report:
+    """Route every image over the fleet's pools (and as Kubernetes constraints)."""
+    if not request.images and request.matrix is None:
+        raise UsageError("route: give at least one IMAGE or --matrix FILE")
+    inventory = _read_fleet(request.fleet, settings) if request.fleet else None
+    hosts = (
+        fleet_hosts([(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age)
+        if inventory
+        else ()
+    )
+    platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
+    images, references = _images(request, settings, platforms)
+    kubernetes = _kubernetes(images, settings.verify, request.tolerations, inventory)
+    if inventory is None:
+        return _kubernetes_only_report(images, kubernetes)
+    if not inventory.entries:
+        raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
+    routing = route_images(hosts, images, settings.verify, settings.route)
+    return _report(routing, inventory, settings.route, references, kubernetes)
+
+
+def _read_fleet(fleet: str, settings: Settings) -> Inventory:
+    from gpuship.registry.client import RegistryClient
+    from gpuship.registry.reference import parse_repository
+
+    repo = parse_repository(fleet)
+    with RegistryClient(insecure=settings.insecure_registries, environ=settings.environ) as client:
+        return read_inventory(client, repo)
+
+
+def _images(
+    request: RouteRequest, settings: Settings, platforms: Sequence[str]
+) -> tuple[list[ImageToRoute], dict[str, str]]:
+    """Images to route (by name) and what a GPU job pulls for each name."""
+    images: list[ImageToRoute] = []
+    references: dict[str, str] = {}
+    if request.matrix is not None:
+        for cell, needs in _matrix_cells(request.matrix):
+            platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
+            images.append(
+                ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
+            )
+            tags = cell.get("tags") or []
+            repository = str(cell.get("repository") or needs.reference)
+            references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+    for reference in request.images:
+        by_platform = _read_image(reference, platforms, request.deep, settings)
+        first = next(iter(by_platform.values()))
+        name = first.labels.get("io.gpuship.cell") or reference
+        images.append(ImageToRoute(name, by_platform))
+        references[name] = reference
+    return images, references
+
+
+def _matrix_cells(path: Path) -> list[tuple[Mapping[str, Any], ImageGpuNeeds]]:
+    try:
+        matrix = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read matrix: {error.strerror}") from None
+    except ValueError as error:
+        raise InputError(f"{path}: not JSON: {error}") from None
+    if not isinstance(matrix, dict):
+        raise InputError(f"{path}: not a gpuship matrix: no 'include' list")
+    needs = needs_from_matrix(matrix, str(path))
+    return list(zip(matrix["include"], needs, strict=True))
+
+
+def _read_image(
+    reference: str, platforms: Sequence[str], deep: bool, settings: Settings
+) -> dict[str, ImageGpuNeeds]:
+    """The image's needs for each platform it has among `platforms` (at least one)."""
+    from gpuship.image.source import PlatformMissing
+    from gpuship.verify.image_source import read_gpu_needs
+
+    found: dict[str, ImageGpuNeeds] = {}
+    missing: list[str] = []
+    for platform in platforms:
+        try:
+            needs = read_gpu_needs(
+                reference,
+                platform=platform,
+                insecure_registries=settings.insecure_registries,
+                environ=settings.environ,
+                deep=deep,
+            )
+        except PlatformMissing as error:
+            missing.append(str(error))
+            continue
+        # A single-platform image answers every platform with its own config.
+        found.setdefault(os_arch(needs.platform or platform), needs)
+    if not found:
+        raise InputError("; ".join(missing))
+    return found
+
+
+def _kubernetes(
+    images: Sequence[ImageToRoute],
+    config: VerifyConfig,
+    tolerations: Sequence[Mapping[str, Any]],
+    inventory: Inventory | None,
+) -> list[dict[str, Any]]:
+    """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
+    cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
+    documents = []
+    for image in images:
+        needs = next(iter(image.needs.values()))
+        excluded = _host_state_failures(image, config, inventory)
+        terms = node_selector_terms(needs, config, excluded)
+        document: dict[str, Any] = {"image": image.name}
+        if terms:
+            document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
+        documents.append(document)
+    return documents
+
+
+def _host_state_failures(
+    image: ImageToRoute, config: VerifyConfig, inventory: Inventory | None
+) -> list[str]:
+    if inventory is None:
+        return []
+    excluded = []
+    for entry in inventory.entries:
+        verdict = judge(entry.audit, None, config)
+        if any(c.status is Status.FAIL and c.rule in _HOST_STATE_RULES for c in verdict.checks):
+            excluded.append(entry.audit.runner.hostname)
+    return excluded
+
+
+def _report(
+    routing: Routing,
+    inventory: Inventory,
+    config: RouteConfig,
+    references: dict[str, str],
+    kubernetes: list[dict[str, Any]],
+) -> Report:
+    findings = route_findings(routing, config)
+    findings += [
+        Finding(
+            rule=rules.UNREADABLE_ENTRY,
+            severity=Severity.WARNING,
+            message=f"inventory entry {tag} left out: {reason}",
+            fix="publish the runner's audit again with this gpuship version",
+        )
+        for tag, reason in inventory.unreadable
+    ]
+    result = route_result(routing, config)
+    result["fleet"] = inventory.repository
+    result["kubernetes"] = kubernetes
+    return Report(
+        command=NAME,
+        findings=findings,
+        result=result,
+        rules={rule.id: rule for rule in rules.RULES},
+        tables=route_tables(routing),
+        outputs=route_outputs(routing, config, references),
+        failed=any(f.severity is Severity.ERROR for f in findings),
+        headline=headline(routing),
+        subject=inventory.repository,
+    )
+
+
+def _kubernetes_only_report(
+    images: Sequence[ImageToRoute], kubernetes: list[dict[str, Any]]
+) -> Report:
+    """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
+    nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
+    findings = [
+        Finding(
+            rule=rules.UNROUTABLE,
+            severity=Severity.ERROR,
+            message=f"{name}: no GPU the knowledge base knows has a kernel of the image "
+            "(and verify: allows no PTX JIT for the rest)",
+            fix="add the GPUs' architectures to the image's arch list and rebuild",
+        )
+        for name in nowhere
+    ]
+    return Report(
+        command=NAME,
+        findings=findings,
+        result={"kubernetes": kubernetes, "images": [image.name for image in images]},
+        rules={rule.id: rule for rule in rules.RULES},
+        failed=bool(nowhere),
+        headline=f"Kubernetes node constraints for {len(images)} image(s)",
+    )
+
+
+# Checks of the host itself, which GPU Feature Discovery labels do not show.
+_HOST_STATE_RULES = frozenset({verify_rules.RUNTIME, verify_rules.CDI_SPEC})
