@@ -6,6 +6,8 @@ Label names are GFD's (NVIDIA/k8s-device-plugin `docs/gpu-feature-discovery/READ
 - `nvidia.com/cuda.driver-version.major|minor|revision`: the driver version's parts (GFD
   v0.15.0 on; the older `nvidia.com/cuda.driver.major|minor|rev` are still written but marked
   deprecated);
+- `nvidia.com/cuda.runtime-version.major|minor`: the CUDA version the driver supports (used
+  for a CUDA minor newer than the knowledge base's table);
 - `nvidia.com/gpu.compute.major|minor`: the GPU's compute capability;
 - `nvidia.com/gpu.memory`: memory per GPU in MiB (per MIG device under the `single` strategy);
 - `nvidia.com/gpu.count`: GPUs (MIG devices under `single`);
@@ -26,6 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuship.cuda.arch import ArchTarget, ComputeCapability, CoverageKind, kernel_coverage
+from gpuship.cuda.drivers import minor_compat_floor
+from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.version import Version
 from gpuship.verify.config import VerifyConfig
@@ -35,6 +39,9 @@ from gpuship.verify.needs import ImageGpuNeeds
 DRIVER_MAJOR = "nvidia.com/cuda.driver-version.major"
 DRIVER_MINOR = "nvidia.com/cuda.driver-version.minor"
 DRIVER_REVISION = "nvidia.com/cuda.driver-version.revision"
+# The CUDA version the driver supports (NVML's, "runtime" in GFD's naming).
+CUDA_MAJOR = "nvidia.com/cuda.runtime-version.major"
+CUDA_MINOR = "nvidia.com/cuda.runtime-version.minor"
 COMPUTE_MAJOR = "nvidia.com/gpu.compute.major"
 COMPUTE_MINOR = "nvidia.com/gpu.compute.minor"
 GPU_MEMORY = "nvidia.com/gpu.memory"
@@ -58,10 +65,10 @@ def _equals(key: str, value: int) -> Term:
     return [_req(key, "Gt", value - 1), _req(key, "Lt", value + 1)]
 
 
-def driver_at_least(floor: Version) -> list[Term]:
-    """Alternatives (ORed) that together mean driver >= floor, part by part."""
-    parts = list(floor.parts[:3])
-    keys = (DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REVISION)
+def at_least(floor: Version, keys: Sequence[str]) -> list[Term]:
+    """Alternatives (ORed) that together mean version >= floor, compared part by part on the
+    labels `keys` (major, minor[, revision])."""
+    parts = list(floor.parts[: len(keys)])
     alternatives: list[Term] = []
     for position, value in enumerate(parts):
         prefix = [
@@ -112,9 +119,9 @@ def node_selector_terms(
     if excluded_hosts:
         common.append(_req(HOSTNAME, "NotIn", *sorted(excluded_hosts)))
     groups: list[list[Term]] = []
-    floor = required_driver(needs)
-    if floor is not None:
-        groups.append(driver_at_least(floor))
+    version = _version_terms(needs)
+    if version is not None:
+        groups.append(version)
     if needs.arch_targets is not None:
         groups.append(capability_terms(needs.arch_targets, config))
     if any(not group for group in groups):
@@ -123,6 +130,22 @@ def node_selector_terms(
         [*common, *(req for term in combination for req in term)]
         for combination in itertools.product(*groups)
     ] or [common]
+
+
+def _version_terms(needs: ImageGpuNeeds) -> list[Term] | None:
+    """Driver >= the one that runs the image natively; when the knowledge base lacks the
+    release (a minor newer than its table) the driver's CUDA version >= the image's, which is
+    what verify then judges by. An unknown CUDA family is not judged (verify only warns)."""
+    floor = required_driver(needs)
+    if floor is not None:
+        return at_least(floor, (DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REVISION))
+    if needs.cuda is None:
+        return None
+    try:
+        minor_compat_floor(needs.cuda)
+    except UnknownVersion:
+        return None
+    return at_least(Version.parse(needs.cuda).major_minor(), (CUDA_MAJOR, CUDA_MINOR))
 
 
 def pod_constraints(terms: list[Term], tolerations: Sequence[Requirement]) -> dict[str, Any]:

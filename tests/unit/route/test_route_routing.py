@@ -1,0 +1,177 @@
+"""Routing on data: pools from labels, split pools named with the host, stale and missing
+audits under both policies, arm64 and MIG pools, and verify's own verdict per host."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from gpuship.route.config import RouteConfig
+from gpuship.route.inventory import entry_tag
+from gpuship.route.report import route_findings, route_outputs, route_result
+from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
+from gpuship.verify.audit import HostAudit, RunnerIdentity
+from gpuship.verify.config import VerifyConfig
+from gpuship.verify.needs import needs_from_env_and_labels
+from gpuship.verify.verdict import Status, judge
+from unit.verify.verify_builders import A100, H100, T4, audit, gpu
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+CONFIG = VerifyConfig(require_gpu_runtime=False, minor_version_compat="error")
+
+
+def runner(
+    branch: int, gpus: list, name: str, labels: list[str], machine: str = "x86_64"
+) -> HostAudit:
+    host = audit(branch, gpus, labels=labels)
+    return host.model_copy(
+        update={
+            "runner": RunnerIdentity(hostname=f"{name}.lan", runner_name=name, labels=labels),
+            "system": host.system.model_copy(update={"machine": machine}),
+        }
+    )
+
+
+def image(cuda: str, arch: str, platforms: tuple[str, ...] = ("linux/amd64",)) -> ImageToRoute:
+    needs = needs_from_env_and_labels(
+        f"app-cu{cuda}", {}, {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch}
+    )
+    return ImageToRoute(needs.reference, {p: needs for p in platforms})
+
+
+FLEET = [
+    runner(470, [gpu(**T4)], "t4-1", ["gpu-t4"]),  # a pool on an old driver
+    runner(550, [gpu(**A100)], "a100-1", ["gpu-a100"]),
+    runner(535, [gpu(**A100)], "a100-2", ["gpu-a100"]),  # splits gpu-a100 for CUDA 12.4
+    runner(570, [gpu(**H100)], "h100-1", ["gpu-h100"]),
+    runner(570, [gpu(**H100)], "h100-2", ["gpu-h100"]),
+    runner(570, [gpu(**H100)], "gh200-1", ["gpu-gh200"], machine="aarch64"),
+    runner(570, [gpu(**A100, mig_slices_gib=[9.75, 9.75])], "mig-1", ["gpu-a100-mig"]),
+]
+
+
+def hosts(audits: list[HostAudit], ages: dict[str, timedelta] | None = None) -> tuple[Host, ...]:
+    ages = ages or {}
+    pairs = [(a, NOW - ages.get(a.runner.runner_name or "", timedelta(minutes=5))) for a in audits]
+    return fleet_hosts(pairs, NOW, RouteConfig().max_age)
+
+
+def test_each_host_gets_the_verdict_verify_gives_on_it() -> None:
+    routed = route_images(hosts(FLEET), [image("12.4", "8.0;9.0")], CONFIG, RouteConfig())
+    (route,) = routed.routes
+    compared = 0
+    for pool in route.pools:
+        for verdict in pool.verdicts:
+            needs = route.image.needs.get(verdict.host.platform)
+            if needs is None:  # an arm64 host and an amd64-only image: refused before verify
+                assert not verdict.runs and "built for linux/amd64" in verdict.reason
+                continue
+            expected = judge(verdict.host.audit, needs, CONFIG)
+            assert verdict.runs is (expected.status is not Status.FAIL)
+            assert verdict.reason == expected.reason
+            compared += 1
+    assert compared == len(FLEET) - 1
+
+
+def test_pools_split_pools_arm64_and_mig() -> None:
+    images = [image("12.4", "8.0;9.0"), image("12.8", "9.0", ("linux/amd64", "linux/arm64"))]
+    routed = route_images(hosts(FLEET), images, CONFIG, RouteConfig())
+    cu124, cu128 = routed.routes
+    # The H100 pool has most hosts, so it comes first among the pools that can run an image.
+    assert cu124.runnable_pools == ("gpu-h100", "gpu-a100-mig")
+    assert cu124.chosen == "gpu-h100"
+    a100 = next(p for p in cu124.pools if p.pool == "gpu-a100")
+    assert a100.split and [v.host.name for v in a100.failing] == ["a100-2"]
+    assert "older than CUDA 12.4" in a100.failing[0].reason
+    # sm_90 only: not the A100s or their MIG slices; arm64 hosts need an arm64 build.
+    assert cu128.runnable_pools == ("gpu-h100", "gpu-gh200")
+    arm = next(p for p in cu124.pools if p.pool == "gpu-gh200")
+    assert "linux/arm64 host, but the image is built for linux/amd64" in arm.reason()
+    findings = route_findings(routed, RouteConfig())
+    split = [f for f in findings if f.rule == "GSQ102"]
+    assert (
+        len(split) == 1 and "a100-2" in split[0].message and "take it out of pool" in split[0].fix
+    )
+    assert not [f for f in findings if f.rule == "GSQ101"]
+
+
+def test_mig_slices_too_small_keep_the_mig_pool_out() -> None:
+    config = CONFIG.model_copy(update={"min_memory_gib": 16.0})
+    routed = route_images(hosts(FLEET), [image("12.4", "8.0;9.0")], config, RouteConfig())
+    mig = next(p for p in routed.routes[0].pools if p.pool == "gpu-a100-mig")
+    assert not mig.runs and "smallest MIG device has 9.8 GiB" in mig.reason()
+
+
+def test_an_image_no_pool_can_run_fails_with_every_pool_reason() -> None:
+    routed = route_images(hosts(FLEET), [image("13.0", "10.0")], CONFIG, RouteConfig())
+    findings = route_findings(routed, RouteConfig())
+    (unroutable,) = [f for f in findings if f.rule == "GSQ101"]
+    assert unroutable.severity.value == "error"
+    for pool in ("gpu-t4", "gpu-a100", "gpu-h100", "gpu-gh200", "gpu-a100-mig"):
+        assert f"{pool}: " in unroutable.message
+    assert json.loads(route_outputs(routed, RouteConfig(), {})["unroutable"]) == ["app-cu13.0"]
+
+
+@pytest.mark.parametrize("policy", ["unknown", "fail"])
+def test_stale_and_missing_audits_under_each_policy(policy: str) -> None:
+    config = RouteConfig(pools=["gpu-h100", "gpu-l4"], stale_audits=policy, max_audit_age="6h")
+    stale = hosts(FLEET, {"h100-2": timedelta(hours=30)})
+    stale = fleet_hosts([(h.audit, NOW - h.age) for h in stale], NOW, config.max_age)
+    routed = route_images(stale, [image("12.4", "8.0;9.0")], CONFIG, config)
+    h100 = routed.routes[0].pools[0]
+    assert [h.name for h in h100.unknown] == ["h100-2"] and h100.runs
+    assert routed.missing_pools == ("gpu-l4",)
+    findings = route_findings(routed, config)
+    severities = {f.rule: f.severity.value for f in findings}
+    expected = "error" if policy == "fail" else "warning"
+    assert severities["GSQ201"] == expected and severities["GSQ202"] == expected
+    (stale_finding,) = [f for f in findings if f.rule == "GSQ201"]
+    assert "h100-2" in stale_finding.message and "30.0h old" in stale_finding.message
+
+
+def test_a_pool_of_only_stale_hosts_cannot_be_routed_to() -> None:
+    only = [runner(570, [gpu(**H100)], "h100-1", ["gpu-h100"])]
+    routed = route_images(
+        hosts(only, {"h100-1": timedelta(days=3)}), [image("12.4", "9.0")], CONFIG, RouteConfig()
+    )
+    assert routed.routes[0].chosen is None
+    assert routed.routes[0].pools[0].reason() == "no host with a fresh audit"
+
+
+def test_outputs_feed_runs_on_and_a_strategy_matrix() -> None:
+    config = RouteConfig(runs_on=["self-hosted", "linux"])
+    routed = route_images(hosts(FLEET), [image("12.4", "8.0;9.0")], CONFIG, config)
+    outputs = route_outputs(routed, config, {"app-cu12.4": "reg/app@sha256:abc"})
+    assert json.loads(outputs["matrix"]) == {
+        "include": [
+            {
+                "name": "app-cu12.4",
+                "image": "reg/app@sha256:abc",
+                "pool": "gpu-h100",
+                "runs-on": ["self-hosted", "linux", "gpu-h100"],
+            }
+        ]
+    }
+    assert json.loads(outputs["runs-on"]) == {"app-cu12.4": ["self-hosted", "linux", "gpu-h100"]}
+    result = route_result(routed, config)
+    assert result["images"][0]["pools"]["gpu-a100"]["split"] is True
+
+
+def test_configured_pool_order_is_the_preference() -> None:
+    config = RouteConfig(pools=["gpu-a100-mig", "gpu-h100"])
+    routed = route_images(hosts(FLEET), [image("12.4", "8.0;9.0")], CONFIG, config)
+    assert routed.routes[0].chosen == "gpu-a100-mig"
+
+
+def test_each_runner_has_its_own_stable_entry_tag() -> None:
+    a = RunnerIdentity(hostname="gpu-1", runner_name="r1")
+    assert entry_tag(a) == entry_tag(a.model_copy(update={"labels": ["x"]}))
+    assert entry_tag(a) != entry_tag(RunnerIdentity(hostname="gpu-1", runner_name="r2"))
+    assert entry_tag(a).startswith("runner-") and len(entry_tag(a)) == len("runner-") + 24
+
+
+def test_host_platforms() -> None:
+    assert host_platform(FLEET[0]) == "linux/amd64"
+    assert host_platform(FLEET[5]) == "linux/arm64"
