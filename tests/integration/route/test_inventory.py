@@ -1,0 +1,211 @@
+"""The fleet inventory in a real registry: `gpuship audit --publish` from NVML stand-in hosts,
+concurrent runners, --if-older-than, outages that leave the previous entry intact, and the
+runner hook script run for real against the registry and against a stopped one."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bed import hosts
+from bed.outage import Outage, registry_outage
+from bed.registry import Registry
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import parse_repository
+from gpuship.route.inventory import entry_tag, read_entry, read_inventory
+from gpuship.verify.audit import RunnerIdentity
+
+ROOT = Path(__file__).resolve().parents[3]
+HOOK = ROOT / "deploy" / "runner" / "gpuship-audit-hook.sh"
+HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
+NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+
+
+def gpuship(args: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuship", *args],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def runner_env(nvml_host: HostEnv, host: Mapping[str, Any], name: str) -> dict[str, str]:
+    return {**nvml_host(host), **NO_DOCKER, "RUNNER_NAME": name}
+
+
+def entry(registry_host: str, repository: str, name: str) -> Any:
+    repo = parse_repository(f"{registry_host}/{repository}")
+    tag = entry_tag(RunnerIdentity(hostname=socket.gethostname(), runner_name=name))
+    with RegistryClient() as client:
+        return read_entry(client, repo, tag)
+
+
+def stopped_registry() -> str:
+    """A loopback port nothing listens on: a registry that is down."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_publish_replaces_the_runner_entry_and_keeps_the_others(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    fleet = f"{registry.host}/route/publish"
+    first = gpuship(
+        ["audit", "--publish", fleet, "--label", "gpu-a100", "--format", "json"],
+        runner_env(nvml_host, hosts.A100_535, "a100-1"),
+    )
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["result"]["published"] is True
+    other = gpuship(
+        ["audit", "--publish", fleet, "--label", "gpu-h100"],
+        runner_env(nvml_host, hosts.H100_570, "h100-1"),
+    )
+    assert other.returncode == 0, other.stderr
+    # The A100 host got a driver update: its entry is replaced, the H100's stays.
+    again = gpuship(
+        ["audit", "--publish", fleet, "--label", "gpu-a100"],
+        runner_env(nvml_host, hosts.A100_550, "a100-1"),
+    )
+    assert again.returncode == 0, again.stderr
+    assert "replacing the audit taken" in again.stdout
+    with RegistryClient() as client:
+        inventory = read_inventory(client, parse_repository(fleet))
+    drivers = {e.audit.runner.runner_name: e.audit.nvml.driver_version for e in inventory.entries}
+    assert drivers == {"a100-1": "550.144.03", "h100-1": "570.195.03"}
+    assert inventory.unreadable == ()
+
+
+def test_concurrent_runners_never_lose_each_other(registry: Registry, nvml_host: HostEnv) -> None:
+    fleet = f"{registry.host}/route/concurrent"
+    names = [f"runner-{i}" for i in range(6)]
+    results: dict[str, int] = {}
+
+    def publish(name: str) -> None:
+        done = gpuship(["audit", "--publish", fleet], runner_env(nvml_host, hosts.L4_550, name))
+        results[name] = done.returncode
+
+    threads = [threading.Thread(target=publish, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == dict.fromkeys(names, 0)
+    with RegistryClient() as client:
+        inventory = read_inventory(client, parse_repository(fleet))
+    assert sorted(e.audit.runner.runner_name for e in inventory.entries) == names
+
+
+def test_if_older_than_skips_a_fresh_entry_without_reading_nvml(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    fleet = f"{registry.host}/route/fresh"
+    env = runner_env(nvml_host, hosts.A100_550, "fresh-1")
+    assert gpuship(["audit", "--publish", fleet], env).returncode == 0
+    published = entry(registry.host, "route/fresh", "fresh-1")
+    # NVML that would fail to initialise proves the skip never reads the GPU.
+    broken = {**runner_env(nvml_host, hosts.DRIVER_NOT_LOADED, "fresh-1")}
+    skipped = gpuship(["audit", "--publish", fleet, "--if-older-than", "30m"], broken)
+    assert skipped.returncode == 0, skipped.stderr
+    assert "not published" in skipped.stdout and "newer than 30m" in skipped.stdout
+    assert entry(registry.host, "route/fresh", "fresh-1").digest == published.digest
+    # Older than the threshold: reads the host (and here fails on it, exit 3).
+    stale = gpuship(["audit", "--publish", fleet, "--if-older-than", "0s"], broken)
+    assert stale.returncode == 3 and "driver not loaded" in stale.stderr.lower()
+
+
+def test_outage_mid_publish_exits_non_zero_and_leaves_the_previous_entry(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    repository = "route/outage"
+    env = runner_env(nvml_host, hosts.A100_535, "out-1")
+    assert gpuship(["audit", "--publish", f"{registry.host}/{repository}"], env).returncode == 0
+    before = entry(registry.host, repository, "out-1")
+    # The registry goes away when the new audit's layer is uploaded, before the tag moves.
+    outage = Outage(lambda method, path: method == "POST" and "/blobs/uploads/" in path)
+    with registry_outage(registry.host, outage) as proxy:
+        env = runner_env(nvml_host, hosts.A100_550, "out-1")
+        failed = gpuship(["audit", "--publish", f"{proxy}/{repository}"], env)
+    assert failed.returncode == 3, failed.stderr
+    message = failed.stderr.strip()
+    assert message.startswith("gpuship: error: audit not published to")
+    assert "HTTP 503" in message and "the entry still holds the audit taken" in message
+    assert "Traceback" not in failed.stderr and len(message.splitlines()) == 1
+    after = entry(registry.host, repository, "out-1")
+    assert after.digest == before.digest
+    assert after.audit.nvml.driver_version == "535.230.02"
+
+
+def test_stopped_registry_is_exit_3_with_one_line(nvml_host: HostEnv) -> None:
+    env = runner_env(nvml_host, hosts.A100_550, "down-1")
+    started = time.monotonic()
+    done = gpuship(["audit", "--publish", f"{stopped_registry()}/fleet"], env)
+    assert done.returncode == 3
+    assert done.stderr.startswith("gpuship: error: ") and "ConnectionError" in done.stderr
+    assert time.monotonic() - started < 60
+
+
+def _hook(env: Mapping[str, str], timeout_s: int = 60) -> subprocess.CompletedProcess[str]:
+    """The hook as the runner starts it: `bash -e` with the runner's environment."""
+    return subprocess.run(
+        ["bash", "-e", str(HOOK)], env=dict(env), capture_output=True, text=True, timeout=timeout_s
+    )
+
+
+def _hook_env(nvml_host: HostEnv, fleet: str, **extra: str) -> dict[str, str]:
+    venv_bin = Path(sys.executable).parent
+    return {
+        **runner_env(nvml_host, hosts.H100_570, "hook-1"),
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ['PATH']}",
+        "GPUSHIP": str(venv_bin / "gpuship"),
+        "GPUSHIP_FLEET": fleet,
+        "GPUSHIP_RUNNER_LABELS": "gpu-h100, linux",
+        "GITHUB_ACTIONS": "true",
+        **extra,
+    }
+
+
+def test_runner_hook_publishes_then_skips_while_fresh(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    fleet = f"{registry.host}/route/hook"
+    first = _hook(_hook_env(nvml_host, fleet))
+    assert first.returncode == 0, first.stderr
+    published = entry(registry.host, "route/hook", "hook-1")
+    assert published.audit.runner.labels == ["gpu-h100", "linux"]
+    second = _hook(_hook_env(nvml_host, fleet))
+    assert second.returncode == 0
+    assert "not published" in second.stdout
+    assert entry(registry.host, "route/hook", "hook-1").digest == published.digest
+
+
+def test_runner_hook_never_fails_the_job_when_the_registry_is_down(nvml_host: HostEnv) -> None:
+    env = _hook_env(nvml_host, f"{stopped_registry()}/fleet", GPUSHIP_AUDIT_TIMEOUT="30")
+    started = time.monotonic()
+    done = _hook(env)
+    assert done.returncode == 0
+    assert "::warning title=gpuship audit::runner audit not published" in done.stdout
+    assert time.monotonic() - started < 40
+
+
+def test_runner_hook_gives_up_at_its_timeout(nvml_host: HostEnv) -> None:
+    # A registry that accepts connections and never answers: the hook's own bound ends it.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        fleet = f"127.0.0.1:{silent.getsockname()[1]}/fleet"
+        started = time.monotonic()
+        done = _hook(_hook_env(nvml_host, fleet, GPUSHIP_AUDIT_TIMEOUT="3"))
+    assert done.returncode == 0
+    assert "no answer within 3s" in done.stdout
+    assert time.monotonic() - started < 15
