@@ -34,6 +34,7 @@ from example_harness import (
 
 from bed import hosts
 from bed.docker_engine import DockerEngine
+from bed.fleet import Runner, publish_fleet
 from bed.oci import DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, make_image, push
 from bed.registry import Registry
 
@@ -261,8 +262,31 @@ def lock_project(environment: dict[str, str]) -> Callable[[Path], None]:
     return prepare
 
 
-def test_build_matrix_builds_pushes_and_maps_every_cell(
-    run_example: RunExample, registry: Registry, docker_engine: DockerEngine
+# The fleet the GPU runners published: an old-driver pool, a split pool (one A100 still on
+# 535), an arm64 pool and a MIG pool beside the H100 pool. Only gpu-h100 runs on this machine.
+FLEET = (
+    Runner("h100-1", ("gpu-h100",), hosts.H100_570),
+    Runner("t4-1", ("gpu-t4",), hosts.T4_470),
+    Runner("a100-1", ("gpu-a100",), hosts.A100_550),
+    Runner("a100-2", ("gpu-a100",), hosts.A100_535),
+    Runner("gh200-1", ("gpu-gh200",), hosts.H100_570, machine="aarch64"),
+    Runner("mig-1", ("gpu-a100-mig",), hosts.A100_MIG_550),
+)
+ROUTE_CONFIG = """
+verify:
+  require-gpu-runtime: false    # the bed's engine has no NVIDIA container runtime
+  minor-version-compat: error   # a pool must run the candidate's CUDA natively
+route:
+  pools: [gpu-h100, gpu-a100, gpu-a100-mig, gpu-gh200, gpu-t4]
+"""
+
+
+def test_build_matrix_builds_pushes_maps_and_routes_every_cell(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+    tmp_path: Path,
 ) -> None:
     base = "examples/build-matrix/cuda-base"
     for cuda in ("12.4", "12.6"):
@@ -273,14 +297,19 @@ def test_build_matrix_builds_pushes_and_maps_every_cell(
     config = config.replace("sample/cuda-base", base)
     assert config.count(base) == 1 and 'python: ["3.12"]' in config
     environment = docker_engine.cli_env()
+    publish_fleet(registry.host, "examples/fleet", FLEET, nvml_host, tmp_path)
 
     run = run_example(
         "build-matrix.yml",
         event="push",
         registry_host=registry.host,
-        files={"gpuship.yaml": config},
+        files={"gpuship.yaml": config + ROUTE_CONFIG},
         prepare=lock_project(environment),
-        env=docker_engine.env,
+        # The GPU jobs' runs-on lists start with self-hosted, mapped nowhere: only a job
+        # routed to gpu-h100 can start here.
+        labels=("ubuntu-latest", "gpu-h100"),
+        variables={"GPU_FLEET": f"{registry.host}/examples/fleet"},
+        env={**docker_engine.env, **nvml_host(hosts.H100_570)},
     )
 
     assert run.returncode == 0, run.explain()
@@ -303,6 +332,22 @@ def test_build_matrix_builds_pushes_and_maps_every_cell(
         assert f"| {cell['id']} |" in image_map and digest in image_map
     uploads = {record["name"] for record in run.records("upload-artifact")}
     assert uploads == {"image-map", *(f"image-{cell['id']}" for cell in cells)}
+
+    # route on ubuntu-latest: both candidates to gpu-h100, the split A100 pool named.
+    assert run.job_results("route") == ["success"], run.explain()
+    (routed,) = run.step_outputs("route", "route")
+    entries = json.loads(routed["matrix"])["include"]
+    assert sorted(e["image"] for e in entries) == sorted(built)
+    assert {e["pool"] for e in entries} == {"gpu-h100"}
+    assert all(e["runs-on"] == ["self-hosted", "gpu-h100"] for e in entries)
+    pools = json.loads(routed["pools"])
+    cu124 = next(name for name in pools if "cuda12.4" in name)
+    assert pools[cu124] == ["gpu-h100", "gpu-a100-mig"]
+    assert "pool gpu-a100 is split: a100-2 cannot run it" in run.log
+    # One GPU job per routed candidate, each guarded by verify on its host.
+    assert run.job_results("gpu-test") == ["success", "success"], run.explain()
+    verdicts = run.step_outputs("gpu-test", "verify")
+    assert sorted(v["verdict"] for v in verdicts) == ["ok", "ok"]
 
 
 # What a CUDA 12.8 runtime image built by gpuship carries (nvidia/cuda 12.8.1 environment,
