@@ -65,7 +65,13 @@ def toolkit_release(cuda: str | Version) -> ToolkitRelease:
     "12.4" (major.minor) means the GA release (the first driver that reports CUDA 12.4);
     "12.4.1" means that exact update. A version not in the table raises UnknownVersion.
     """
-    version = as_version(cuda, "CUDA version")
+    return _toolkit_release(str(as_version(cuda, "CUDA version")))
+
+
+# Routing judges thousands of host x image pairs against the same few CUDA releases.
+@functools.cache
+def _toolkit_release(text: str) -> ToolkitRelease:
+    version = Version.parse(text)
     releases = _releases()
     if len(version.parts) <= 2:
         same_minor = [

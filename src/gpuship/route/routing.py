@@ -159,14 +159,20 @@ def pool_names(hosts: Sequence[Host], config: RouteConfig) -> tuple[str, ...]:
     return tuple(sorted(counts, key=lambda label: (-counts[label], label)))
 
 
-def host_verdict(host: Host, image: ImageToRoute, config: VerifyConfig) -> HostVerdict:
+def host_verdict(host: Host, image: ImageToRoute, config: VerifyConfig) -> tuple[bool, str]:
     """The verify verdict for this host, once the image has a build for the host's platform."""
     needs = image.needs.get(host.platform)
     if needs is None:
         built = ", ".join(sorted(image.needs)) or "no platform"
-        return HostVerdict(host, False, f"{host.platform} host, but the image is built for {built}")
+        return False, f"{host.platform} host, but the image is built for {built}"
     verdict = judge(host.audit, needs, config)
-    return HostVerdict(host, verdict.status is not Status.FAIL, verdict.reason)
+    return verdict.status is not Status.FAIL, verdict.reason
+
+
+def _reading(host: Host) -> str:
+    """What the verdict depends on: the audit without who took it and when. Hosts of a pool
+    usually read the same, so each distinct reading is judged once per image."""
+    return host.audit.model_dump_json(exclude={"runner", "taken_at", "tool_version"})
 
 
 def route_images(
@@ -177,14 +183,24 @@ def route_images(
 ) -> Routing:
     """Judge every image on every host once, then group the verdicts by pool."""
     pools = pool_names(hosts, route_config)
+    members = {pool: [i for i, h in enumerate(hosts) if pool in h.labels] for pool in pools}
+    readings = [_reading(h) for h in hosts]
     routes = []
     for image in images:
-        verdicts = {id(h): host_verdict(h, image, verify_config) for h in hosts if not h.stale}
+        judged: dict[str, tuple[bool, str]] = {}
+        verdicts: list[HostVerdict | None] = []
+        for host, reading in zip(hosts, readings, strict=True):
+            if host.stale:
+                verdicts.append(None)
+                continue
+            if reading not in judged:
+                judged[reading] = host_verdict(host, image, verify_config)
+            verdicts.append(HostVerdict(host, *judged[reading]))
         pool_verdicts = tuple(
             PoolVerdict(
                 pool,
-                tuple(verdicts[id(h)] for h in hosts if pool in h.labels and not h.stale),
-                tuple(h for h in hosts if pool in h.labels and h.stale),
+                tuple(v for i in members[pool] if (v := verdicts[i]) is not None),
+                tuple(hosts[i] for i in members[pool] if hosts[i].stale),
             )
             for pool in pools
         )

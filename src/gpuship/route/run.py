@@ -46,6 +46,7 @@ class RouteRequest:
     fleet: str | None = None
     platforms: Sequence[str] = ()
     deep: bool = False
+    kubernetes: bool = False
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
 
@@ -71,7 +72,11 @@ def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Repor
     )
     platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
     images, references = _images(request, settings, platforms)
-    kubernetes = _kubernetes(images, settings.verify, request.tolerations, inventory)
+    kubernetes = (
+        _kubernetes(images, settings.verify, request.tolerations, inventory)
+        if request.kubernetes
+        else None
+    )
     if inventory is None:
         return _kubernetes_only_report(images, kubernetes)
     if not inventory.entries:
@@ -96,14 +101,7 @@ def _images(
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     if request.matrix is not None:
-        for cell, needs in _matrix_cells(request.matrix):
-            platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
-            images.append(
-                ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
-            )
-            tags = cell.get("tags") or []
-            repository = str(cell.get("repository") or needs.reference)
-            references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+        images, references = cell_images(_matrix_cells(request.matrix))
     for reference in request.images:
         by_platform = _read_image(reference, platforms, request.deep, settings)
         first = next(iter(by_platform.values()))
@@ -120,10 +118,45 @@ def _matrix_cells(path: Path) -> list[tuple[Mapping[str, Any], ImageGpuNeeds]]:
         raise InputError(f"{path}: cannot read matrix: {error.strerror}") from None
     except ValueError as error:
         raise InputError(f"{path}: not JSON: {error}") from None
+    return matrix_cells(matrix, str(path))
+
+
+def matrix_cells(matrix: object, where: str) -> list[tuple[Mapping[str, Any], ImageGpuNeeds]]:
+    """Each cell of a `gpuship matrix` document with its GPU needs."""
     if not isinstance(matrix, dict):
-        raise InputError(f"{path}: not a gpuship matrix: no 'include' list")
-    needs = needs_from_matrix(matrix, str(path))
+        raise InputError(f"{where}: not a gpuship matrix: no 'include' list")
+    needs = needs_from_matrix(matrix, where)
     return list(zip(matrix["include"], needs, strict=True))
+
+
+def cell_images(
+    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]],
+) -> tuple[list[ImageToRoute], dict[str, str]]:
+    """Matrix cells as images to route (by cell id), and the reference each is pushed as."""
+    images: list[ImageToRoute] = []
+    references: dict[str, str] = {}
+    for cell, needs in cells:
+        platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
+        images.append(
+            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
+        )
+        tags = cell.get("tags") or []
+        repository = str(cell.get("repository") or needs.reference)
+        references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+    return images, references
+
+
+def pools_for_cells(
+    matrix: Mapping[str, Any], fleet: str, settings: Settings, now: datetime
+) -> dict[str, tuple[str, ...]]:
+    """Cell id -> the pools that can run it (for the image map)."""
+    inventory = _read_fleet(fleet, settings)
+    hosts = fleet_hosts(
+        [(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age
+    )
+    images, _ = cell_images(matrix_cells(matrix, fleet))
+    routing = route_images(hosts, images, settings.verify, settings.route)
+    return {route.image.name: route.runnable_pools for route in routing.routes}
 
 
 def _read_image(
@@ -163,9 +196,9 @@ def _kubernetes(
     """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
     cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
     documents = []
+    excluded = _host_state_failures(config, inventory)
     for image in images:
         needs = next(iter(image.needs.values()))
-        excluded = _host_state_failures(image, config, inventory)
         terms = node_selector_terms(needs, config, excluded)
         document: dict[str, Any] = {"image": image.name}
         if terms:
@@ -174,9 +207,7 @@ def _kubernetes(
     return documents
 
 
-def _host_state_failures(
-    image: ImageToRoute, config: VerifyConfig, inventory: Inventory | None
-) -> list[str]:
+def _host_state_failures(config: VerifyConfig, inventory: Inventory | None) -> list[str]:
     if inventory is None:
         return []
     excluded = []
@@ -192,7 +223,7 @@ def _report(
     inventory: Inventory,
     config: RouteConfig,
     references: dict[str, str],
-    kubernetes: list[dict[str, Any]],
+    kubernetes: list[dict[str, Any]] | None,
 ) -> Report:
     findings = route_findings(routing, config)
     findings += [
@@ -206,7 +237,8 @@ def _report(
     ]
     result = route_result(routing, config)
     result["fleet"] = inventory.repository
-    result["kubernetes"] = kubernetes
+    if kubernetes is not None:
+        result["kubernetes"] = kubernetes
     return Report(
         command=NAME,
         findings=findings,
@@ -221,9 +253,11 @@ def _report(
 
 
 def _kubernetes_only_report(
-    images: Sequence[ImageToRoute], kubernetes: list[dict[str, Any]]
+    images: Sequence[ImageToRoute], kubernetes: list[dict[str, Any]] | None
 ) -> Report:
     """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
+    if kubernetes is None:
+        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
     nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
     findings = [
         Finding(

@@ -137,3 +137,43 @@ def test_verify_fails_on_a_cdi_spec_left_from_the_previous_driver(
     assert "nothing regenerates" in unrefreshed["message"]
     assert "generated for driver 550.54.15 but driver 570.195.03 is loaded" in stale["message"]
     assert f"nvidia-ctk cdi generate --output={cdi / 'nvidia.yaml'}" in stale["fix"]
+
+
+IMAGE_MAP_CONFIG = """
+images:
+  - name: trainer
+    role: training
+    repository: registry.example/ml/trainer
+    base-image: "registry.example/base/cuda:{cuda}-runtime"
+    axes:
+      cuda: ["12.4", "12.6"]
+    tags: ["cu{cuda|nodot}"]
+    targets: [sm_80, sm_90]
+"""
+
+
+def test_image_map_shows_the_pools_each_cell_can_run_on(fleet: str, tmp_path: Path) -> None:
+    (tmp_path / "gpuship.yaml").write_text(IMAGE_MAP_CONFIG + CONFIG)
+    digest = "sha256:" + "ab" * 32
+    (tmp_path / "gpuship.lock").write_text(
+        "version: 1\nbases:\n"
+        + "".join(
+            f'  "registry.example/base/cuda:{v}-runtime": "{digest}"\n' for v in ("12.4", "12.6")
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuship", "docs", "--image-map", "--fleet", fleet],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "runs on pools |" in done.stdout
+    rows = {
+        line.split("|")[1].strip(): line for line in done.stdout.splitlines() if "`trainer-" in line
+    }
+    cu124 = next(row for cell, row in rows.items() if "12.4" in cell)
+    cu126 = next(row for cell, row in rows.items() if "12.6" in cell)
+    assert cu124.rstrip().endswith("`gpu-h100`, `gpu-a100-mig` |")
+    assert cu126.rstrip().endswith("`gpu-h100` |")

@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--lock", metavar="PATH", help="lock file for --image-map")
     parser.add_argument(
+        "--fleet",
+        metavar="REGISTRY/REPO",
+        help="with --image-map: add the runner pools each cell can run on, from the fleet "
+        "inventory (as 'gpuship route' decides)",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; fail when a generated page differs from what is committed",
@@ -73,7 +79,21 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock)
     plans = plan_images(project, project.images, ctx.environ)
-    document = render_image_map(project.images, plans)
+    pools = None
+    if args.fleet:
+        from datetime import datetime, timezone
+
+        from gpuship.route.run import Settings, pools_for_cells
+
+        settings = Settings(
+            verify=ctx.config.verify,
+            route=ctx.config.route,
+            insecure_registries=ctx.config.registries.insecure,
+            environ=ctx.environ,
+        )
+        matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}
+        pools = pools_for_cells(matrix, args.fleet, settings, datetime.now(timezone.utc))
+    document = render_image_map(project.images, plans, pools)
     cells = sum(len(plan.cells) for plan in plans)
     return Report(
         command=NAME,

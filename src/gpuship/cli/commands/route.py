@@ -65,6 +65,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         fleet=args.fleet,
         platforms=args.platform,
         deep=args.deep,
+        kubernetes=args.format == "k8s",
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
     settings = Settings(

@@ -1,0 +1,127 @@
+"""Benchmark: `gpuship route` over 50 runners x 50 images, from a fleet inventory in a real
+registry, beside `gpuship fleet` over the same 50 audits as local files (what a workflow did
+before the inventory: GPU jobs upload audits as artifacts, a CPU job downloads and merges them).
+
+The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entries (10 pools of
+5 runners: drivers 470-580, T4/A100/H100/L4/H200, one pool of MIG A100s, one arm64 pool),
+made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
+11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 10 runs each
+after 2 warm-ups. Usage: .venv/bin/python bench/route/run.py
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bed.registry import run_registry  # noqa: E402
+from gpuship.registry.client import RegistryClient  # noqa: E402
+from gpuship.registry.reference import parse_repository  # noqa: E402
+from gpuship.route.inventory import publish_audit  # noqa: E402
+from gpuship.verify.audit import audit_from_document  # noqa: E402
+
+TEMPLATE = ROOT / "tests" / "data" / "gpu-readings" / "NVIDIA-H200-580.159.04.audit.json"
+GPUSHIP = str(Path(sys.executable).parent / "gpuship")
+# (pool, driver, CUDA of the driver, GPU name, compute capability, GiB, machine, MIG slices)
+POOLS = [
+    ("gpu-t4", "470.256.02", "11.4", "Tesla T4", "7.5", 15, "x86_64", 0),
+    ("gpu-a100-525", "525.147.05", "12.0", "NVIDIA A100-SXM4-80GB", "8.0", 80, "x86_64", 0),
+    ("gpu-a100-535", "535.230.02", "12.2", "NVIDIA A100-SXM4-80GB", "8.0", 80, "x86_64", 0),
+    ("gpu-a100-550", "550.144.03", "12.4", "NVIDIA A100-SXM4-80GB", "8.0", 80, "x86_64", 0),
+    ("gpu-l4", "550.144.03", "12.4", "NVIDIA L4", "8.9", 22, "x86_64", 0),
+    ("gpu-h100", "570.195.03", "12.8", "NVIDIA H100 80GB HBM3", "9.0", 80, "x86_64", 0),
+    ("gpu-h200", "580.95.05", "13.0", "NVIDIA H200", "9.0", 140, "x86_64", 0),
+    ("gpu-a100-mig", "570.195.03", "12.8", "NVIDIA A100-SXM4-80GB", "8.0", 80, "x86_64", 2),
+    ("gpu-gh200", "570.195.03", "12.8", "NVIDIA GH200 480GB", "9.0", 96, "aarch64", 0),
+    ("gpu-mixed", "550.144.03", "12.4", "NVIDIA H100 80GB HBM3", "9.0", 80, "x86_64", 0),
+]
+CUDAS = ["11.8", "12.1", "12.4", "12.6", "12.8", "13.0", "12.2", "12.5", "12.3", "12.0"]
+ARCHS = ["8.0;9.0", "7.5;8.0;8.9", "8.0+PTX", "9.0", "8.9;9.0"]
+
+
+def audits() -> list[dict]:
+    template = json.loads(TEMPLATE.read_text())
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    made = []
+    for pool, driver, cuda, name, cc, gib, machine, slices in POOLS:
+        for n in range(5):
+            doc = json.loads(json.dumps(template))
+            doc["taken_at"] = now
+            doc["runner"] = {
+                "hostname": f"{pool}-{n}",
+                "runner_name": f"{pool}-{n}",
+                "labels": [pool],
+            }
+            doc["system"]["machine"] = machine
+            doc["nvml"]["driver_version"] = driver
+            doc["nvml"]["cuda_driver_version"] = cuda
+            gpu = doc["nvml"]["gpus"][0]
+            gpu.update(name=name, compute_capability=cc, memory_total_bytes=gib * 2**30)
+            if slices:
+                gpu["mig_enabled"] = True
+                gpu["mig_devices"] = [
+                    {"index": i, "uuid": f"MIG-{pool}-{n}-{i}", "memory_total_bytes": 40 * 2**30}
+                    for i in range(slices)
+                ]
+            if pool == "gpu-mixed" and n == 4:  # one host on an older driver: a split pool
+                doc["nvml"]["driver_version"], doc["nvml"]["cuda_driver_version"] = (
+                    "535.230.02",
+                    "12.2",
+                )
+            made.append(doc)
+    return made
+
+
+def matrix() -> dict:
+    cells = [
+        {"id": f"app-cu{cuda}-{i}", "cuda": cuda, "arch_list": arch, "repository": "reg/app",
+         "tags": [f"cu{cuda}-{i}"], "platforms": ["linux/amd64"]}
+        for cuda in CUDAS
+        for i, arch in enumerate(ARCHS)
+    ]  # fmt: skip
+    return {"include": cells}
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="bench-route-"))
+    try:
+        with run_registry(work / "registry") as registry:
+            fleet = f"{registry.host}/bench/fleet"
+            folder = work / "audits"
+            folder.mkdir()
+            with RegistryClient() as client:
+                for doc in audits():
+                    audit = audit_from_document(doc, "bench")
+                    publish_audit(client, parse_repository(fleet), audit, None)
+                    (folder / f"{audit.runner.runner_name}.json").write_text(json.dumps(doc))
+            (work / "matrix.json").write_text(json.dumps(matrix()))
+            (work / "gpuship.yaml").write_text("verify:\n  require-gpu-runtime: false\n")
+            route = f"{GPUSHIP} route --matrix matrix.json --fleet {fleet} --format json"
+            fleet_cmd = f"{GPUSHIP} fleet audits --matrix matrix.json --format json"
+            check = subprocess.run(route, shell=True, cwd=work, capture_output=True, text=True)
+            result = json.loads(check.stdout)["result"]
+            print(
+                f"route: exit {check.returncode}, {len(result['images'])} images, "
+                f"{len(result['pools'])} pools, unroutable {len(result['unroutable'])}"
+            )
+            subprocess.run(
+                ["hyperfine", "--warmup", "2", "--runs", "10", "-i", "--export-markdown",
+                 str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route,
+                 "-n", "gpuship fleet (audit files)", fleet_cmd],
+                cwd=work, check=True,
+            )  # fmt: skip
+            print((work / "hyperfine.md").read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
