@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.errors import InputError, UsageError
+from gpuship.labels import LABEL_CELL
 from gpuship.report import Finding, Report, Severity
 from gpuship.route import rules
 from gpuship.route.config import RouteConfig
@@ -105,7 +106,7 @@ def _images(
     for reference in request.images:
         by_platform = _read_image(reference, platforms, request.deep, settings)
         first = next(iter(by_platform.values()))
-        name = first.labels.get("io.gpuship.cell") or reference
+        name = first.labels.get(LABEL_CELL) or reference
         images.append(ImageToRoute(name, by_platform))
         references[name] = reference
     return images, references
