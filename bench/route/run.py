@@ -2,11 +2,14 @@
 registry, beside `gpuship fleet` over the same 50 audits as local files (what a workflow did
 before the inventory: GPU jobs upload audits as artifacts, a CPU job downloads and merges them).
 
+`gpuship fleet` judges the same 2,500 pairs but looks cells up linearly (`Fleet.cell`), so
+at this size it takes minutes: it is run once (wall time with /usr/bin/time), route 10 times.
+
 The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entries (10 pools of
 5 runners: drivers 470-580, T4/A100/H100/L4/H200, one pool of MIG A100s, one arm64 pool),
 made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
-11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 10 runs each
-after 2 warm-ups. Usage: .venv/bin/python bench/route/run.py
+11.8-13.0 x arch lists). hyperfine times whole `gpuship route` processes (start-up included),
+10 runs after 2 warm-ups. Usage: .venv/bin/python bench/route/run.py
 """
 
 from __future__ import annotations
@@ -114,11 +117,16 @@ def main() -> None:
             )
             subprocess.run(
                 ["hyperfine", "--warmup", "2", "--runs", "10", "-i", "--export-markdown",
-                 str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route,
-                 "-n", "gpuship fleet (audit files)", fleet_cmd],
+                 str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route],
                 cwd=work, check=True,
             )  # fmt: skip
             print((work / "hyperfine.md").read_text())
+            timed = subprocess.run(
+                f"/usr/bin/time -f '%e s wall, %U s user, %M KiB max RSS' {fleet_cmd} >/dev/null",
+                shell=True, cwd=work, capture_output=True, text=True, timeout=1200,
+            )  # fmt: skip
+            print("gpuship fleet (audit files), one run:", timed.stderr.strip().splitlines()[-1])
+            print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
