@@ -6,6 +6,7 @@ registry or a build matrix) go in, a compatibility grid with the reasons comes o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,36 +42,37 @@ class Fleet:
     driver_for_all_images: str | None
     driver_unknown_for: tuple[str, ...]
 
+    @functools.cached_property
+    def _failing(self) -> frozenset[tuple[str, str]]:
+        # (image, runner) pairs whose verdict fails, read once: the report asks per pair.
+        return frozenset((c.image, c.runner) for c in self.cells if c.verdict.status is Status.FAIL)
+
     def cell(self, image: str, runner: str) -> FleetCell:
-        return next(c for c in self.cells if c.image == image and c.runner == runner)
+        return self._by_pair[(image, runner)]
+
+    @functools.cached_property
+    def _by_pair(self) -> dict[tuple[str, str], FleetCell]:
+        return {(c.image, c.runner): c for c in self.cells}
 
     def runnable_on(self, image: str) -> tuple[str, ...]:
         """Runners where the image passes (ok or warn)."""
-        return tuple(
-            r for r in self.runners if self.cell(image, r).verdict.status is not Status.FAIL
-        )
+        return tuple(r for r in self.runners if (image, r) not in self._failing)
 
-    @property
+    @functools.cached_property
     def unrunnable_images(self) -> tuple[str, ...]:
         return tuple(image for image in self.images if not self.runnable_on(image))
 
     def exclusions(self) -> dict[str, tuple[str, ...]]:
         """Image -> runners it must not be scheduled on."""
         return {
-            image: tuple(
-                r for r in self.runners if self.cell(image, r).verdict.status is Status.FAIL
-            )
+            image: tuple(r for r in self.runners if (image, r) in self._failing)
             for image in self.images
         }
 
     @property
     def useless_runners(self) -> tuple[str, ...]:
         """Runners that can run none of the images."""
-        return tuple(
-            r
-            for r in self.runners
-            if all(self.cell(i, r).verdict.status is Status.FAIL for i in self.images)
-        )
+        return tuple(r for r in self.runners if all((i, r) in self._failing for i in self.images))
 
 
 def runner_names(audits: Sequence[HostAudit]) -> list[str]:
