@@ -30,7 +30,7 @@ from gpuship.errors import GpushipError
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
@@ -200,13 +200,23 @@ class BinaryCompat:
         _check_source(self.source)
 
 
+def _check_sourced(row: object, value: str, source: str) -> None:
+    """A set `value` field needs its `source` field (`arch_list` -> `arch_list_source`)."""
+    if getattr(row, value) is not None and not getattr(row, source):
+        raise _Invalid(source, f"required when {value} is set")
+
+
 @dataclass(frozen=True, kw_only=True)
 class TorchVariantRow:
-    """One CUDA variant of a torch release (`cu126`): channel, arch list, CUDA runtime wheel."""
+    """One CUDA variant of a torch release (`cu126`): channel, arch list, CUDA runtime wheel.
+
+    `channel` "extra": published on the index but built outside the advertised release matrix.
+    """
 
     name: str
-    channel: Literal["stable", "experimental"]
+    channel: Literal["stable", "experimental", "extra"]
     arch_list: str | None
+    arch_list_source: str | None = None
     cuda_runtime_wheel: str | None = None
     cuda_runtime_wheel_source: str | None = None
     source: str
@@ -216,14 +226,22 @@ class TorchVariantRow:
         if not _VARIANT_NAME.fullmatch(self.name):
             raise _Invalid("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
         _check_source(self.source)
+        _check_sourced(self, "arch_list", "arch_list_source")
+        _check_sourced(self, "cuda_runtime_wheel", "cuda_runtime_wheel_source")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TorchReleaseRow:
-    """A torch release, its variants, and which variant PyPI's default wheel is."""
+    """A torch release, its variants, and which variant PyPI's default wheel is.
+
+    `complete`: the variants listed are all the release has (`complete_source` shows it), so a
+    variant not listed is known not to exist; otherwise it is unknown to gpuship.
+    """
 
     version: str
     source: str
+    complete: bool = False
+    complete_source: str | None = None
     pypi_default: str | None
     pypi_default_source: str | None = None
     variants: tuple[TorchVariantRow, ...]
@@ -231,6 +249,12 @@ class TorchReleaseRow:
     def __post_init__(self) -> None:
         _check_versions(self, "version")
         _check_source(self.source)
+        if self.complete and not self.complete_source:
+            raise _Invalid("complete_source", "required when complete is true")
+        _check_sourced(self, "pypi_default", "pypi_default_source")
+        names = {v.name for v in self.variants}
+        if self.pypi_default is not None and self.pypi_default not in names:
+            raise _Invalid("pypi_default", f"{self.pypi_default!r} is not one of the variants")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,10 +266,57 @@ class TorchData:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImageFlavorRow:
+    """The pip-wheel libraries an nvidia/cuda flavour already holds (`cudnn`: the tag part)."""
+
+    flavor: Literal["runtime", "devel", "cudnn"]
+    libraries: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudaImageLibraries:
+    """Which CUDA libraries each nvidia/cuda flavour ships."""
+
+    source: str
+    flavors: tuple[ImageFlavorRow, ...]
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryWheelRow:
+    """One CUDA library wheel torch pins, with its download size."""
+
+    library: str
+    wheel: str
+    size_mb: float  # MB = 10^6 bytes, as pip reports it
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
+        if self.size_mb <= 0:
+            raise _Invalid("size_mb", "must be positive")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryWheelSet:
+    """The CUDA library wheels of one CUDA major, as one torch release pins them."""
+
+    cuda_major: int
+    pinned_by: str
+    source: str
+    wheels: tuple[LibraryWheelRow, ...]
+
+    def __post_init__(self) -> None:
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
 class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[1]  # the builder's Literal check rejects any other SCHEMA_VERSION
+    schema_version: Literal[2]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]
@@ -256,6 +327,8 @@ class KnowledgeBase:
     arch_support: ArchSupport
     binary_compat: BinaryCompat
     torch: TorchData
+    cuda_image_libraries: CudaImageLibraries
+    cuda_library_wheels: tuple[LibraryWheelSet, ...]
 
 
 class KnowledgeBaseError(GpushipError):
@@ -334,7 +407,7 @@ def _convert(hint: typing.Any, value: object, where: str) -> object:
         return {key: _convert(args[1], item, _at(where, key)) for key, item in value.items()}
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _build(hint, value, where)
-    if hint in (str, int, bool):
+    if hint in (str, int, bool, float):
         # bool is a subclass of int, so test it by exact type; YAML gives 12.4 as a float, and
         # turning that into "12.4" silently would hide a missing pair of quotes.
         if type(value) is not hint:

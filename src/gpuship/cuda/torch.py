@@ -1,7 +1,12 @@
-"""torch releases -> published CUDA wheel variants, their arch lists and the PyPI default."""
+"""torch releases -> published CUDA wheel variants, their arch lists and the PyPI default.
+
+A variant the table does not list is "known not to exist" only for a release whose variant
+list is complete; for any other release it is unknown to gpuship (`Availability`).
+"""
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from dataclasses import dataclass
@@ -42,6 +47,14 @@ class TorchVariant:
     source: str
 
 
+class Availability(enum.Enum):
+    """Whether a torch release has a CUDA variant, as far as the knowledge base can tell."""
+
+    PUBLISHED = "published"
+    ABSENT = "absent"  # the release's variant list is complete and lacks it
+    UNKNOWN = "unknown"  # not in gpuship's table for an open release: it may exist
+
+
 @dataclass(frozen=True)
 class TorchRelease:
     """A torch minor release and its CUDA variants."""
@@ -51,11 +64,22 @@ class TorchRelease:
     pypi_default: str | None
     pypi_default_source: str | None
     source: str
+    complete: bool = False  # the variants are all the release has (see knowledge.yaml)
 
     def variant(self, cuda: str | Version) -> TorchVariant | None:
-        """The variant built for CUDA `cuda` (major.minor), if published."""
+        """The variant built for CUDA `cuda` (major.minor), if the table lists it."""
         wanted = as_version(cuda, "CUDA version").major_minor()
         return next((v for v in self.variants if v.cuda == wanted), None)
+
+    def availability(self, cuda: str | Version) -> Availability:
+        """Published, known absent (complete table only), or unknown to gpuship."""
+        if self.variant(cuda) is not None:
+            return Availability.PUBLISHED
+        return Availability.ABSENT if self.complete else Availability.UNKNOWN
+
+    def variant_names(self) -> str:
+        """ "cu126, cu128" (or "none recorded")."""
+        return ", ".join(v.name for v in self.variants) or "none recorded"
 
 
 @functools.cache
@@ -78,7 +102,7 @@ def _releases() -> dict[Version, TorchRelease]:
         )
         version = Version.parse(row.version)
         releases[version] = TorchRelease(
-            version, variants, row.pypi_default, row.pypi_default_source, row.source
+            version, variants, row.pypi_default, row.pypi_default_source, row.source, row.complete
         )
     return releases
 
@@ -100,15 +124,38 @@ def torch_release(version: str | Version) -> TorchRelease:
 def torch_variant(torch_version: str | Version, cuda: str | Version) -> TorchVariant:
     """The wheel variant of torch `torch_version` for CUDA `cuda`.
 
-    Raises UnknownVersion(kind="torch-variant") when that release publishes no such wheel.
+    Raises UnknownVersion(kind="torch-variant") when that release is known to publish no such
+    wheel, and UnknownVersion(kind="torch") when gpuship's table does not say either way.
     """
     release = torch_release(torch_version)
     variant = release.variant(cuda)
-    if variant is None:
-        published = ", ".join(v.name for v in release.variants)
-        raise UnknownVersion(
-            "torch-variant",
-            f"{torch_version}+{variant_name(cuda)}",
-            f"torch {release.version} publishes {published}",
-        )
-    return variant
+    if variant is not None:
+        return variant
+    wanted = f"{torch_version}+{variant_name(cuda)}"
+    listed = f"torch {release.version} lists {release.variant_names()}"
+    if release.availability(cuda) is Availability.ABSENT:
+        raise UnknownVersion("torch-variant", wanted, f"{listed}, and nothing else")
+    raise UnknownVersion("torch", wanted, f"{listed}; others are unknown to gpuship")
+
+
+@dataclass(frozen=True)
+class LibraryWheel:
+    """A CUDA library wheel torch pins, with its download size in MB (10^6 bytes)."""
+
+    library: str
+    wheel: str
+    size_mb: float
+
+
+def image_libraries(flavors: tuple[str, ...]) -> frozenset[str]:
+    """The CUDA libraries an nvidia/cuda image of these flavours ("runtime", "cudnn") holds."""
+    rows = knowledge_base().cuda_image_libraries.flavors
+    return frozenset(lib for row in rows if row.flavor in flavors for lib in row.libraries)
+
+
+def library_wheels(cuda_major: int) -> tuple[LibraryWheel, ...]:
+    """The CUDA library wheels torch pins for CUDA `cuda_major` (empty: not recorded)."""
+    for row in knowledge_base().cuda_library_wheels:
+        if row.cuda_major == cuda_major:
+            return tuple(LibraryWheel(w.library, w.wheel, w.size_mb) for w in row.wheels)
+    return ()

@@ -30,7 +30,7 @@ def raw() -> dict[str, object]:
 
 def test_header() -> None:
     kb = knowledge_base()
-    assert kb.schema_version == 1
+    assert kb.schema_version == 2
     assert kb.updated
 
 
@@ -45,14 +45,31 @@ def test_every_row_has_a_source() -> None:
         *kb.torch.releases,
         *(v for r in kb.torch.releases for v in r.variants),
     ]
+    rows.extend(kb.cuda_library_wheels)
+    rows.extend(w for s in kb.cuda_library_wheels for w in s.wheels)
     for row in rows:
         assert getattr(row, "source", "").strip(), row
     assert kb.forward_compat.source and kb.brands.source and kb.binary_compat.source
+    assert kb.cuda_image_libraries.source
     for release in kb.torch.releases:
         assert (release.pypi_default is None) == (release.pypi_default_source is None), release
+        assert release.complete == bool(release.complete_source), release.version
         for variant in release.variants:
-            if variant.cuda_runtime_wheel:
-                assert variant.cuda_runtime_wheel_source
+            assert bool(variant.cuda_runtime_wheel) == bool(variant.cuda_runtime_wheel_source)
+            assert (variant.arch_list is None) == (variant.arch_list_source is None), variant
+
+
+def test_torch_releases_cover_113_to_newest() -> None:
+    """Every minor release from 1.13 (2.0 follows 1.13) to the newest gpuship checked."""
+    versions = [Version.parse(r.version) for r in knowledge_base().torch.releases]
+    expected = [Version.parse("1.13")] + [Version.parse(f"2.{m}") for m in range(16)]
+    assert versions == expected
+
+
+def test_only_closed_releases_are_complete() -> None:
+    """From 2.9, CUDA 12.9 wheels were built outside the release matrix: those rows stay open."""
+    complete = {r.version for r in knowledge_base().torch.releases if r.complete}
+    assert complete == {"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8"}
 
 
 def test_no_duplicates() -> None:
@@ -138,7 +155,7 @@ def test_loader_rejects_bad_version() -> None:
 
 def test_loader_rejects_unknown_schema() -> None:
     data = raw()
-    data["schema_version"] = 2
+    data["schema_version"] = 3
     with pytest.raises(KnowledgeBaseError):
         parse_knowledge_base(yaml.safe_dump(data))
 
@@ -219,12 +236,36 @@ MUTATIONS: dict[str, tuple[Callable[[Any], None], str]] = {
         "gpus[0].segment: str 'server' is not one of 'datacenter', 'workstation',",
     ),
     "schema version": (
-        lambda d: d.update(schema_version=2),
-        "schema_version: int 2 is not one of 1",
+        lambda d: d.update(schema_version=1),
+        "schema_version: int 1 is not one of 2",
     ),
-    "schema version true is not 1": (
+    "schema version true is not 2": (
         lambda d: d.update(schema_version=True),
-        "schema_version: bool True is not one of 1",
+        "schema_version: bool True is not one of 2",
+    ),
+    "complete without its source": (
+        lambda d: d["torch"]["releases"][0].pop("complete_source"),
+        "torch.releases[0].complete_source: required when complete is true",
+    ),
+    "arch list without its source": (
+        lambda d: d["torch"]["releases"][1]["variants"][1].pop("arch_list_source"),
+        "torch.releases[1].variants[1].arch_list_source: required when arch_list is set",
+    ),
+    "pypi default not a variant": (
+        lambda d: d["torch"]["releases"][2].update(pypi_default="cu999"),
+        "torch.releases[2].pypi_default: 'cu999' is not one of the variants",
+    ),
+    "variant channel": (
+        lambda d: d["torch"]["releases"][2]["variants"][0].update(channel="beta"),
+        "torch.releases[2].variants[0].channel: str 'beta' is not one of 'stable',",
+    ),
+    "wheel size is a number": (
+        lambda d: d["cuda_library_wheels"][0]["wheels"][0].update(size_mb="594"),
+        "cuda_library_wheels[0].wheels[0].size_mb: expected float, got str '594'",
+    ),
+    "wheel size positive": (
+        lambda d: d["cuda_library_wheels"][0]["wheels"][0].update(size_mb=0.0),
+        "cuda_library_wheels[0].wheels[0].size_mb: must be positive",
     ),
     "bad version": (
         lambda d: d["toolkits"][0].update(min_driver="latest"),

@@ -7,8 +7,11 @@ import pytest
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.gpus import brand_from_nvml, find_gpu, gpu_compute_capability
 from gpuship.cuda.torch import (
+    Availability,
     cuda_of_variant,
+    image_libraries,
     known_torch_releases,
+    library_wheels,
     torch_release,
     torch_variant,
     variant_name,
@@ -83,22 +86,47 @@ def test_torch_variant_arch_list_and_index() -> None:
     assert variant.cuda_runtime_wheel == "nvidia-cuda-runtime-cu12==12.8.57"
 
 
-def test_torch_variant_not_published() -> None:
+def test_torch_variant_known_absent_in_a_complete_release() -> None:
     with pytest.raises(UnknownVersion) as excinfo:
-        torch_variant("2.12.0", "12.8")  # cu128 was dropped in 2.12
+        torch_variant("2.6.0", "12.1")  # 2.6's CUDA builds were 11.8, 12.4, 12.6 only
     assert excinfo.value.kind == "torch-variant"
-    assert "cu126" in str(excinfo.value)
+    assert "cu124" in str(excinfo.value)
+    assert torch_release("2.6").availability("12.1") is Availability.ABSENT
+
+
+def test_torch_variant_not_listed_in_an_open_release_is_unknown() -> None:
+    # 2.12 lists cu126/cu130/cu132; CUDA 12.9 wheels were built off-matrix around then, so a
+    # missing row is a gap in gpuship's table, never proof that the wheel does not exist.
+    with pytest.raises(UnknownVersion) as excinfo:
+        torch_variant("2.12.0", "12.9")
+    assert excinfo.value.kind == "torch"
+    assert "unknown to gpuship" in str(excinfo.value)
+    assert torch_release("2.12").availability("12.9") is Availability.UNKNOWN
+
+
+def test_torch_210_has_cu129() -> None:
+    assert torch_variant("2.10.0", "12.9").name == "cu129"
+    assert torch_release("2.10").availability("12.9") is Availability.PUBLISHED
+
+
+def test_release_with_no_variants_recorded() -> None:
+    release = torch_release("2.15.0")
+    assert release.variants == () and release.pypi_default is None
+    assert release.variant_names() == "none recorded"
+    assert release.availability("13.0") is Availability.UNKNOWN
 
 
 def test_unknown_torch_release() -> None:
     with pytest.raises(UnknownVersion):
-        torch_release("1.13.1")
+        torch_release("1.12.1")
 
 
 @pytest.mark.parametrize(
     ("torch", "default"),
-    [("2.5.1", "cu124"), ("2.7.0", "cu126"), ("2.8.0", "cu128"), ("2.11.0", "cu130"),
-     ("2.6.0", None), ("2.9.0", None)],
+    [("1.13.1", "cu117"), ("2.0.1", "cu117"), ("2.1.2", "cu121"), ("2.4.1", "cu121"),
+     ("2.5.1", "cu124"), ("2.6.0", "cu124"), ("2.7.0", "cu126"), ("2.8.0", "cu128"),
+     ("2.9.0", "cu128"), ("2.10.0", "cu128"), ("2.11.0", "cu130"), ("2.14.1", "cu130"),
+     ("2.15.0", None)],
 )  # fmt: skip
 def test_pypi_default(torch: str, default: str | None) -> None:
     release = torch_release(torch)
@@ -106,6 +134,15 @@ def test_pypi_default(torch: str, default: str | None) -> None:
     if default:
         assert release.pypi_default_source
         assert release.variant(cuda_of_variant(default)) is not None
+
+
+def test_library_wheels_and_image_flavours() -> None:
+    cu12 = {w.library: w for w in library_wheels(12)}
+    assert cu12["cudnn"].wheel.startswith("nvidia-cudnn-cu12==")
+    assert cu12["cublas"].size_mb > 100
+    assert library_wheels(11) == ()
+    assert "cudnn" not in image_libraries(("runtime",))
+    assert {"cublas", "cudnn"} <= image_libraries(("runtime", "cudnn"))
 
 
 def test_variant_names() -> None:
@@ -120,4 +157,4 @@ def test_variant_names() -> None:
 def test_torch_releases_sorted() -> None:
     releases = known_torch_releases()
     assert list(releases) == sorted(releases)
-    assert releases[0] == Version.parse("2.1")
+    assert releases[0] == Version.parse("1.13")
