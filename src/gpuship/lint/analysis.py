@@ -105,6 +105,16 @@ class Analysis:
         self.config = config
         self._shell = ShellParser()
 
+    def for_target(self, build: Build) -> Analysis:
+        """The same file seen for another target: the stages, their RUNs and parsed shell are
+        the same, only which stages make the image differs."""
+        if build is self.build:
+            return self
+        other = Analysis(self.display, self.parsed, build, self.context, self.config)
+        other._shell = self._shell
+        other.__dict__["runs"] = self.runs  # cached_property: computed once per file
+        return other
+
     @property
     def stages(self) -> tuple[Stage, ...]:
         return self.build.stages

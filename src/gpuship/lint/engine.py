@@ -26,7 +26,7 @@ from gpuship.lint.rules import cache, cuda, layers, meta, pinning, security, too
 from gpuship.lint.rules.base import Hit
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
-from gpuship.lint.stages import TargetNotFound, build_stages
+from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
 
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
@@ -149,10 +149,13 @@ def lint_file(
     target: str | None,
     config: LintSettings,
     policy: Mapping[str, Severity | None],
+    platform: str | None = None,
 ) -> FileResult:
     """Lint one Dockerfile. Unparseable content is a GSL001 finding, never an exception.
 
-    `context_dir` None: the context is guessed from where the COPY sources are.
+    Without `target`, every target the file defines is linted (see `build_targets`) and the
+    findings merged. `context_dir` None: the context is guessed from where the COPY sources
+    are. `platform` ("linux/arm64") sets TARGETARCH & co. (default: this machine's).
     """
     try:
         parsed = read_dockerfile(path)
@@ -172,28 +175,24 @@ def lint_file(
         "file": display,
         "context": str(context_dir or path.parent),
         "stages": [],
+        "targets": [],
     }
     if parsed.instructions and not hits:
         try:
-            build = build_stages(parsed, build_args, target)
+            builds = build_targets(parsed, build_args, target, platform)
         except TargetNotFound as exc:
             raise InputError(f"{display}: {exc}") from None
         if context_dir is None:
             context_dir = guess_context(path, _literal_sources(parsed))
         summary["context"] = str(context_dir)
-        context = BuildContext(context_dir, path)
-        analysis = Analysis(display, parsed, build, context, config)
-        for check in CHECKS:
-            hits.extend(check(analysis))
-        summary["stages"] = [
-            {
-                "index": s.index,
-                "name": s.name,
-                "base": s.base,
-                "in_final_image": s.index in build.final_chain,
-                "built": s.index in build.reachable,
-            }
-            for s in build.stages
+        analysis = Analysis(display, parsed, builds[0], BuildContext(context_dir, path), config)
+        for build in builds:
+            analysis = analysis.for_target(build)
+            for check in CHECKS:
+                hits.extend(check(analysis))
+        summary["stages"] = _stage_summary(builds)
+        summary["targets"] = [
+            builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
         ]
     pragmas = parse_pragmas(parsed)
     findings: list[Finding] = []
@@ -237,6 +236,22 @@ def lint_file(
     summary["findings"] = len(findings)
     summary["suppressed"] = silenced
     return FileResult(tuple(findings), silenced, summary)
+
+
+def _stage_summary(builds: tuple[Build, ...]) -> list[dict[str, Any]]:
+    """Each stage, whether it is in a linted target's image and whether any target builds it."""
+    final = {i for b in builds for i in b.final_chain}
+    built = {i for b in builds for i in b.reachable}
+    return [
+        {
+            "index": s.index,
+            "name": s.name,
+            "base": s.base,
+            "in_final_image": s.index in final,
+            "built": s.index in built,
+        }
+        for s in builds[0].stages
+    ]
 
 
 def _literal_sources(parsed: ParsedDockerfile) -> list[str]:

@@ -1,8 +1,15 @@
 """Build stages of a Dockerfile: ARG/ENV values, WORKDIR and USER per instruction, and which
-stages reach the image that `docker build [--target]` produces."""
+stages reach the image that `docker build [--target]` produces.
+
+BuildKit's automatic platform ARGs (TARGETARCH, BUILDPLATFORM...) take the values of the
+platform given (`--platform`, else the machine gpuship runs on), as BuildKit gives them: in the
+global scope (FROM lines) always, inside a stage only after `ARG TARGETARCH` declares them.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import platform as _platform
 import posixpath
 import re
 from collections.abc import Mapping
@@ -14,19 +21,20 @@ _VARIABLE = re.compile(
     r"\\\$|\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-+])(?P<word>[^}]*))?\}"
     r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )
-# Variables BuildKit defines in every stage, whose values depend on the build machine.
-_PLATFORM_ARGS = frozenset(
-    [
-        "TARGETPLATFORM",
-        "TARGETOS",
-        "TARGETARCH",
-        "TARGETVARIANT",
-        "BUILDPLATFORM",
-        "BUILDOS",
-        "BUILDARCH",
-        "BUILDVARIANT",
-    ]
-)
+# `platform.machine()` -> the architecture (and variant) Docker names platforms by.
+_MACHINES = {
+    "x86_64": "amd64",
+    "amd64": "amd64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "armv7l": "arm/v7",
+    "armv6l": "arm/v6",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+    "i686": "386",
+    "i386": "386",
+}
 
 Env = Mapping[str, "str | None"]  # None: declared, value unknown until build time
 
@@ -68,6 +76,26 @@ def expand(text: str, env: Env) -> tuple[str, bool]:
     if "$" not in text:
         return text, True
     return _VARIABLE.sub(replace, text), complete
+
+
+def runner_platform() -> str:
+    """The platform of this machine as Docker writes it ("linux/amd64")."""
+    machine = _platform.machine().lower()
+    return f"linux/{_MACHINES.get(machine, machine)}"
+
+
+def platform_args(target: str | None = None) -> dict[str, str]:
+    """BuildKit's automatic ARGs for building `target` (default: this machine) on this machine."""
+    build = runner_platform()
+    values: dict[str, str] = {}
+    for prefix, text in (("TARGET", target or build), ("BUILD", build)):
+        os_name, _, rest = text.partition("/")
+        arch, _, variant = rest.partition("/")
+        values[f"{prefix}PLATFORM"] = text
+        values[f"{prefix}OS"] = os_name
+        values[f"{prefix}ARCH"] = arch
+        values[f"{prefix}VARIANT"] = variant
+    return values
 
 
 def unquote(value: str) -> str:
@@ -127,10 +155,32 @@ class TargetNotFound(ValueError):
 
 
 def build_stages(
-    parsed: ParsedDockerfile, build_args: Mapping[str, str], target: str | None
+    parsed: ParsedDockerfile,
+    build_args: Mapping[str, str],
+    target: str | None,
+    platform: str | None = None,
 ) -> Build:
-    """Group instructions into stages and resolve ARG/ENV/WORKDIR/USER for each."""
-    global_args: dict[str, str | None] = {}
+    """Group instructions into stages and resolve ARG/ENV/WORKDIR/USER for each.
+
+    The Build is for `target`, or for the last stage when `target` is None.
+    """
+    return build_targets(parsed, build_args, target, platform)[0]
+
+
+def build_targets(
+    parsed: ParsedDockerfile,
+    build_args: Mapping[str, str],
+    target: str | None,
+    platform: str | None = None,
+) -> tuple[Build, ...]:
+    """One Build per target: `target` alone when given, else every stage that no other stage
+    builds on or copies from (the last stage first), so a file with several targets is linted
+    whole, not only for its last stage."""
+    # Automatic platform ARGs first: a --build-arg or global ARG of the same name wins.
+    automatic = platform_args(platform)
+    global_args: dict[str, str | None] = {
+        name: build_args.get(name, value) for name, value in automatic.items()
+    }
     stages: list[Stage] = []
     pending: list[Instruction] = []
     current_from: Instruction | None = None
@@ -147,12 +197,16 @@ def build_stages(
                     value = build_args.get(name)
                     if value is None and default is not None:
                         value = expand(default, global_args)[0]
-                    global_args[name] = value
+                    if value is not None or name not in global_args:
+                        global_args[name] = value
         else:
             pending.append(instruction)
     if current_from is not None:
         stages.append(_stage(len(stages), current_from, pending, stages, global_args, build_args))
-    return _graph(tuple(stages), global_args, target)
+    frozen = tuple(stages)
+    if not frozen:
+        return (Build((), global_args, -1, (), frozenset()),)
+    return tuple(_graph(frozen, global_args, index) for index in _target_indexes(frozen, target))
 
 
 def _arg_pairs(instruction: Instruction) -> list[tuple[str, str | None]]:
@@ -180,7 +234,7 @@ def _stage(
     args = from_instruction.args
     image_text = args[0] if args else ""
     name = args[2] if len(args) >= 3 and args[1].upper() == "AS" else None
-    base, known = expand(image_text, {**dict.fromkeys(_PLATFORM_ARGS), **global_args})
+    base, known = expand(image_text, global_args)
     parent = None
     for stage in previous:
         if stage.name and stage.name.lower() == base.lower():
@@ -194,8 +248,6 @@ def _stage(
         workdir, user = inherited.workdir, inherited.user
     else:
         env, env_names, workdir, user = {}, set(), "/", None
-    for platform_arg in _PLATFORM_ARGS:
-        env.setdefault(platform_arg, None)
     states: list[State] = []
     for instruction in instructions:
         state = State(dict(env), frozenset(env_names), workdir, user)
@@ -257,17 +309,45 @@ def _dependencies(stage: Stage, stages: tuple[Stage, ...]) -> set[int]:
     return found
 
 
-def _graph(stages: tuple[Stage, ...], global_args: Env, target: str | None) -> Build:
-    if not stages:
-        return Build((), global_args, -1, (), frozenset())
-    if target is None:
-        target_index = len(stages) - 1
-    else:
+def _target_indexes(stages: tuple[Stage, ...], target: str | None) -> list[int]:
+    if target is not None:
         match = [s.index for s in stages if s.name and s.name.lower() == target.lower()]
         if not match:
             names = ", ".join(s.name for s in stages if s.name) or "none"
             raise TargetNotFound(f"target stage '{target}' not found (stages: {names})")
-        target_index = match[0]
+        return match[:1]
+    used = {d for stage in stages for d in _dependencies(stage, stages)}
+    # `FROM base-${TARGETARCH}` or `--from=${FLAVOR}-build` may pick a stage for another
+    # platform or build arg: such a stage is a base of that one, not a target of its own.
+    patterns = [(s.index, _reference_pattern(ref)) for s in stages for ref in _references(s)]
+    for stage in stages:
+        if stage.name and any(
+            other != stage.index and fnmatch.fnmatchcase(stage.name.lower(), pattern)
+            for other, pattern in patterns
+        ):
+            used.add(stage.index)
+    last = len(stages) - 1
+    return [last] + [s.index for s in stages[:last] if s.index not in used]
+
+
+def _references(stage: Stage) -> list[str]:
+    """Stage references as written: the FROM image and every `--from=` / `mount from=`."""
+    refs = [stage.from_instruction.args[0]] if stage.from_instruction.args else []
+    for instruction in stage.instructions:
+        if instruction.keyword in ("COPY", "ADD"):
+            refs.extend(instruction.flag_values("from"))
+        for mount in instruction.flag_values("mount"):
+            refs.extend(o[5:] for o in mount.split(",") if o.startswith("from="))
+    return [r for r in refs if "$" in r]
+
+
+def _reference_pattern(text: str) -> str:
+    """`base-${TARGETARCH}` -> `base-*` (every variable may take any value)."""
+    escaped = re.sub(r"([\[\]?*])", r"[\1]", text.lower())
+    return _VARIABLE.sub("*", escaped)
+
+
+def _graph(stages: tuple[Stage, ...], global_args: Env, target_index: int) -> Build:
     chain = [target_index]
     while stages[chain[-1]].parent is not None:
         parent = stages[chain[-1]].parent

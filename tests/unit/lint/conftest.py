@@ -18,8 +18,11 @@ def lint_text(
     config: LintConfig | None = None,
     build_args: dict[str, str] | None = None,
     target: str | None = None,
+    platform: str | None = "linux/amd64",
 ) -> list[Finding]:
-    """Write `dockerfile` and `files` (text, bytes, or an int size for a sparse file) and lint."""
+    """Write `dockerfile` and `files` (text, bytes, or an int size for a sparse file) and lint.
+
+    The platform is fixed (linux/amd64) so TARGETARCH does not depend on the test machine."""
     for name, content in (files or {}).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,6 +44,7 @@ def lint_text(
         target=target,
         config=settings,
         policy=rule_policy(settings),
+        platform=platform,
     )
     return list(result.findings)
 

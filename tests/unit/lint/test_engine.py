@@ -82,7 +82,9 @@ def test_build_arg_override_and_target(lint: Linter) -> None:
     findings = lint(dockerfile, build_args={"TAG": "3.12"}, target="dev")
     assert positions(findings, "GSL101") == []
     assert positions(findings, "GSL301") == [(3, 5)]
-    assert positions(lint(dockerfile), "GSL301") == []  # dev is not built for the default target
+    assert positions(lint(dockerfile, target="prod"), "GSL301") == []  # prod does not build dev
+    # With no --target every target is linted: dev is one (no stage builds on it).
+    assert positions(lint(dockerfile), "GSL301") == [(3, 5)]
 
 
 def test_escape_directive_columns(lint: Linter) -> None:

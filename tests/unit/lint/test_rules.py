@@ -283,7 +283,12 @@ GOOD = [
         {},
     ),
     ("GSL301", "FROM python:3.12\nRUN pip install torch==2.5.1 && rm -rf /root/.cache/pip\n", {}),
-    ("GSL301", "FROM python:3.12 AS build\nRUN pip install torch==2.5.1\nFROM python:3.12\n", {}),
+    (
+        "GSL301",
+        "FROM python:3.12 AS build\nRUN pip install torch==2.5.1\n"
+        "FROM python:3.12\nCOPY --from=build /usr/local/lib /usr/local/lib\n",
+        {},
+    ),
     ("GSL302", "FROM python:3.12\nENV UV_NO_CACHE=1\nRUN uv pip install --system x==1.0\n", {}),
     (
         "GSL302",

@@ -44,7 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="override an ARG, as `docker build --build-arg` does (repeatable)",
     )
-    parser.add_argument("--target", help="the stage `docker build --target` builds (default: last)")
+    parser.add_argument(
+        "--target",
+        help="lint only the stage `docker build --target` builds (default: every target: each "
+        "stage no other stage builds on or copies from)",
+    )
     parser.add_argument(
         "--context",
         metavar="DIR",
@@ -60,7 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "docker-archive:PATH, oci:PATH); alone, only the image is checked (repeatable)",
     )
     parser.add_argument(
-        "--platform", help="platform of a multi-platform --image (default: linux/amd64)"
+        "--platform",
+        help="target platform, as `docker build --platform`: sets TARGETARCH & co. for the "
+        "Dockerfile (default: this machine's) and picks the image of a multi-platform --image "
+        "(default: linux/amd64)",
     )
 
 
@@ -135,6 +142,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             target=args.target,
             config=settings,
             policy=policy,
+            platform=args.platform,
         )
         report.findings.extend(result.findings)
         summaries.append(result.summary)

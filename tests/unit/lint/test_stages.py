@@ -1,0 +1,96 @@
+"""The stage graph: BuildKit's automatic platform ARGs and every target of a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import Linter, positions
+from gpuship.lint.source import read_dockerfile
+from gpuship.lint.stages import Build, build_targets, platform_args, runner_platform
+
+
+def targets(tmp_path: Path, text: str, **kwargs: object) -> tuple[Build, ...]:
+    path = tmp_path / "Dockerfile"
+    path.write_text(text)
+    return build_targets(read_dockerfile(path), {}, None, **kwargs)  # type: ignore[arg-type]
+
+
+def test_platform_args_split_like_buildkit() -> None:
+    values = platform_args("linux/arm/v7")
+    assert values["TARGETPLATFORM"] == "linux/arm/v7"
+    assert (values["TARGETOS"], values["TARGETARCH"], values["TARGETVARIANT"]) == (
+        "linux",
+        "arm",
+        "v7",
+    )
+    assert values["BUILDPLATFORM"] == runner_platform()
+    assert platform_args("linux/amd64")["TARGETVARIANT"] == ""
+    assert runner_platform().startswith("linux/")
+
+
+def test_targetarch_resolves_in_from(tmp_path: Path) -> None:
+    text = (
+        "FROM ubuntu:22.04 AS base-amd64\nFROM ubuntu:22.04 AS base-arm64\n"
+        "FROM base-${TARGETARCH} AS final\n"
+    )
+    (amd,) = targets(tmp_path, text, platform="linux/amd64")
+    final = amd.stages[amd.target]
+    assert final.base == "base-amd64" and final.parent == 0
+    assert amd.reachable == {0, 2}
+    (arm,) = targets(tmp_path, text, platform="linux/arm64")
+    assert arm.stages[arm.target].parent == 1
+
+
+def test_platform_arg_in_stage_only_after_declaration(tmp_path: Path) -> None:
+    text = "FROM ubuntu:22.04\nRUN echo $TARGETARCH\nARG TARGETARCH\nRUN echo $TARGETARCH\n"
+    (build,) = targets(tmp_path, text, platform="linux/arm64")
+    before, _, after = build.stages[0].states
+    assert "TARGETARCH" not in before.env
+    assert after.env["TARGETARCH"] == "arm64"
+
+
+def test_build_arg_overrides_platform_arg(tmp_path: Path) -> None:
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM img-${TARGETARCH}\n")
+    (build,) = build_targets(read_dockerfile(path), {"TARGETARCH": "s390x"}, None, "linux/amd64")
+    assert build.stages[0].base == "img-s390x"
+
+
+def test_every_target_is_built(tmp_path: Path) -> None:
+    text = (
+        "FROM python:3.12 AS base\n"
+        "FROM base AS builder\n"
+        "FROM base AS full\nCOPY --from=builder /a /a\n"
+        "FROM base AS slim\n"
+    )
+    builds = targets(tmp_path, text)
+    names = [b.stages[b.target].name for b in builds]
+    assert names == ["slim", "full"]  # the last stage first; base and builder feed others
+
+
+def test_findings_of_all_targets_are_merged(lint: Linter) -> None:
+    dockerfile = (
+        "FROM python:3.12 AS full\nRUN pip install torch\n"
+        "FROM python:3.12 AS slim\nRUN pip install numpy\n"
+    )
+    assert positions(lint(dockerfile), "GSL105") == [(2, 17), (4, 17)]
+    assert positions(lint(dockerfile, target="slim"), "GSL105") == [(4, 17)]
+
+
+def test_a_finding_shared_by_targets_is_reported_once(lint: Linter) -> None:
+    dockerfile = "FROM python:3.12 AS base\nRUN pip install numpy\nFROM base AS a\nFROM base AS b\n"
+    assert positions(lint(dockerfile), "GSL105") == [(2, 17)]
+
+
+@pytest.mark.parametrize(("platform", "line"), [("linux/amd64", 2), ("linux/arm64", 4)])
+def test_arch_specific_stage_is_linted_for_the_platform(
+    lint: Linter, platform: str, line: int
+) -> None:
+    dockerfile = (
+        "FROM ubuntu:22.04 AS base-amd64\nRUN pip install a\n"
+        "FROM ubuntu:22.04 AS base-arm64\nRUN pip install b\n"
+        "FROM base-${TARGETARCH}\nUSER 1000\n"
+    )
+    assert positions(lint(dockerfile, platform=platform), "GSL105") == [(line, 17)]
