@@ -153,9 +153,19 @@ def image_libraries(flavors: tuple[str, ...]) -> frozenset[str]:
     return frozenset(lib for row in rows if row.flavor in flavors for lib in row.libraries)
 
 
-def library_wheels(cuda_major: int) -> tuple[LibraryWheel, ...]:
-    """The CUDA library wheels torch pins for CUDA `cuda_major` (empty: not recorded)."""
+@dataclass(frozen=True)
+class LibraryWheels:
+    """The CUDA library wheels of one CUDA major, as the torch release `pinned_by` pins them."""
+
+    cuda_major: int
+    pinned_by: str
+    wheels: tuple[LibraryWheel, ...]
+
+
+def library_wheels(cuda_major: int) -> LibraryWheels | None:
+    """The CUDA library wheels torch pins for CUDA `cuda_major` (None: not recorded)."""
     for row in knowledge_base().cuda_library_wheels:
         if row.cuda_major == cuda_major:
-            return tuple(LibraryWheel(w.library, w.wheel, w.size_mb) for w in row.wheels)
-    return ()
+            wheels = tuple(LibraryWheel(w.library, w.wheel, w.size_mb) for w in row.wheels)
+            return LibraryWheels(row.cuda_major, row.pinned_by, wheels)
+    return None

@@ -15,11 +15,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from gpuship.lint.context import BuildContext
-from gpuship.lint.packages import PythonInstall, python_install
+from gpuship.lint.packages import (
+    PythonInstall,
+    Spec,
+    parse_conda_env,
+    parse_pyproject,
+    parse_requirements,
+    python_install,
+)
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
 from gpuship.lint.source import Instruction, ParsedDockerfile, SourceMap, Text
-from gpuship.lint.stages import Build, Stage, State, expand
+from gpuship.lint.stages import Build, Stage, State, expand, expand_word
 
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
@@ -32,6 +39,18 @@ class Mount:
     type: str
     target: str
     options: dict[str, str]
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """A requirement read from a file a RUN installs from (requirements, env file, pyproject)."""
+
+    spec: Spec
+    source: str  # the file's path in the build context
+    line: int
+    column: int
+    tool: str | None  # "pip"/"conda" for conda env files, else None (the installing tool)
+    index_urls: tuple[str, ...]  # index URLs the file itself sets (`--extra-index-url` lines)
 
 
 @dataclass(frozen=True)
@@ -74,12 +93,12 @@ class Run:
         for other in self.commands:
             if other is command:
                 break
+            # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
             if other.name == "export":
-                for word in other.words[1:]:
-                    name, sep, value = word.text.partition("=")
-                    if sep:
-                        env[name] = value
-        env.update(command.env_prefix())
+                _assign(env, [w.text for w in other.words[1:]])
+            elif not other.words:
+                _assign(env, [a.text for a in other.assignments])
+        _assign(env, [a.text for a in command.assignments])
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -212,8 +231,54 @@ class Analysis:
             found.extend(self._followed(stage, instruction, state, nested, depth + 1))
         return found
 
-    def context_source(self, stage: Stage, before: Instruction, container_path: str) -> str | None:
-        """The context path that a COPY/ADD put at `container_path` before `before`."""
+    def file_specs(
+        self,
+        run: Run,
+        path: str,
+        env: dict[str, str | None],
+        *,
+        conda: bool = False,
+        visited: set[str] | None = None,
+    ) -> Iterator[FileSpec]:
+        """Each requirement of a file `run` installs from (`-r path`, `-f env.yml`,
+        `pip install ./dir` -> dir/pyproject.toml), found through the COPY that brought it, with
+        the files it includes (`-r` inside it)."""
+        visited = set() if visited is None else visited
+        container = container_path(run.state.workdir, path, env)
+        source = self.context_source(run.stage, run.instruction, container)
+        if source is None or source in visited:
+            return
+        visited.add(source)
+        text = self.context.read_text(source)
+        if text is None:
+            return
+        if conda or source.endswith((".yml", ".yaml")):
+            for item in parse_conda_env(text):
+                tool = "pip" if item.pip else "conda"
+                yield FileSpec(item.spec, source, item.line, item.column, tool, ())
+            return
+        if source.endswith("pyproject.toml"):
+            for requirement in parse_pyproject(text):
+                yield FileSpec(
+                    requirement.spec, source, requirement.line, requirement.column, None, ()
+                )
+            return
+        parsed = parse_requirements(text)
+        for requirement in parsed.requirements:
+            yield FileSpec(
+                requirement.spec,
+                source,
+                requirement.line,
+                requirement.column,
+                None,
+                parsed.index_urls,
+            )
+        for include in parsed.includes:
+            nested = posixpath.join(posixpath.dirname(container), include)
+            yield from self.file_specs(run, nested, env, visited=visited)
+
+    def context_source(self, stage: Stage, before: Instruction, container: str) -> str | None:
+        """The context path that a COPY/ADD put at `container` before `before`."""
         chain: list[Stage] = []
         current: Stage | None = stage
         while current is not None and current not in chain:
@@ -226,7 +291,7 @@ class Analysis:
                     continue
                 if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from"):
                     continue
-                hit = self._copied_from(instruction, state, container_path)
+                hit = self._copied_from(instruction, state, container)
                 if hit is not None:
                     return hit
         return None
@@ -235,7 +300,7 @@ class Analysis:
         args = [a for a in instruction.args if not a.startswith("<<")]
         if len(args) < 2 or instruction.heredocs:
             return None
-        *sources, raw_dest = (expand(a, state.env)[0] for a in args)
+        *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
         dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
         into_dir = raw_dest.endswith("/") or len(sources) > 1
         for source in sources:
@@ -252,6 +317,23 @@ class Analysis:
                     if container == inside or (container == dest and not into_dir):
                         return item
         return None
+
+
+def container_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
+    """An absolute container path for `path` as a RUN in `workdir` sees it."""
+    value = expand(path, env)[0].replace("$HOME", "/root")
+    if value.startswith("~"):
+        value = "/root" + value[1:]
+    return posixpath.normpath(posixpath.join(workdir, value))
+
+
+def _assign(env: dict[str, str | None], assignments: list[str]) -> None:
+    """Apply shell assignments in order; a value that uses an unknown variable is unknown."""
+    for assignment in assignments:
+        name, sep, raw = assignment.partition("=")
+        if sep:
+            value, known = expand(raw, env)
+            env[name] = value if known else None
 
 
 def file_text(text: str) -> Text:

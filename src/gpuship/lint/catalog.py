@@ -42,9 +42,10 @@ RULES: tuple[Rule, ...] = (
         name="base-image-untagged",
         category="pinning",
         severity=W,
-        summary="Base image without a tag, or tagged `latest`.",
+        summary="Base image (or `COPY --from=` image) without a tag, or tagged `latest`.",
         rationale="`latest` changes under you: a rebuild silently moves CUDA, Python or the OS. "
-        "ARG values are resolved first, so `FROM ${BASE}` is judged on its value.",
+        "ARG values are resolved first, so `FROM ${BASE}` is judged on its value. Images named "
+        "by `COPY --from=` and `RUN --mount=from=` are checked the same way.",
         fix="Use a release tag (nvidia/cuda:12.4.1-runtime-ubuntu22.04), ideally with @sha256.",
         bad_example="FROM pytorch/pytorch",
         good_example="FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
@@ -109,7 +110,8 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="`git clone` or `pip install git+...` without a commit or release tag.",
         rationale="A branch head changes with every push; the image is not reproducible and a "
-        "compromised branch lands in it.",
+        "compromised branch lands in it. A clone followed by `git checkout`/`git reset --hard` "
+        "to a commit or release tag is pinned; `-b ${REF}` is judged on the ARG's default.",
         fix="Install `git+https://...@<commit sha>`, or `git checkout <sha>` after cloning.",
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
@@ -245,6 +247,20 @@ RULES: tuple[Rule, ...] = (
         hadolint=("DL3019", "DL3032", "DL3040"),
     ),
     Rule(
+        id="GSL306",
+        name="poetry-cache-left",
+        category="cache",
+        severity=W,
+        summary="poetry keeps its download cache in the image layer.",
+        rationale="`poetry install` caches every wheel and sdist it fetches under "
+        "~/.cache/pypoetry (POETRY_CACHE_DIR); for torch that is gigabytes in the layer. "
+        "hadolint does not see poetry.",
+        fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
+        "in the same RUN.",
+        bad_example="RUN poetry install --no-root",
+        good_example="RUN poetry install --no-root --no-cache",
+    ),
+    Rule(
         id="GSL401",
         name="devel-base-in-final-image",
         category="toolchain",
@@ -279,9 +295,12 @@ RULES: tuple[Rule, ...] = (
         name="torch-cuda-variant-unpublished",
         category="cuda",
         severity=E,
-        summary="The torch version is not published for the CUDA variant its index URL names.",
+        summary="The torch version is known not to be published for the CUDA variant its index "
+        "URL names.",
         rationale="`torch==2.6.0` with `--index-url .../whl/cu121` fails to resolve (2.6 has no "
-        "cu121 build), or pip silently falls back to another index.",
+        "cu121 build), or pip silently falls back to another index. Reported only for releases "
+        "whose variant list in gpuship's knowledge base is complete; elsewhere a variant gpuship "
+        "does not list is unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",
@@ -296,13 +315,15 @@ RULES: tuple[Rule, ...] = (
         summary="torch's bundled CUDA differs from the base image's CUDA.",
         rationale="CUDA wheels bundle their own runtime: the image carries two CUDA runtimes, and "
         "the driver it really needs is the higher one, while NVIDIA_REQUIRE_CUDA states the "
-        "base's. Two ARGs that disagree (CUDA_VERSION vs the torch index) are the usual cause.",
+        "base's. torch is found on RUN lines, in requirement files the RUN installs and through "
+        "ARG/ENV/shell variables; without an index URL it is PyPI's default variant of that "
+        "release (torch 2.7 from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the "
+        "torch index) are the usual cause.",
         fix="Use the torch variant of the base's CUDA, or a base of torch's CUDA (or a plain "
         "OS/`-base` image, since the wheel brings its own runtime).",
-        bad_example="FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"
-        "RUN pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu126",
-        good_example="FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
-        "RUN pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu126",
+        bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN pip install torch==2.7.0  # PyPI's 2.7.0 is cu126",
+        good_example="FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.7.0",
     ),
     Rule(
         id="GSL503",
@@ -310,8 +331,10 @@ RULES: tuple[Rule, ...] = (
         category="cuda",
         severity=N,
         summary="CUDA libraries come both from a CUDA runtime base and from pip wheels.",
-        rationale="A `-runtime`/`-devel` base already holds cuBLAS, cuDNN...; CUDA torch wheels "
-        "and `nvidia-*-cu12` wheels install them again (GBs).",
+        rationale="A `-runtime`/`-devel` base already holds cuBLAS, cuFFT, NCCL... (and cuDNN in "
+        "`-cudnn-` tags); CUDA torch wheels and `nvidia-*` wheels install them again. The "
+        "finding states the size of the duplicated wheels (from the knowledge base) and is a "
+        "warning when they reach 1 GB; a note when the size is small or unknown.",
         fix="Use a `-base` flavour or a plain OS image when the wheels bring CUDA.",
         bad_example="FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\n"
         "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
@@ -372,13 +395,48 @@ RULES: tuple[Rule, ...] = (
         good_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 brand=tesla,driver>=535,driver<536"',
     ),
     Rule(
+        id="GSL508",
+        name="torch-cuda-unknown",
+        category="cuda",
+        severity=N,
+        summary="gpuship cannot check torch's CUDA: the release or variant is unknown to gpuship.",
+        rationale="The CUDA checks rest on the knowledge base of torch releases and their wheel "
+        "variants. A release it does not hold, a variant it does not list for an open release "
+        "(one whose full variant list is not known), or a release whose PyPI default is not "
+        "recorded is a gap in gpuship's knowledge, not a problem in the image: it is said as "
+        "such, and the checks that need it are skipped.",
+        fix="Nothing is wrong by itself; check the variant against "
+        "https://download.pytorch.org/whl/<variant>, or name the index URL explicitly.",
+        bad_example="RUN pip install torch==1.12.1 --index-url https://download.pytorch.org/whl/cu116",
+        good_example="RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
+    ),
+    Rule(
+        id="GSL509",
+        name="cuda-package-for-other-cuda",
+        category="cuda",
+        severity=W,
+        summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
+        "CUDA than the base image's.",
+        rationale="`libcudnn8=8.9.7.29-1+cuda12.2` on a CUDA 12.3 base, or `cuda-cudart-12-1` on "
+        "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
+        "the image, and for another major version libraries that do not load. Read from the "
+        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names.",
+        fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
+        "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
+        bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
+        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda12.2",
+        good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
+    ),
+    Rule(
         id="GSL601",
         name="dependencies-after-source-copy",
         category="layer-order",
         severity=W,
-        summary="Dependencies are installed after `COPY .` of the whole context.",
+        summary="Dependencies are installed after the source is copied (`COPY .`, `COPY src/`, "
+        "`COPY handler.py`).",
         rationale="Every code edit invalidates the COPY layer and re-runs the install of torch & "
-        "co. (minutes, GBs) on each build.",
+        "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
+        "source in this sense.",
         fix="COPY only the requirement/lock files, install, then `COPY . .`.",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
@@ -389,7 +447,7 @@ RULES: tuple[Rule, ...] = (
         name="heavy-step-after-source-copy",
         category="layer-order",
         severity=W,
-        summary="A heavy step (weights download, kernel compile) runs after `COPY .`.",
+        summary="A heavy step (weights download, kernel compile) runs after the source is copied.",
         rationale="Each code edit re-runs it: the model downloads again, kernels recompile.",
         fix="Move the heavy step before copying the source.",
         bad_example="COPY . /app\nRUN python -c 'from transformers import AutoModel; "
@@ -461,6 +519,20 @@ RULES: tuple[Rule, ...] = (
         'CMD ["python", "serve.py"]',
         security_severity=4.0,
         hadolint=("DL3002",),
+    ),
+    Rule(
+        id="GSL904",
+        name="tls-verification-disabled",
+        category="security",
+        severity=W,
+        summary="A download turns TLS certificate checks off (`curl -k`, `wget "
+        "--no-check-certificate`, `pip --trusted-host`, `git -c http.sslVerify=false`).",
+        rationale="Without certificate checks anyone on the network path can serve the build "
+        "another file; nothing in the image shows it happened.",
+        fix="Keep verification on; install the CA certificate the server needs instead.",
+        bad_example="RUN curl -kfsSLo /tmp/tool.tgz https://example.com/tool.tgz",
+        good_example="RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz",
+        security_severity=5.0,
     ),
 )
 

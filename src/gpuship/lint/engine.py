@@ -195,6 +195,7 @@ def lint_file(
             builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
         ]
     pragmas = parse_pragmas(parsed)
+    configured = {rule.id for key in config.severity for rule in catalog.resolve(key)}
     findings: list[Finding] = []
     silenced = 0
     seen: set[tuple[str, str, int, int]] = set()
@@ -212,12 +213,12 @@ def lint_file(
         seen.add(key)
         rule = catalog.BY_ID[hit.rule]
         # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
-        # a configured override for the rule wins over it.
-        configured = severity != rule.severity
+        # a severity configured for the rule wins over it.
+        chosen = severity if hit.rule in configured or hit.severity is None else hit.severity
         findings.append(
             Finding(
                 rule=hit.rule,
-                severity=severity if configured or hit.severity is None else hit.severity,
+                severity=chosen,
                 message=hit.message,
                 location=Location(
                     file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column

@@ -86,6 +86,17 @@ _VALUE_OPTIONS = frozenset(
         "--override-channels",
         "--repodata-fn",
         "--solver",
+        # poetry
+        "-E",
+        "--extras",
+        "--with",
+        "--without",
+        "--only",
+        "-G",
+        "--source",
+        "--directory",
+        "-P",
+        "--project",
     ]
 )
 _CONDA_VALUE_OPTIONS = frozenset(
@@ -117,6 +128,7 @@ class Spec:
     pinned: bool
     name: str  # canonical-ish project name ("" for paths/urls)
     version: str | None  # the pinned version, when pinned with ==
+    specifier: str = ""  # the version specifier as written (`>=2`), "" for a bare name
 
 
 @dataclass(frozen=True)
@@ -214,12 +226,12 @@ def _pip_like(
                 ):
                     index_urls.append(target)
                 elif option in ("-e", "--editable"):
-                    specs.append(classify(target.text, target, env))
+                    specs.append(editable(target.text, target, env))
             index += 1
             continue
         if tool == "uv" and verb == "sync" and command.words[1].text == "pip":
             requirement_files.append(word)
-        else:
+        elif not (tool == "poetry" and verb == "install"):  # installs the project, takes no names
             specs.append(classify(text, word, env))
         index += 1
     return PythonInstall(
@@ -293,6 +305,24 @@ def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec
     return Spec(text, word, "name", pinned, name.lower(), version if pinned else None)
 
 
+def editable(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+    """`-e TARGET`: pip takes a local directory or a VCS URL there, never a project name."""
+    spec = classify(text, word, env)
+    if spec.kind == "name" and spec.name:
+        return Spec(text, word, "path", True, "", None)
+    return spec
+
+
+def vcs_pinned(url: str) -> bool:
+    """A VCS URL whose `@ref` is a commit or a release tag (`@v2.20.0`), not a branch."""
+    without_fragment = url.split("#", 1)[0]
+    path = without_fragment.split("://", 1)[-1]
+    if "@" not in path.split("/", 1)[-1]:
+        return False
+    ref = path.rsplit("@", 1)[1]
+    return bool(_HEX_REF.search("@" + ref + "#")) or is_version_tag(ref)
+
+
 def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
     """Judge one pip/uv requirement argument."""
     from gpuship.lint.stages import expand
@@ -307,9 +337,7 @@ def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
         or " @ git+" in lowered
         or ("@" in stripped and "git+" in lowered)
     ):
-        return Spec(
-            text, word, "vcs", bool(_HEX_REF.search(stripped.split("#")[0] + "#")), "", None
-        )
+        return Spec(text, word, "vcs", vcs_pinned(stripped.split(" @ ", 1)[-1]), "", None)
     if "://" in stripped and "@" not in stripped:
         return Spec(text, word, "url", True, "", None)
     if (
@@ -324,7 +352,7 @@ def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
         return Spec(text, word, "name", True, "", None)
     if requirement.url:
         url = requirement.url
-        pinned = (not url.startswith("git+")) or bool(_HEX_REF.search(url.split("#")[0] + "#"))
+        pinned = (not url.startswith("git+")) or vcs_pinned(url)
         kind = "vcs" if url.startswith(("git+", "hg+")) else "url"
         return Spec(text, word, kind, pinned, requirement.name.lower(), None)
     specifiers = list(requirement.specifier)
@@ -339,6 +367,7 @@ def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
         exact,
         requirement.name.lower().replace("_", "-"),
         version if exact else None,
+        str(requirement.specifier),
     )
 
 
@@ -353,12 +382,19 @@ class FileRequirement:
 
 @dataclass(frozen=True)
 class RequirementFile:
-    """Requirement lines plus the files it includes (`-r`) and constrains with (`-c`)."""
+    """Requirement lines plus the files it includes (`-r`) and constrains with (`-c`), and the
+    index URLs it sets (`--index-url`, `--extra-index-url`, `--find-links`)."""
 
     requirements: tuple[FileRequirement, ...]
     includes: tuple[str, ...]
     constraints: tuple[str, ...]
     hashes: bool
+    index_urls: tuple[str, ...] = ()
+
+
+_INDEX_OPTIONS = frozenset(
+    ["-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index", "--default-index"]
+)
 
 
 def parse_requirements(text: str) -> RequirementFile:
@@ -366,6 +402,7 @@ def parse_requirements(text: str) -> RequirementFile:
     requirements: list[FileRequirement] = []
     includes: list[str] = []
     constraints: list[str] = []
+    index_urls: list[str] = []
     hashes = False
     for number, line, column in _logical_lines(text):
         body = re.sub(r"(^|\s)#.*$", "", line).strip()
@@ -379,14 +416,18 @@ def parse_requirements(text: str) -> RequirementFile:
             elif option in ("-c", "--constraint"):
                 constraints.append(value)
             elif option in ("-e", "--editable"):
-                requirements.append(FileRequirement(classify(value, None, {}), number, column))
+                requirements.append(FileRequirement(editable(value, None, {}), number, column))
+            elif option in _INDEX_OPTIONS:
+                index_urls.append(value)
             continue
         if "--hash" in body:
             hashes = True
             body = body.split("--hash", 1)[0].strip()
         body = body.split(";", 1)[0].strip() if "://" not in body else body
         requirements.append(FileRequirement(classify(body, None, {}), number, column))
-    return RequirementFile(tuple(requirements), tuple(includes), tuple(constraints), hashes)
+    return RequirementFile(
+        tuple(requirements), tuple(includes), tuple(constraints), hashes, tuple(index_urls)
+    )
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str, int]]:

@@ -43,7 +43,8 @@ def expand(text: str, env: Env) -> tuple[str, bool]:
     """Substitute `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR:+alt}` as BuildKit does.
 
     Returns the text and whether every variable had a known value; unknown ones are kept
-    verbatim so callers can tell "unpinned" from "decided at build time".
+    verbatim so callers can tell "unpinned" from "decided at build time". A `${X:-word}` whose
+    X has no value takes `word`, the value the build uses unless told otherwise.
     """
     complete = True
 
@@ -56,10 +57,9 @@ def expand(text: str, env: Env) -> tuple[str, bool]:
         value = env.get(name)
         declared = name in env
         if op in (":-", "-"):
+            # An ARG declared without a value is unset unless --build-arg gives one, so the
+            # build uses the default word: judge that (`ARG REF` + `${REF:-main}` is `main`).
             empty = value is None or (op == ":-" and value == "")
-            if declared and value is None:
-                complete = False
-                return match.group(0)
             if empty:
                 return expand(match.group("word") or "", env)[0]
             return value or ""
@@ -76,6 +76,27 @@ def expand(text: str, env: Env) -> tuple[str, bool]:
     if "$" not in text:
         return text, True
     return _VARIABLE.sub(replace, text), complete
+
+
+_QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([^'\"]+)")
+
+
+def expand_word(text: str, env: Env) -> tuple[str, bool]:
+    """A COPY/ADD argument as BuildKit's word processing reads it: variables expanded and the
+    quotes removed (`"$APP_DIR"` -> `app`); nothing is expanded inside single quotes."""
+    if '"' not in text and "'" not in text:
+        return expand(text, env)
+    parts: list[str] = []
+    complete = True
+    for match in _QUOTED.finditer(text):
+        single, double, bare = match.groups()
+        if single is not None:
+            parts.append(single)
+            continue
+        value, known = expand(double if double is not None else bare, env)
+        parts.append(value)
+        complete = complete and known
+    return "".join(parts), complete
 
 
 def runner_platform() -> str:

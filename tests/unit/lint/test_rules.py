@@ -216,6 +216,82 @@ BAD = [
         {"secret.env": "x", ".dockerignore": "*.env\n"},
         [(2, 6)],
     ),
+    (
+        "GSL306",
+        "FROM python:3.12\nCOPY poetry.lock pyproject.toml /app/\nWORKDIR /app\n"
+        "RUN poetry install --no-root\n",
+        {"poetry.lock": "", "pyproject.toml": ""},
+        [(4, 5)],
+    ),
+    (
+        "GSL508",
+        "FROM nvidia/cuda:11.6.2-base-ubuntu20.04\nRUN pip install --no-cache-dir torch==1.12.1\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "GSL508",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==2.15.0\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "GSL509",
+        "FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\nRUN apt-get install -y "
+        "libnccl2=2.18.5-1+cuda12.2 cuda-nvrtc-12-1\n",
+        {},
+        [(2, 24), (2, 51)],
+    ),
+    ("GSL904", "FROM ubuntu:22.04\nRUN curl -sSk https://e.com/x | sha256sum\n", {}, [(2, 10)]),
+    (
+        "GSL904",
+        "FROM python:3.12\nRUN pip install --no-cache-dir --trusted-host pypi.e.com x==1\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "GSL904",
+        "FROM ubuntu:22.04\nRUN git -c http.sslVerify=false clone https://e.com/r\n",
+        {},
+        [(2, 12)],
+    ),
+    (
+        "GSL904",
+        "FROM ubuntu:22.04\nENV GIT_SSL_NO_VERIFY=1\nRUN git clone https://e.com/r\n",
+        {},
+        [(3, 5)],
+    ),
+    (
+        "GSL101",
+        "FROM python:3.12\nRUN --mount=from=ghcr.io/o/tools,source=/t,target=/t /t/run\n",
+        {},
+        [(2, 18)],
+    ),
+    (
+        "GSL106",
+        "FROM python:3.12\nARG REF=main\nRUN git clone --depth 1 -b ${REF} https://github.com/o/r\n",
+        {},
+        [(3, 35)],
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY ext /ext\n"
+        "RUN pip install --no-cache-dir --no-build-isolation /ext\n",
+        {"ext/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"},
+        [(3, 53)],
+    ),
+    (
+        "GSL601",
+        "FROM python:3.12\nCOPY serve.py /app/\nRUN pip install --no-cache-dir x==1\n",
+        {"serve.py": ""},
+        [(3, 5)],
+    ),
+    (
+        "GSL701",
+        "FROM ubuntu:22.04\nRUN apt-get update\nRUN rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(3, 12)],
+    ),
 ]
 
 GOOD = [
@@ -389,6 +465,84 @@ GOOD = [
     ),
     ("GSL903", "FROM python:3.12\nUSER 10001\n", {}),
     ("GSL002", "FROM python:3.12\nCOPY --from=builder /x /x\n", {}),
+    ("GSL002", 'FROM python:3.12\nARG D=app\nCOPY "$D" /srv/\n', {"app/x.py": ""}),
+    ("GSL105", "FROM python:3.12\nRUN pip install --no-cache-dir -e ./lib -e plugins\n", {}),
+    (
+        "GSL105",
+        "FROM python:3.12\nRUN poetry install --no-cache -E cuda --with dev\n",
+        {"poetry.lock": ""},
+    ),
+    (
+        "GSL106",
+        "FROM python:3.12\nRUN pip install --no-cache-dir git+https://e.com/o/r@v2.20.0\n",
+        {},
+    ),
+    (
+        "GSL106",
+        "FROM python:3.12\nRUN git clone https://e.com/o/r /r && git -C /r checkout tags/v1.4.2\n",
+        {},
+    ),
+    (
+        "GSL106",
+        "FROM python:3.12\nRUN git clone https://e.com/o/r /r && cd /r "
+        "&& git reset --hard v0.3.0\n",
+        {},
+    ),
+    ("GSL302", "FROM python:3.12\nRUN uv pip install --system --no-cache-dir x==1.0\n", {}),
+    ("GSL306", "FROM python:3.12\nRUN poetry install --no-root --no-cache\n", {"poetry.lock": ""}),
+    (
+        "GSL306",
+        "FROM python:3.12\nRUN poetry install --no-root && rm -rf /root/.cache/pypoetry\n",
+        {"poetry.lock": ""},
+    ),
+    (
+        "GSL501",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==2.10.0 --index-url "
+        "https://download.pytorch.org/whl/cu129\n",
+        {},
+    ),
+    (
+        "GSL501",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==2.14.0 --index-url "
+        "https://download.pytorch.org/whl/cu129\n",
+        {},
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN python3 setup.py develop && pip install --no-cache-dir --no-build-isolation x==1\n",
+        {"setup.py": "from setuptools import setup\nsetup(name='x')\n"},
+    ),
+    ("GSL508", "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==1.12.1+cpu\n", {}),
+    (
+        "GSL508",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==2.7.0 --index-url "
+        "https://download.pytorch.org/whl/cu126\n",
+        {},
+    ),
+    (
+        "GSL509",
+        "FROM nvidia/cuda:12.2.2-runtime-ubuntu22.04\nRUN apt-get install -y "
+        "libcudnn8=8.9.7.29-1+cuda12.2 libcudnn9-cuda-12 cuda-compat-12-6\n",
+        {},
+    ),
+    (
+        "GSL601",
+        "FROM python:3.12\nCOPY fetch.py /opt/\n"
+        "RUN pip install --no-cache-dir x==1 && python /opt/fetch.py\n",
+        {"fetch.py": ""},
+    ),
+    (
+        "GSL901",
+        "FROM python:3.12\nENV SCCACHE_S3_NO_CREDENTIALS=0 HF_HUB_DISABLE_TOKEN=1\n"
+        "ARG USE_AUTH_TOKEN\n",
+        {},
+    ),
+    (
+        "GSL904",
+        "FROM ubuntu:22.04\nRUN curl -fsSLo /x https://e.com/x -K cfg && wget -q https://e.com/y\n",
+        {},
+    ),
 ]
 
 

@@ -174,6 +174,7 @@ def _torch(args: argparse.Namespace) -> Report:
             "torch": str(release.version),
             "pypi_default": release.pypi_default,
             "pypi_default_source": release.pypi_default_source,
+            "complete": release.complete,
             "variants": variants,
             "source": release.source,
         },
@@ -184,7 +185,8 @@ def _torch(args: argparse.Namespace) -> Report:
                 rows,
             )
         ],
-        headline=f"torch {release.version}: {', '.join(v.name for v in release.variants)}; "
+        headline=f"torch {release.version}: {release.variant_names()}"
+        f"{'' if release.complete else ' (others unknown to gpuship)'}; "
         f"plain `pip install torch` gets {default}",
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from pathlib import Path
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.shell import Command, Word
 from gpuship.lint.source import Instruction, Span
-from gpuship.lint.stages import Stage, expand
+from gpuship.lint.stages import Stage
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -130,14 +129,6 @@ def _under(argument: str, path: str) -> bool:
         or cleaned.startswith(path.rstrip("/") + "/")
         or (path.startswith(cleaned + "/") and cleaned.count("/") >= 2)
     )
-
-
-def resolve_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
-    """An absolute container path for `path` as a RUN in `workdir` sees it."""
-    value = expand(path, env)[0].replace("$HOME", "/root")
-    if value.startswith("~"):
-        value = "/root" + value[1:]
-    return posixpath.normpath(posixpath.join(workdir, value))
 
 
 def human_size(size: int) -> str:

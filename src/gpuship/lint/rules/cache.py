@@ -1,16 +1,17 @@
-"""Caches left in the final image: pip, uv, conda, apt lists, dnf/yum/apk."""
+"""Caches left in the final image: pip, uv, conda, poetry, apt lists, dnf/yum/apk."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.packages import PythonInstall
 from gpuship.lint.rules.base import Hit, at_word, final_runs, removes, truthy
 from gpuship.lint.shell import Command
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL301-305: caches left by installs in the stages of the final image."""
+    """GSL301-306: caches left by installs in the stages of the final image."""
     for run in final_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
@@ -41,7 +42,40 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                         command,
                         command.words[0],
                     )
+                elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
+                    yield at_word(
+                        "GSL306",
+                        "poetry keeps its cache (downloaded wheels and sdists) in this layer",
+                        run,
+                        command,
+                        command.words[0],
+                    )
             yield from _os_caches(run, command)
+
+
+def left_caches(run: Run) -> list[str]:
+    """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
+    them in a later RUN does not shrink the image)."""
+    found: list[str] = []
+    for command in run.commands:
+        env = run.env_at(command)
+        install = run.python_install(command)
+        if install is None:
+            if (
+                command.name in ("apt-get", "apt")
+                and "update" in command.argv
+                and not run.has_mount_on("/var/lib/apt")
+                and not removes(run, paths=("/var/lib/apt/lists",), after=command)
+            ):
+                found.append("/var/lib/apt/lists")
+            continue
+        if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
+            found.append(env.get("PIP_CACHE_DIR") or "/root/.cache/pip")
+        elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
+            found.append(env.get("UV_CACHE_DIR") or "/root/.cache/uv")
+        elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
+            found.append(poetry_cache_dir(env))
+    return found
 
 
 def _pip_clean(
@@ -64,7 +98,8 @@ def _pip_clean(
 def _uv_clean(
     run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
 ) -> bool:
-    if "--no-cache" in options or "-n" in options or truthy(env.get("UV_NO_CACHE")):
+    # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
+    if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
         return True
     cache_dir = env.get("UV_CACHE_DIR") or "/root/.cache/uv"
     if run.has_mount_on(".cache/uv", cache_dir) or any(
@@ -80,6 +115,28 @@ def _uv_clean(
         ):
             return True
     return removes(run, paths=(cache_dir, "/root/.cache/uv"), after=command)
+
+
+def poetry_cache_dir(env: dict[str, str | None]) -> str:
+    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry as root)."""
+    return env.get("POETRY_CACHE_DIR") or "/root/.cache/pypoetry"
+
+
+def _poetry_clean(
+    run: Run, command: Command, env: dict[str, str | None], install: PythonInstall
+) -> bool:
+    if "--no-cache" in install.options:
+        return True
+    cache_dir = poetry_cache_dir(env)
+    if run.has_mount_on(".cache/pypoetry", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
+        for m in run.mounts
+    ):
+        return True
+    for other in _after(run, command):
+        if other.name == "poetry" and "cache" in other.argv and "clear" in other.argv:
+            return True
+    return removes(run, paths=(cache_dir, "/root/.cache/pypoetry"), after=command)
 
 
 def _conda_clean(run: Run, command: Command) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.packages import os_install
-from gpuship.lint.rules.base import Hit, at_word, human_size, resolve_path
+from gpuship.lint.rules.base import Hit, at_word, human_size
+from gpuship.lint.rules.cache import left_caches
 from gpuship.lint.rules.cuda import _CUDA_EXTENSIONS
 from gpuship.lint.rules.weights import downloads
 from gpuship.lint.source import Instruction
-from gpuship.lint.stages import Stage, State, expand
+from gpuship.lint.stages import Stage, State, expand_word
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -30,11 +31,12 @@ def _whole_context_copy(instruction: Instruction) -> bool:
     return any(a in (".", "./", "*") for a in instruction.args[:-1])
 
 
-def _code_copy(analysis: Analysis, instruction: Instruction) -> bool:
-    """A COPY of a source tree (edited on every change): `*.py` or a directory of code.
+def _code_copy(analysis: Analysis, stage: Stage, instruction: Instruction) -> bool:
+    """A COPY of source code (edited on every change): `*.py`, a directory of code, or a code
+    file (`COPY handler.py /app/`).
 
-    A single named file (`COPY download.py /opt/`) is usually the script the next RUN needs,
-    so it does not count."""
+    A single file that a later RUN of the stage runs or reads (`COPY download.py /opt/` then
+    `RUN python /opt/download.py`) is that step's input, not source, so it does not count."""
     if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
         return False
     context = analysis.context
@@ -49,7 +51,19 @@ def _code_copy(analysis: Analysis, instruction: Instruction) -> bool:
             )
         ):
             return True
+        if source.lower().endswith(_CODE_SUFFIXES) and not _used_later(
+            analysis, stage, instruction, posixpath.basename(source)
+        ):
+            return True
     return False
+
+
+def _used_later(analysis: Analysis, stage: Stage, copy: Instruction, name: str) -> bool:
+    """True when a RUN after `copy` in `stage` names the file `name`."""
+    return any(
+        run.instruction.index > copy.index and name in run.instruction.text.value
+        for run in analysis.runs_of(stage)
+    )
 
 
 def _order(analysis: Analysis) -> Iterator[Hit]:
@@ -63,7 +77,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
         whole = False
         for instruction in stage.instructions:
             if copy is None and (
-                _whole_context_copy(instruction) or _code_copy(analysis, instruction)
+                _whole_context_copy(instruction) or _code_copy(analysis, stage, instruction)
             ):
                 copy = instruction
                 whole = _whole_context_copy(instruction)
@@ -138,7 +152,7 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
     args = [a for a in instruction.args if not a.startswith("<<")]
     if len(args) < 2:
         return []
-    *sources, raw_dest = (expand(a, state.env)[0] for a in args)
+    *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
     dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
     if raw_dest.endswith("/") or len(sources) > 1:
         return [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
@@ -146,7 +160,7 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
 
 
 def _created_by_run(run: Run) -> list[str]:
-    created = []
+    created = left_caches(run)
     env = dict(run.state.env)
     for command in run.commands:
         argv = command.argv
@@ -154,14 +168,14 @@ def _created_by_run(run: Run) -> list[str]:
             if command.name in ("curl", "wget") and flag in argv:
                 index = argv.index(flag)
                 if index + 1 < len(argv):
-                    created.append(resolve_path(run.state.workdir, argv[index + 1], env))
+                    created.append(container_path(run.state.workdir, argv[index + 1], env))
         if command.name == "git" and "clone" in argv:
             positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
             if len(positional) >= 2:
-                created.append(resolve_path(run.state.workdir, positional[1], env))
+                created.append(container_path(run.state.workdir, positional[1], env))
             elif positional:
                 name = posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
-                created.append(resolve_path(run.state.workdir, name, env))
+                created.append(container_path(run.state.workdir, name, env))
     return created
 
 
@@ -189,7 +203,7 @@ def _deletions(run: Run, stage: Stage, created: dict[str, Instruction]) -> Itera
         for word in command.words[1:]:
             if word.text.startswith("-"):
                 continue
-            target = resolve_path(run.state.workdir, word.text.rstrip("*"), dict(run.state.env))
+            target = container_path(run.state.workdir, word.text.rstrip("*"), dict(run.state.env))
             if target == "/":
                 continue
             for path, origin in created.items():
@@ -220,7 +234,7 @@ def _large_copies(analysis: Analysis) -> Iterator[Hit]:
             if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
                 continue
             for raw in instruction.args[:-1]:
-                source = expand(raw, state.env)[0]
+                source = expand_word(raw, state.env)[0]
                 total = sum(f.size for m in context.match(source) for f in context.files_under(m))
                 if total > limit:
                     yield Hit(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis
 from gpuship.lint.rules.base import Hit, at_instruction
-from gpuship.lint.stages import expand
+from gpuship.lint.stages import expand_word
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -23,7 +23,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
             if instruction.flag("from") is not None:
                 continue
             for raw in instruction.args[:-1]:
-                source, known = expand(raw, state.env)
+                source, known = expand_word(raw, state.env)
                 if not known or "://" in source or source.startswith("git@"):
                     continue
                 if context.match(source):

@@ -4,10 +4,10 @@ sources, downloads, and the unquoted specifier that the shell turns into a redir
 from __future__ import annotations
 
 import fnmatch
-import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from gpuship.errors import InputError
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.packages import (
     PythonInstall,
@@ -15,9 +15,6 @@ from gpuship.lint.packages import (
     is_version_tag,
     os_install,
     os_package_pinned,
-    parse_conda_env,
-    parse_pyproject,
-    parse_requirements,
 )
 from gpuship.lint.rules.base import (
     WEIGHT_SUFFIXES,
@@ -27,11 +24,11 @@ from gpuship.lint.rules.base import (
     image_reference,
     image_token,
     reachable_runs,
-    resolve_path,
 )
 from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.source import Span
-from gpuship.lint.stages import expand
+from gpuship.lint.source import Instruction, Span
+from gpuship.lint.stages import Stage, expand
+from gpuship.registry.reference import parse_reference
 from gpuship.report import Severity
 
 _BOOTSTRAP = frozenset({"pip", "setuptools", "wheel", "uv"})
@@ -50,12 +47,17 @@ _CHECKSUM_TOOLS = frozenset(
     }
 )
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+# `git clone` options whose value is the next word.
+_CLONE_VALUE_OPTIONS = frozenset(
+    {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
+)
 _URL = re.compile(r"^https?://", re.IGNORECASE)
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL101-109: base images, packages, VCS sources, downloads, unquoted specifiers."""
     yield from _base_images(analysis)
+    yield from _copy_images(analysis)
     seen_files: set[tuple[str, int]] = set()
     for run in reachable_runs(analysis):
         for command in run.commands:
@@ -129,6 +131,67 @@ def _base_images(analysis: Analysis) -> Iterator[Hit]:
             )
 
 
+def _copy_images(analysis: Analysis) -> Iterator[Hit]:
+    """GSL101/102/104 for images named by `COPY --from=` and `RUN --mount=from=` (not stages)."""
+    config = analysis.config
+    names = {s.name.lower() for s in analysis.stages if s.name}
+    for stage in analysis.stages:
+        if stage.index not in analysis.build.reachable:
+            continue
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            refs = (
+                list(instruction.flag_values("from"))
+                if instruction.keyword
+                in (
+                    "COPY",
+                    "ADD",
+                )
+                else []
+            )
+            for mount in instruction.flag_values("mount"):
+                refs.extend(o[5:] for o in mount.split(",") if o.startswith("from="))
+            for raw in refs:
+                value, known = expand(raw, state.env)
+                if not known or value.lower() in names or value.isdigit():
+                    continue
+                try:
+                    reference = parse_reference(value, default_tag=None)
+                except InputError:  # not an image reference: BuildKit reports it
+                    continue
+                where = f"--from={raw}" if raw == value else f"--from={raw} (= {value})"
+                at = _flag_hit(instruction, stage, raw)
+                if reference.digest is None:
+                    if reference.tag is None or reference.tag == "latest":
+                        what = "has no tag" if reference.tag is None else "uses the `latest` tag"
+                        yield at(
+                            "GSL101",
+                            f"image {where} {what}: each build copies from whatever it is now",
+                        )
+                    elif _mutable(reference.tag, config.mutable_tags):
+                        yield at("GSL102", f"image {where} uses the moving tag `{reference.tag}`")
+                trusted = config.trusted_registries
+                if trusted and not any(
+                    fnmatch.fnmatchcase(reference.registry, pattern.lower()) for pattern in trusted
+                ):
+                    yield at(
+                        "GSL104",
+                        f"image {where} comes from {reference.registry}, not a trusted "
+                        f"registry ({', '.join(trusted)})",
+                    )
+
+
+def _flag_hit(instruction: Instruction, stage: Stage, value: str) -> Callable[[str, str], Hit]:
+    """Hits on the `from=VALUE` of an instruction's flags (not the same text in its args)."""
+    offset = instruction.text.value.find("from=" + value)
+    start = offset + len("from=") if offset >= 0 else 0
+    span = instruction.text.span(start, start + len(value))
+
+    def hit(rule: str, message: str) -> Hit:
+        return Hit(rule, message, span, instruction, stage)
+
+    return hit
+
+
 def _mutable(tag: str, mutable: tuple[str, ...]) -> bool:
     lowered = tag.lower()
     return any(lowered == t or lowered.startswith(t + "-") for t in mutable)
@@ -144,9 +207,9 @@ def _python(
     command = install.command
     constrained: set[str] = set()
     for word in install.constraint_files:
-        for item in _file_specs(analysis, run, word.text, env, set()):
-            if item[0].pinned:
-                constrained.add(item[0].name)
+        for item in analysis.file_specs(run, word.text, env):
+            if item.spec.pinned:
+                constrained.add(item.spec.name)
     upgrade = bool({"-U", "--upgrade"} & install.options)
     for spec in install.specs:
         if spec.word is None:
@@ -196,15 +259,14 @@ def _python(
         (w.text, w in install.env_files) for w in (*install.requirement_files, *install.env_files)
     ]
     for path, conda in (*files, *projects):
-        for found, source, line, column, tool in _file_specs(
-            analysis, run, path, env, set(), conda=conda
-        ):
+        for item in analysis.file_specs(run, path, env, conda=conda):
+            found, source, line, column = item.spec, item.source, item.line, item.column
             key = (source, line)
             if key in seen_files or found.pinned or found.name in constrained:
                 continue
             seen_files.add(key)
             file = analysis.context.root / source
-            message = _unpinned_message(tool or install.tool, found)
+            message = _unpinned_message(item.tool or install.tool, found)
             if found.kind == "vcs":
                 yield Hit(
                     "GSL106",
@@ -227,46 +289,13 @@ def _python(
 
 
 def _unpinned_message(tool: str, spec: Spec) -> str:
-    if spec.name and spec.text.strip().lower() != spec.name:
+    if spec.specifier:
         return f"`{spec.text}` is a range, not an exact pin ({tool} installs the newest match)"
     return f"`{spec.text}` is not pinned: {tool} installs whatever is newest at build time"
 
 
 def _lock_in_context(analysis: Analysis, name: str) -> bool:
     return any(item.path.endswith(name) for item in analysis.context.files_under("."))
-
-
-def _file_specs(
-    analysis: Analysis,
-    run: Run,
-    path: str,
-    env: dict[str, str | None],
-    visited: set[str],
-    conda: bool = False,
-) -> Iterator[tuple[Spec, str, int, int, str | None]]:
-    """(spec, context path, line, column) of each requirement in a file the RUN reads."""
-    container = resolve_path(run.state.workdir, path, env)
-    source = analysis.context_source(run.stage, run.instruction, container)
-    if source is None or source in visited:
-        return
-    visited.add(source)
-    text = analysis.context.read_text(source)
-    if text is None:
-        return
-    if conda or source.endswith((".yml", ".yaml")):
-        for item in parse_conda_env(text):
-            yield item.spec, source, item.line, item.column, "pip" if item.pip else "conda"
-        return
-    if source.endswith("pyproject.toml"):
-        for requirement in parse_pyproject(text):
-            yield requirement.spec, source, requirement.line, requirement.column, None
-        return
-    parsed = parse_requirements(text)
-    for requirement in parsed.requirements:
-        yield requirement.spec, source, requirement.line, requirement.column, None
-    for include in parsed.includes:
-        nested = posixpath.join(posixpath.dirname(container), include)
-        yield from _file_specs(analysis, run, nested, env, visited)
 
 
 def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
@@ -322,6 +351,9 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
             branch = command.words[index + 1].text
             index += 2
             continue
+        if text in _CLONE_VALUE_OPTIONS:
+            index += 2  # `--depth 1`: the value is not the URL
+            continue
         if text.startswith(("--branch=", "--revision=")):
             branch = text.split("=", 1)[1]
         elif not text.startswith("-") and url_word is None:
@@ -335,9 +367,14 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
         argv = other.argv
         moves = any(v in argv for v in ("checkout", "reset", "switch", "fetch"))
         env = run.env_at(other)
-        if other.name == "git" and moves and any(_commit(a, env) for a in argv[2:]):
+        refs = [a for a in argv[2:] if not a.startswith("-")]
+        if other.name == "git" and moves and any(_pinned_ref(a, env) for a in refs):
             return
-    what = f"branch `{branch}`" if branch else "the default branch"
+    if branch is None:
+        what = "the default branch"
+    else:
+        value = expand(branch, run.env_at(command))[0]
+        what = f"branch `{value}`" + (f" ({branch})" if value != branch else "")
     yield at_word(
         "GSL106",
         f"`git clone {url_word.text}` builds from {what}; check out a commit",
@@ -347,14 +384,11 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
     )
 
 
-def _commit(ref: str, env: dict[str, str | None]) -> bool:
-    """A commit sha, or a build ARG (value decided at build time or a sha)."""
-    value, known = expand(ref, env)
-    return not known or bool(_HEX.match(value))
-
-
 def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
+    """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
+    time (an ARG with no default)."""
     value, known = expand(ref, env)
+    value = value.removeprefix("refs/").removeprefix("tags/")
     return not known or is_version_tag(value) or bool(_HEX.match(value))
 
 

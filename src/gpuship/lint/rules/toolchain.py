@@ -21,6 +21,7 @@ _COMPILERS = (
     "cuda-toolkit",
     "cuda-nvcc",
     "cuda-compiler",
+    "cuda-minimal-build",
     "cuda-libraries-dev",
     "make",
     "gcc-c++",

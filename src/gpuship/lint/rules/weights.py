@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.context import ContextFile
 from gpuship.lint.rules.base import (
     WEIGHT_SUFFIXES,
@@ -16,11 +16,10 @@ from gpuship.lint.rules.base import (
     human_size,
     is_python,
     reachable_runs,
-    resolve_path,
 )
 from gpuship.lint.shell import Command
 from gpuship.lint.source import Instruction, Text
-from gpuship.lint.stages import Stage, expand
+from gpuship.lint.stages import Stage, expand_word
 
 _MODEL_DIRS = frozenset(
     {"models", "model", "checkpoints", "checkpoint", "weights", "ckpt", "ckpts"}
@@ -63,7 +62,7 @@ def _copies(analysis: Analysis) -> Iterator[Hit]:
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword not in ("COPY", "ADD") or instruction.heredocs:
                 continue
-            sources = [expand(a, state.env)[0] for a in instruction.args[:-1]]
+            sources = [expand_word(a, state.env)[0] for a in instruction.args[:-1]]
             from_stage = instruction.flag("from")
             for raw, source in zip(instruction.args[:-1], sources, strict=True):
                 if from_stage is not None or source.lower().startswith(("http://", "https://")):
@@ -132,8 +131,8 @@ def downloads(analysis: Analysis) -> Iterator[Download]:
                 word_index, what = found
                 hit = at_word(
                     "GSL202",
-                    f"{what} at build time: the model lands in a layer and "
-                    "downloads again whenever an earlier layer changes",
+                    f"{what} at build time: the download lands in a layer and "
+                    "runs again whenever an earlier layer changes",
                     run,
                     command,
                     command.words[word_index],
@@ -146,19 +145,31 @@ def downloads(analysis: Analysis) -> Iterator[Download]:
             yield from _python_text(run, text)
 
 
+# CLIs whose subcommand fetches models (or Hub artifacts) into the layer.
+_DOWNLOAD_CLIS = {
+    "huggingface-cli": "download",
+    "hf": "download",
+    "kernels": "download",  # Hugging Face kernels: compiled kernels from the Hub
+    "modelscope": "download",
+    "tune": "download",  # torchtune
+    "litgpt": "download",
+    "ollama": "pull",
+}
+
+
 def _command_download(command: Command) -> tuple[int, str] | None:
     argv = command.argv
     name = command.name
-    if name in ("huggingface-cli", "hf") and "download" in argv:
-        return 0, f"`{name} download` fetches a model"
+    verb = _DOWNLOAD_CLIS.get(name)
+    if verb is not None and verb in argv[1:]:
+        what = "Hub kernels" if name == "kernels" else "a model"
+        return 0, f"`{name} {verb}` fetches {what}"
     if name == "git" and "lfs" in argv and any(a in argv for a in ("pull", "fetch")):
         return 0, "`git lfs pull` fetches large files"
     if name == "git" and "clone" in argv:
         for index, word in enumerate(command.words):
             if "huggingface.co" in word.text:
                 return index, f"`git clone {word.text}` clones a model repository"
-    if name == "ollama" and "pull" in argv:
-        return 0, "`ollama pull` fetches a model"
     if name in ("curl", "wget"):
         for index, word in enumerate(command.words):
             url = word.text.lower().split("?")[0]
@@ -176,7 +187,7 @@ def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[D
             continue
         if not word.text.endswith(".py"):
             return
-        container = resolve_path(run.state.workdir, word.text, dict(run.state.env))
+        container = container_path(run.state.workdir, word.text, dict(run.state.env))
         source = analysis.context_source(run.stage, run.instruction, container)
         text = analysis.context.read_text(source) if source else None
         if text is None or source is None:

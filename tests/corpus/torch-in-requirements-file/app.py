@@ -1,0 +1,3 @@
+import torch
+
+print(torch.__version__)
