@@ -155,9 +155,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     report.tables.append(
         Table(
             title="Dockerfiles",
-            headers=("file", "stages", "findings", "suppressed"),
+            headers=("file", "stages", "targets linted", "findings", "suppressed"),
             rows=tuple(
-                (s["file"], str(len(s["stages"])), str(s["findings"]), str(s["suppressed"]))
+                (
+                    s["file"],
+                    str(len(s["stages"])),
+                    ", ".join(s["targets"]) or "-",
+                    str(s["findings"]),
+                    str(s["suppressed"]),
+                )
                 for s in summaries
             ),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,8 +78,14 @@ def image_reference(stage: Stage) -> Reference | None:
     """The parsed base image of a stage, or None for stages, scratch and unresolved ARGs."""
     if stage.parent is not None or not stage.base_known or stage.base.lower() == "scratch":
         return None
+    return _parsed_reference(stage.base)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_reference(text: str) -> Reference | None:
+    # Several rules ask for the same base on every RUN: parse each text once.
     try:
-        return parse_reference(stage.base, default_tag=None)
+        return parse_reference(text, default_tag=None)
     except Exception:  # an invalid reference is BuildKit's error to report, not ours
         return None
 
