@@ -28,7 +28,7 @@ from gpuship.lint.rules.base import (
 from gpuship.lint.shell import SHELLS, Command
 from gpuship.lint.source import Instruction, Span
 from gpuship.lint.stages import Stage, expand
-from gpuship.registry.reference import parse_reference
+from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
 _BOOTSTRAP = frozenset({"pip", "setuptools", "wheel", "uv"})
@@ -117,17 +117,10 @@ def _base_images(analysis: Analysis) -> Iterator[Hit]:
                     severity=Severity.WARNING,
                 )
             yield hit
-        trusted = config.trusted_registries
-        if trusted and not any(
-            fnmatch.fnmatchcase(reference.registry, pattern.lower()) for pattern in trusted
-        ):
+        untrusted = _untrusted(reference, config.trusted_registries)
+        if untrusted:
             yield at_instruction(
-                "GSL104",
-                f"base image {shown} comes from {reference.registry}, not a trusted registry "
-                f"({', '.join(trusted)})",
-                instruction,
-                stage,
-                token,
+                "GSL104", f"base image {shown} {untrusted}", instruction, stage, token
             )
 
 
@@ -169,15 +162,16 @@ def _copy_images(analysis: Analysis) -> Iterator[Hit]:
                         )
                     elif _mutable(reference.tag, config.mutable_tags):
                         yield at("GSL102", f"image {where} uses the moving tag `{reference.tag}`")
-                trusted = config.trusted_registries
-                if trusted and not any(
-                    fnmatch.fnmatchcase(reference.registry, pattern.lower()) for pattern in trusted
-                ):
-                    yield at(
-                        "GSL104",
-                        f"image {where} comes from {reference.registry}, not a trusted "
-                        f"registry ({', '.join(trusted)})",
-                    )
+                untrusted = _untrusted(reference, config.trusted_registries)
+                if untrusted:
+                    yield at("GSL104", f"image {where} {untrusted}")
+
+
+def _untrusted(reference: Reference, trusted: tuple[str, ...]) -> str | None:
+    """`comes from R, not a trusted registry (...)` when a trust list is set and R is not in it."""
+    if not trusted or any(fnmatch.fnmatchcase(reference.registry, p.lower()) for p in trusted):
+        return None
+    return f"comes from {reference.registry}, not a trusted registry ({', '.join(trusted)})"
 
 
 def _flag_hit(instruction: Instruction, stage: Stage, value: str) -> Callable[[str, str], Hit]:
