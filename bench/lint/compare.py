@@ -36,11 +36,18 @@ def main() -> None:
         timing = json.loads(Path(path).read_text())["results"]
         means = {r["command"]: r["mean"] for r in timing}
         print(f"{Path(path).name}:\n")
-        print("| tool | mean (s) | stddev (s) |")
-        print("|---|---|---|")
+        print("| tool | mean (s) | stddev (s) | min (s) | max (s) | user CPU (s) |")
+        print("|---|---|---|---|---|---|")
         for r in timing:
-            print(f"| {r['command']} | {r['mean']:.3f} | {r['stddev']:.3f} |")
-        print(f"\nhadolint / gpuship = {means['hadolint'] / means['gpuship']:.2f}x\n")
+            print(
+                f"| {r['command']} | {r['mean']:.3f} | {r['stddev']:.3f} | {r['min']:.3f} "
+                f"| {r['max']:.3f} | {r['user']:.3f} |"
+            )
+        users = {r["command"]: r["user"] for r in timing}
+        print(
+            f"\nhadolint / gpuship = {means['hadolint'] / means['gpuship']:.2f}x wall, "
+            f"{users['hadolint'] / users['gpuship']:.2f}x user CPU\n"
+        )
     print("| case | gpuship (ex. GSL103 notes) | hadolint |")
     print("|---|---|---|")
     totals: Counter[str] = Counter()

@@ -11,10 +11,10 @@ files=(tests/corpus/*/Dockerfile)
 hyperfine --warmup 3 --runs 30 --export-json "$out/hyperfine.json" \
   --command-name gpuship "$venv/gpuship lint --fail-on never --format json ${files[*]} > /dev/null" \
   --command-name hadolint "$venv/hadolint --no-fail --format json ${files[*]} > /dev/null"
-# The same files 8 times over (200 files): what a monorepo run costs once startup is paid.
+# The same files 8 times over: what a monorepo run costs once startup is paid.
 many=()
 for _ in 1 2 3 4 5 6 7 8; do many+=("${files[@]}"); done
-hyperfine --warmup 1 --runs 5 --export-json "$out/hyperfine-200.json" \
+hyperfine --warmup 1 --runs 5 --export-json "$out/hyperfine-x8.json" \
   --command-name gpuship "$venv/gpuship lint --fail-on never --format json ${many[*]} > /dev/null" \
   --command-name hadolint "$venv/hadolint --no-fail --format json ${many[*]} > /dev/null"
-"$venv/python" bench/lint/compare.py "$out/hyperfine.json" "$out/hyperfine-200.json"
+"$venv/python" bench/lint/compare.py "$out/hyperfine.json" "$out/hyperfine-x8.json"

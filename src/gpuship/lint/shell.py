@@ -96,10 +96,6 @@ class Command:
         """The file region of one of this command's words."""
         return self.source.span(word.start, word.end)
 
-    def env_prefix(self) -> dict[str, str]:
-        """`FOO=1 cmd` prefixes as a dict."""
-        return dict(a.text.split("=", 1) for a in self.assignments if "=" in a.text)
-
 
 @dataclass(frozen=True)
 class Script:
