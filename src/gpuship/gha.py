@@ -7,6 +7,8 @@ multi-line outputs use a random `ghadelimiter_<uuid>` heredoc delimiter.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import uuid
 from collections.abc import Mapping
@@ -43,6 +45,10 @@ def workflow_command(
 # Credentials gpuship reads from the environment. GitHub masks `secrets.*` by itself, but a
 # password produced by an earlier step (`aws ecr get-login-password`) is not a secret to it.
 SECRET_VARIABLES = ("GPUSHIP_REGISTRY_PASSWORD", "GITHUB_TOKEN")
+# JSON of registry credentials keyed by host (config.json's `auths` shape): each secret in it
+# is masked on its own, so a log line quoting one of them is hidden too.
+SECRET_JSON_VARIABLES = ("GPUSHIP_REGISTRY_AUTH",)
+_SECRET_KEYS = ("password", "auth", "identitytoken", "registrytoken")
 
 
 def mask(value: str) -> str:
@@ -50,9 +56,40 @@ def mask(value: str) -> str:
     return workflow_command("add-mask", value)
 
 
+def _json_secrets(text: str) -> list[str]:
+    """Secret values inside a credentials JSON; read leniently, because masking must happen
+    before anything validates it (a malformed entry still holds a real password)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return [text]
+    entries = document.get("auths", document) if isinstance(document, dict) else {}
+    found: list[str] = []
+    for entry in entries.values() if isinstance(entries, dict) else ():
+        for key in _SECRET_KEYS:
+            value = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(value, str) and value:
+                found.append(value)
+                if key == "auth":
+                    found += _basic_password(value)
+    return found
+
+
+def _basic_password(auth: str) -> list[str]:
+    try:
+        _, _, password = base64.b64decode(auth, validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    return [password] if password else []
+
+
 def mask_commands(environ: Mapping[str, str]) -> list[str]:
     """`add-mask` commands for every credential gpuship may read from `environ`."""
-    return [mask(environ[name]) for name in SECRET_VARIABLES if environ.get(name)]
+    values = [environ[name] for name in SECRET_VARIABLES if environ.get(name)]
+    for name in SECRET_JSON_VARIABLES:
+        if environ.get(name):
+            values += _json_secrets(environ[name])
+    return [mask(value) for value in dict.fromkeys(values)]
 
 
 def format_output(name: str, value: str) -> str:

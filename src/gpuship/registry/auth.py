@@ -1,52 +1,49 @@
-"""Registry credentials and the 401 challenge flow (Basic, and Bearer tokens with scopes).
+"""The 401 challenge flow (Basic, and Bearer tokens with scopes), with each credential kept to
+the hosts it belongs to.
 
-Credential sources, first match wins: GPUSHIP_REGISTRY_USER/GPUSHIP_REGISTRY_PASSWORD (any
-registry), GITHUB_TOKEN for ghcr.io, then Docker's own config (`$DOCKER_CONFIG/config.json` or
-`~/.docker/config.json`) through `docker.auth`, which runs `credHelpers`/`credsStore` helpers
-(`docker-credential-*`). The token flow is distribution's `docs/spec/auth/token.md` (GET with
-repeated `scope=`) and, for identity tokens, `docs/spec/auth/oauth.md` (POST refresh_token).
-Secrets never appear in messages; errors name only the credential source.
+Credentials come from `gpuship.registry.credentials`, one per registry host. The token flow is
+distribution's `docs/spec/auth/token.md` (GET with repeated `scope=`) and, for identity tokens,
+`docs/spec/auth/oauth.md` (POST refresh_token).
+
+Where a registry's credential may go (the realm rule):
+
+- to the registry itself, and to a token realm on the registry's own host and port;
+- to a realm on another host only when that host is named as this registry's token service:
+  by the credential (`token-services` in GPUSHIP_REGISTRY_AUTH, GPUSHIP_REGISTRY_TOKEN_SERVICE)
+  or by the short list of public registries known to use one (`KNOWN_TOKEN_SERVICES`);
+- never over plain HTTP, except to loopback hosts and hosts listed in `registries.insecure`.
+
+Any other realm is asked for an anonymous token; if the registry then refuses, the error says
+the credential was withheld and how to name the token service. This is stricter than Docker
+(moby `daemon/pkg/registry/auth.go` `staticCredentialStore.Basic` ignores the realm URL, so the
+credential goes to whatever realm the registry names) and than crane (go-containerregistry
+`pkg/v1/remote/transport/bearer.go` `validateRealmURL`: the realm must be HTTPS unless the
+registry is insecure and may not be a private or loopback IP unless it is the registry's own
+host:port, but any public host gets the credential). A registry that is compromised, or
+answers a typo'd host, can therefore not collect a credential by naming a realm of its own.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import requests
 
+from gpuship.errors import InputError
+from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
-from gpuship.registry.reference import DOCKER_HUB
+from gpuship.registry.origin import Origin, may_carry_credentials
 
-GHCR = "ghcr.io"
 # token.md: "expires_in ... defaults to 60 seconds"; renew a little early so a slow request
 # started on an almost-expired token does not fail.
 DEFAULT_TOKEN_LIFETIME_S = 60
 TOKEN_RENEW_MARGIN_S = 10
 _PARAM_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """A username/password or an identity (refresh) token, and where it came from."""
-
-    source: str
-    username: str | None = None
-    password: str | None = None
-    identity_token: str | None = None
-
-    def basic_header(self) -> str | None:
-        """`Basic …` for username/password credentials, None for token-only ones."""
-        if self.username is None or self.password is None:
-            return None
-        raw = f"{self.username}:{self.password}".encode()
-        return "Basic " + base64.b64encode(raw).decode()
 
 
 @dataclass(frozen=True)
@@ -69,59 +66,27 @@ def parse_challenge(header: str) -> Challenge:
     return Challenge(scheme.lower(), params)
 
 
-def find_credentials(
-    registry: str, environ: Mapping[str, str], docker_config: Path | None = None
-) -> Credentials | None:
-    """Credentials for `registry` (normalised host), or None to go anonymous."""
-    user = environ.get("GPUSHIP_REGISTRY_USER")
-    password = environ.get("GPUSHIP_REGISTRY_PASSWORD")
-    if user and password:
-        return Credentials("GPUSHIP_REGISTRY_USER/GPUSHIP_REGISTRY_PASSWORD", user, password)
-    token = environ.get("GITHUB_TOKEN")
-    if registry == GHCR and token:
-        # GHCR takes any username with a token; the actor name keeps its audit log readable.
-        return Credentials("GITHUB_TOKEN", environ.get("GITHUB_ACTOR") or "x-access-token", token)
-    return _docker_config_credentials(registry, environ, docker_config)
-
-
-def _docker_config_credentials(
-    registry: str, environ: Mapping[str, str], docker_config: Path | None
-) -> Credentials | None:
-    # Lazy: importing docker costs time, and most runs never need a credential lookup.
-    import docker.auth
-
-    config_path = docker_config
-    if config_path is None and environ.get("DOCKER_CONFIG"):
-        config_path = Path(environ["DOCKER_CONFIG"]) / "config.json"
-    where = str(config_path) if config_path is not None else "~/.docker/config.json"
-    try:
-        config = docker.auth.load_config(
-            config_path=str(config_path) if config_path is not None else None,
-            credstore_env=dict(environ),
-        )
-        entry: dict[str, Any] | None = config.resolve_authconfig(
-            None if registry == DOCKER_HUB else registry
-        )
-    except Exception as error:  # docker.auth raises assorted errors for broken files/helpers
-        raise RegistryAuthError(
-            f"cannot read registry credentials for {registry} from {where}: {error}",
-            status=0,
-        ) from None
-    if not entry:
-        return None
-    identity = entry.get("IdentityToken")
-    if identity:
-        return Credentials(f"identity token in {where}", identity_token=str(identity))
-    username = entry.get("Username") or entry.get("username")
-    password = entry.get("Password") or entry.get("password")
-    if username and password:
-        return Credentials(where, str(username), str(password))
-    return None
-
-
 def scope_strings(access: Mapping[str, str]) -> list[str]:
     """`repository:<name>:<actions>` strings for a {repository name: "pull,push"} map."""
     return [f"repository:{name}:{actions}" for name, actions in sorted(access.items())]
+
+
+def realm_verdict(
+    realm: Origin, registry: Origin, found: Credentials, insecure: Sequence[str]
+) -> str | None:
+    """None when `found` may be sent to `realm`, else why not (for the error message)."""
+    if not may_carry_credentials(realm, insecure):
+        return f"the token service {realm} is plain HTTP on a host that is not loopback or insecure"
+    if (realm.host, realm.port) == (registry.host, registry.port):
+        return None
+    trusted = (*found.token_services, *map(Origin.of, KNOWN_TOKEN_SERVICES.get(found.registry, ())))
+    if realm in trusted:
+        return None
+    return (
+        f"its token service {realm} is on another host, so the credential for {found.registry} "
+        f"({found.source}) was not sent there; if it is this registry's token service, name it "
+        "in `token-services` of GPUSHIP_REGISTRY_AUTH or in GPUSHIP_REGISTRY_TOKEN_SERVICE"
+    )
 
 
 @dataclass
@@ -145,64 +110,84 @@ class Authenticator:
         fetch: Fetch,
         environ: Mapping[str, str],
         docker_config: Path | None = None,
+        insecure: Sequence[str] = (),
     ) -> None:
         self._fetch = fetch
-        self._environ = environ
-        self._docker_config = docker_config
+        self._store = CredentialStore(environ, docker_config)
+        self._insecure = tuple(insecure)
         self._lock = threading.Lock()
         self._credentials: dict[str, Credentials | None] = {}
         self._challenges: dict[str, Challenge] = {}
         self._tokens: dict[tuple[str, tuple[str, ...]], _Token] = {}
+        self._withheld: dict[str, str] = {}
 
     def credentials(self, registry: str) -> Credentials | None:
         """The credentials used for `registry` (looked up once)."""
         with self._lock:
             if registry not in self._credentials:
-                self._credentials[registry] = find_credentials(
-                    registry, self._environ, self._docker_config
-                )
+                self._credentials[registry] = self._store.find(registry)
             return self._credentials[registry]
 
     def source(self, registry: str) -> str:
-        """Where the credentials for `registry` came from, for messages."""
+        """Where the credentials for `registry` came from, for messages; says so when they were
+        withheld from a token service."""
         found = self.credentials(registry)
-        return found.source if found is not None else "no credentials (anonymous)"
+        text = found.source if found is not None else "no credentials (anonymous)"
+        withheld = self._withheld.get(registry)
+        return f"{text}; {withheld}" if withheld else text
 
-    def header(self, registry: str, access: Mapping[str, str]) -> str | None:
+    def header(self, registry: str, origin: Origin, access: Mapping[str, str]) -> str | None:
         """An Authorization value to send up front, when this registry challenged before."""
         challenge = self._challenges.get(registry)
         if challenge is None:
             return None
         if challenge.scheme == "basic":
-            found = self.credentials(registry)
-            return found.basic_header() if found is not None else None
+            return self._basic(registry, origin, required=False)
         if challenge.scheme == "bearer":
-            return "Bearer " + self._token(registry, challenge, access, renew=False)
+            return "Bearer " + self._token(registry, origin, challenge, access, renew=False)
         return None
 
-    def answer(self, registry: str, header: str, access: Mapping[str, str]) -> str:
+    def answer(self, registry: str, origin: Origin, header: str, access: Mapping[str, str]) -> str:
         """The Authorization value to retry with after a 401 carrying `header`."""
         challenge = parse_challenge(header)
         self._challenges[registry] = challenge
         if challenge.scheme == "basic":
-            found = self.credentials(registry)
-            basic = found.basic_header() if found is not None else None
-            if basic is None:
-                raise RegistryAuthError(
-                    f"registry {registry} needs a username and password; set "
-                    "GPUSHIP_REGISTRY_USER/GPUSHIP_REGISTRY_PASSWORD or run `docker login`",
-                    status=401,
-                )
+            basic = self._basic(registry, origin, required=True)
+            assert basic is not None
             return basic
         if challenge.scheme == "bearer":
-            return "Bearer " + self._token(registry, challenge, access, renew=True)
+            return "Bearer " + self._token(registry, origin, challenge, access, renew=True)
         raise RegistryAuthError(
             f"registry {registry} asks for unsupported auth scheme {challenge.scheme!r}",
             status=401,
         )
 
+    def _basic(self, registry: str, origin: Origin, *, required: bool) -> str | None:
+        found = self.credentials(registry)
+        basic = found.basic_header() if found is not None else None
+        if basic is not None and not may_carry_credentials(origin, self._insecure):
+            raise RegistryAuthError(
+                f"registry {registry} asks for a password over plain HTTP; gpuship sends "
+                "credentials over HTTP only to loopback hosts and `registries.insecure`",
+                status=401,
+            )
+        if basic is None and required:
+            raise RegistryAuthError(
+                f"registry {registry} needs a username and password; set GPUSHIP_REGISTRY="
+                f"{registry} with GPUSHIP_REGISTRY_USER/GPUSHIP_REGISTRY_PASSWORD, or run "
+                "`docker login`",
+                status=401,
+            )
+        return basic
+
     def _token(
-        self, registry: str, challenge: Challenge, access: Mapping[str, str], *, renew: bool
+        self,
+        registry: str,
+        origin: Origin,
+        challenge: Challenge,
+        access: Mapping[str, str],
+        *,
+        renew: bool,
     ) -> str:
         scopes = scope_strings(access)
         for extra in challenge.params.get("scope", "").split():
@@ -212,18 +197,41 @@ class Authenticator:
         cached = self._tokens.get(key)
         if cached is not None and not renew and cached.expires_at > time.monotonic():
             return cached.value
-        token = self._request_token(registry, challenge, scopes)
+        token = self._request_token(registry, origin, challenge, scopes)
         self._tokens[key] = token
         return token.value
 
-    def _request_token(self, registry: str, challenge: Challenge, scopes: list[str]) -> _Token:
+    def _offered(self, registry: str, origin: Origin, realm: str) -> Credentials | None:
+        """The credential to present to `realm`, or None (anonymous) with the reason kept."""
+        found = self.credentials(registry)
+        if found is None:
+            return None
+        try:
+            realm_origin = Origin.of(realm)
+        except InputError:
+            raise RegistryAuthError(
+                f"registry {registry} names token realm {realm!r}, which is not an http(s) URL",
+                status=401,
+            ) from None
+        reason = realm_verdict(realm_origin, origin, found, self._insecure)
+        if reason is None:
+            self._withheld.pop(registry, None)
+            return found
+        self._withheld[registry] = reason
+        return None
+
+    def _request_token(
+        self, registry: str, origin: Origin, challenge: Challenge, scopes: list[str]
+    ) -> _Token:
         realm = challenge.params.get("realm")
         if not realm:
             raise RegistryAuthError(
                 f"registry {registry} sent a Bearer challenge without a realm", status=401
             )
         service = challenge.params.get("service")
-        found = self.credentials(registry)
+        found = self._offered(registry, origin, realm)
+        # Token requests never follow redirects: the credential would go along to wherever
+        # the token service points.
         if found is not None and found.identity_token is not None:
             form = {
                 "grant_type": "refresh_token",
@@ -233,7 +241,7 @@ class Authenticator:
             }
             if service:
                 form["service"] = service
-            response = self._fetch("POST", realm, data=form)
+            response = self._fetch("POST", realm, data=form, allow_redirects=False)
         else:
             params: list[tuple[str, str]] = [("service", service)] if service else []
             params += [("scope", scope) for scope in scopes]
@@ -241,8 +249,21 @@ class Authenticator:
             basic = found.basic_header() if found is not None else None
             if basic is not None:
                 headers["Authorization"] = basic
-            response = self._fetch("GET", realm, params=params, headers=headers)
+            response = self._fetch(
+                "GET", realm, params=params, headers=headers, allow_redirects=False
+            )
+        return self._read_token(registry, realm, scopes, response)
+
+    def _read_token(
+        self, registry: str, realm: str, scopes: list[str], response: requests.Response
+    ) -> _Token:
         with response:
+            if response.is_redirect:
+                raise RegistryAuthError(
+                    f"token server {realm} redirected the token request for {registry}; "
+                    "gpuship does not follow token-service redirects",
+                    status=response.status_code,
+                )
             if response.status_code != 200:
                 raise RegistryAuthError(
                     f"token server {realm} refused a token for {registry} "

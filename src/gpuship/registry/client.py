@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import ssl
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +37,10 @@ from gpuship.registry.manifest import (
     ImageIndex,
     parse_manifest,
 )
+from gpuship.registry.origin import Origin
+from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
+from gpuship.registry.tls import TlsTrust
 from gpuship.registry.transport import RetryPolicy, Transport, uses_plain_http
 
 PULL = "pull"
@@ -114,12 +119,15 @@ class RegistryClient:
         session: requests.Session | None = None,
     ) -> None:
         self._insecure = tuple(insecure)
+        self._schemes: dict[str, str] = {}
+        self._lock = threading.Lock()
+        environ = os.environ if environ is None else environ
         self._session = session or requests.Session()
         self._session.headers["User-Agent"] = f"gpuship/{__version__}"
+        self._tls = TlsTrust(environ)
+        self._tls.mount(self._session)
         self._transport = Transport(self._session, retry or RetryPolicy())
-        self._auth = Authenticator(
-            self._transport.send, os.environ if environ is None else environ, docker_config
-        )
+        self._auth = Authenticator(self._send, environ, docker_config, self._insecure)
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -140,8 +148,42 @@ class RegistryClient:
 
     def base_url(self, repository: Repository) -> str:
         """`http(s)://host` serving the API for the repository's registry."""
-        scheme = "http" if uses_plain_http(repository.registry, self._insecure) else "https"
-        return f"{scheme}://{repository.api_host}"
+        return f"{self._scheme(repository.api_host)}://{repository.api_host}"
+
+    def _scheme(self, host: str) -> str:
+        """HTTPS, except for loopback and `registries.insecure` hosts that do not speak TLS.
+
+        Those are tried over HTTPS first (certificate verified) and fall back to plain HTTP
+        only when the host answers TLS with something that is not TLS, as Docker does for
+        insecure registries (moby `daemon/pkg/registry/service.go` lookupV2Endpoints) except
+        that verification is never skipped: an untrusted certificate is an error.
+        """
+        if not uses_plain_http(host, self._insecure):
+            return "https"
+        with self._lock:
+            if host not in self._schemes:
+                self._schemes[host] = self._probe_tls(host)
+            return self._schemes[host]
+
+    def _probe_tls(self, host: str) -> str:
+        try:
+            self._session.get(
+                f"https://{host}/v2/",
+                timeout=self._transport.retry.timeout_s,
+                verify=self._tls.verify,
+                allow_redirects=False,
+                auth=_no_netrc,
+            ).close()
+        except requests.exceptions.SSLError as error:
+            if _untrusted_certificate(error):
+                raise RegistryUnavailable(
+                    f"registry {host} serves HTTPS with a certificate that is not trusted; "
+                    f"give its CA as {self._tls.certs_dir}/{host}/ca.crt or SSL_CERT_FILE"
+                ) from None
+            return "http"
+        except requests.RequestException:
+            return "http"
+        return "https"
 
     def _request(
         self,
@@ -153,22 +195,51 @@ class RegistryClient:
         ok: Sequence[int],
         **kwargs: Any,
     ) -> requests.Response:
-        """Send with auth; return responses whose status is in `ok`, raise typed errors else."""
-        url = path if path.startswith(("http://", "https://")) else self.base_url(repository) + path
+        """Send with auth; return responses whose status is in `ok`, raise typed errors else.
+
+        The registry's credential (or token) goes only to the registry's own origin: not to an
+        upload `Location` on another host, not along a redirect to blob storage.
+        """
+        base = self.base_url(repository)
+        url = path if path.startswith(("http://", "https://")) else base + path
         registry = repository.registry
+        home = Origin.of(base)
         headers: dict[str, str] = dict(kwargs.pop("headers", None) or {})
-        authorization = self._auth.header(registry, access)
+        at_home = Origin.of(url) == home
+        authorization = self._auth.header(registry, home, access) if at_home else None
         if authorization is not None:
             headers["Authorization"] = authorization
-        response = self._transport.send(method, url, headers=headers, **kwargs)
-        if response.status_code == 401 and "WWW-Authenticate" in response.headers:
+        response = self._send(method, url, headers=headers, home=home, **kwargs)
+        if at_home and response.status_code == 401 and "WWW-Authenticate" in response.headers:
             challenge = response.headers["WWW-Authenticate"]
             response.close()
-            headers["Authorization"] = self._auth.answer(registry, challenge, access)
-            response = self._transport.send(method, url, headers=headers, **kwargs)
+            headers["Authorization"] = self._auth.answer(registry, home, challenge, access)
+            response = self._send(method, url, headers=headers, home=home, **kwargs)
         if response.status_code in ok:
             return response
         raise self._error_for(method, repository, path, access, response)
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        home: Origin | None = None,
+        **kwargs: Any,
+    ) -> requests.Response:
+        """One request with redirects followed by hand (`follow_redirects`), verifying TLS
+        against the CAs the environment names."""
+        kwargs.setdefault("verify", self._tls.verify)
+        # A callable auth keeps requests from adding ~/.netrc credentials to any host.
+        kwargs.setdefault("auth", _no_netrc)
+        if kwargs.pop("allow_redirects", True) is False:
+            return self._transport.send(
+                method, url, headers=dict(headers or {}), allow_redirects=False, **kwargs
+            )
+        return follow_redirects(
+            self._transport.send, method, url, dict(headers or {}), home=home, **kwargs
+        )
 
     def _error_for(
         self,
@@ -592,6 +663,23 @@ class RegistryClient:
         """GET /v2/ (authenticating if asked): fails if the registry is not reachable or usable."""
         probe = Repository(registry, "")
         self._request("GET", probe, "/v2/", access={}, ok=(200,)).close()
+
+
+def _untrusted_certificate(error: BaseException) -> bool:
+    """True when an SSL error comes from certificate verification (not from a non-TLS peer)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        if seen.args and isinstance(seen.args[0], BaseException) and seen.args[0] is not seen:
+            seen = seen.args[0]
+        else:
+            seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _no_netrc(request: requests.PreparedRequest) -> requests.PreparedRequest:
+    return request
 
 
 def _path_only(path: str) -> str:

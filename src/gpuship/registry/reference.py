@@ -131,6 +131,18 @@ def _split_registry(text: str) -> tuple[str, str]:
     return host, rest
 
 
+def normalise_registry(text: str) -> str:
+    """A registry host as image references name it: `ghcr.io`, `127.0.0.1:5000`, `docker.io`.
+
+    Accepts the key forms of Docker's config.json too (`https://index.docker.io/v1/`,
+    `https://host:5000`); raises InputError for anything that is not a host.
+    """
+    host = text.strip().split("://", 1)[-1].split("/", 1)[0].lower()
+    if not host or not _HOST_RE.match(host):
+        raise InputError(f"{text!r} is not a registry host (expected e.g. ghcr.io or host:5000)")
+    return DOCKER_HUB if host in _HUB_ALIASES else host
+
+
 def parse_reference(text: str, *, default_tag: str | None = DEFAULT_TAG) -> Reference:
     """Parse and normalise an image reference such as `ubuntu`, `ghcr.io/o/a:1.0` or `r/a@sha256:…`.
 

@@ -1,16 +1,13 @@
-"""Challenge parsing, credential sources, Retry-After and the plain-HTTP rule, on data."""
+"""Challenge parsing, Retry-After and the plain-HTTP rule, on data."""
 
 from __future__ import annotations
 
-import base64
-import json
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
-from pathlib import Path
 
 import pytest
 
-from gpuship.registry.auth import find_credentials, parse_challenge, scope_strings
+from gpuship.registry.auth import parse_challenge, scope_strings
 from gpuship.registry.transport import retry_after_seconds, uses_plain_http
 
 
@@ -35,36 +32,6 @@ def test_basic_challenge_and_scope_strings():
         "repository:a/y:pull,push",
         "repository:b/x:pull",
     ]
-
-
-def test_credential_sources_in_order(tmp_path: Path):
-    env = {"GPUSHIP_REGISTRY_USER": "u", "GPUSHIP_REGISTRY_PASSWORD": "p", "GITHUB_TOKEN": "t"}
-    found = find_credentials("ghcr.io", env, tmp_path / "none.json")
-    assert found is not None
-    assert (found.username, found.password) == ("u", "p")
-    found = find_credentials("ghcr.io", {"GITHUB_TOKEN": "t", "GITHUB_ACTOR": "me"}, None)
-    assert found is not None
-    assert (found.username, found.password, found.source) == ("me", "t", "GITHUB_TOKEN")
-    assert find_credentials("quay.io", {"GITHUB_TOKEN": "t"}, tmp_path / "none.json") is None
-    config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "auths": {
-                    "https://index.docker.io/v1/": {"auth": base64.b64encode(b"hub:pw").decode()},
-                    "r.example.com": {"identitytoken": "refresh-me"},
-                }
-            }
-        )
-    )
-    hub = find_credentials("docker.io", {}, config)
-    assert hub is not None
-    assert (hub.username, hub.password) == ("hub", "pw")
-    assert hub.basic_header() == "Basic " + base64.b64encode(b"hub:pw").decode()
-    token = find_credentials("r.example.com", {}, config)
-    assert token is not None
-    assert token.identity_token == "refresh-me"
-    assert token.basic_header() is None
 
 
 def test_retry_after_forms():

@@ -1,0 +1,78 @@
+"""Which certificate authorities a registry's TLS certificate is checked against.
+
+Given the way users give them to other tools:
+
+- `REQUESTS_CA_BUNDLE` or `SSL_CERT_FILE` (in that order): a CA bundle that replaces the
+  default one for every host, as it does for requests, curl and OpenSSL;
+- Docker's per-registry directory `certs.d/<host[:port]>/*.crt` (dockerd reads
+  `/etc/docker/certs.d`; `GPUSHIP_CERTS_DIR` points elsewhere): CAs added to the default ones for
+  that registry only, as dockerd adds them (docs.docker.com/engine/security/certificates).
+
+Verification is never turned off; a registry on plain HTTP is chosen by `registries.insecure`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from gpuship.errors import InputError
+
+CERTS_DIR_VAR = "GPUSHIP_CERTS_DIR"
+DEFAULT_CERTS_DIR = Path("/etc/docker/certs.d")
+BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+
+
+class _ExtraCaAdapter(HTTPAdapter):
+    """An adapter whose TLS context trusts the default CAs plus a registry's own."""
+
+    def __init__(self, ca_files: list[Path]) -> None:
+        self._context = ssl.create_default_context()
+        for ca_file in ca_files:
+            try:
+                self._context.load_verify_locations(cafile=str(ca_file))
+            except (OSError, ssl.SSLError) as error:
+                raise InputError(f"cannot load CA certificate {ca_file}: {error}") from None
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["ssl_context"] = self._context
+        super().init_poolmanager(*args, **kwargs)
+
+
+class TlsTrust:
+    """The CA settings of one client, read once from its environment."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._bundle: str | None = None
+        for name in BUNDLE_VARS:
+            value = environ.get(name)
+            if value:
+                if not Path(value).exists():
+                    raise InputError(f"{name}={value}: no such CA bundle")
+                self._bundle = value
+                break
+        self.certs_dir = Path(environ.get(CERTS_DIR_VAR) or DEFAULT_CERTS_DIR)
+
+    @property
+    def verify(self) -> str | bool:
+        """requests' `verify=`: the bundle from the environment, else the default CAs."""
+        return self._bundle or True
+
+    def mount(self, session: requests.Session) -> None:
+        """Mount, for every `certs.d/<host[:port]>/` holding `*.crt` files, an adapter that also
+        trusts those CAs. Done once, up front: mounting while blob copies run in threads would
+        change the session's adapter table under them."""
+        try:
+            directories = sorted(p for p in self.certs_dir.iterdir() if p.is_dir())
+        except OSError:  # no certs.d at all is the common case
+            return
+        for directory in directories:
+            ca_files = sorted(directory.glob("*.crt"))
+            if ca_files:
+                session.mount(f"https://{directory.name}/", _ExtraCaAdapter(ca_files))
