@@ -33,12 +33,17 @@ from bed.nvml import (
 )
 from bed.process import REQUIRE_BED_ENV, missing_bed_part, require_binary
 from bed.registry import REGISTRY_BINARY, Registry, run_registry
+from bed.topology import (
+    BASIC_PASSWORD,
+    BASIC_USER,
+    RegistryTopology,
+    TopologyRegistry,
+    run_topology,
+)
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 # Build outputs kept between sessions (gitignored): the NVML stand-in is compiled once.
 BUILD_CACHE = REPOSITORY_ROOT / "tests" / ".build"
-BASIC_AUTH_USER = "gpuship"
-BASIC_AUTH_PASSWORD = "bed-secret-0"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,8 +85,33 @@ def registry_basic_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Re
     require_binary(REGISTRY_BINARY)
     require_binary("htpasswd")
     root = tmp_path_factory.mktemp("registry-auth")
-    with run_registry(root, BASIC_AUTH_USER, BASIC_AUTH_PASSWORD) as running:
+    with run_registry(root, BASIC_USER, BASIC_PASSWORD) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def registry_topology(
+    tmp_path_factory: pytest.TempPathFactory, registry_basic_auth: Registry
+) -> Iterator[RegistryTopology]:
+    """Token-auth push registry (token service on another port, blob downloads redirected to
+    storage on a third), basic-auth registry, HTTPS registry with its own CA, read-only public
+    registry: each behind a recording proxy. The session fails if any credential ever reached
+    a host it does not belong to (see bed/topology.py, bed/ledger.py)."""
+    with run_topology(tmp_path_factory.mktemp("topology"), registry_basic_auth) as topology:
+        yield topology
+        if topology.violations():
+            pytest.fail(
+                "credentials reached hosts they do not belong to:\n"
+                + "\n".join(topology.violations()),
+                pytrace=False,
+            )
+
+
+@pytest.fixture(scope="session")
+def token_registry(registry_topology: RegistryTopology) -> TopologyRegistry:
+    """The topology's push registry: `auth: token` with a token service on another port
+    (`.issuer`: its request log and `expires_in`); `.credential_env()` names both."""
+    return registry_topology.push
 
 
 @pytest.fixture(scope="session")

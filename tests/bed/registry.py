@@ -43,6 +43,16 @@ class Registry:
             return None
         return (self.username, self.password)
 
+    def credential_env(self) -> dict[str, str]:
+        """gpuship's environment for this registry's credential (it names its registry)."""
+        if self.username is None or self.password is None:
+            return {}
+        return {
+            "GPUSHIP_REGISTRY": self.host,
+            "GPUSHIP_REGISTRY_USER": self.username,
+            "GPUSHIP_REGISTRY_PASSWORD": self.password,
+        }
+
     def ref(self, repository: str, tag_or_digest: str = "latest") -> str:
         """An image reference in this registry: `127.0.0.1:PORT/repo:tag` or `...@sha256:..`."""
         separator = "@" if tag_or_digest.startswith("sha256:") else ":"
@@ -57,8 +67,10 @@ def write_htpasswd(path: Path, username: str, password: str) -> None:
     path.write_text(entry)
 
 
-def registry_config(root: Path, port: int, htpasswd: Path | None) -> dict[str, object]:
-    """The distribution v2.8 config for one bed registry."""
+def registry_config(
+    root: Path, port: int, auth: dict[str, object] | None = None
+) -> dict[str, object]:
+    """The distribution v2.8 config for one bed registry; `auth` is its `auth:` section."""
     config: dict[str, object] = {
         "version": 0.1,
         "log": {"level": "warn", "accesslog": {"disabled": True}},
@@ -69,41 +81,46 @@ def registry_config(root: Path, port: int, htpasswd: Path | None) -> dict[str, o
         },
         "http": {"addr": f"127.0.0.1:{port}", "secret": "gpuship-test-bed"},
     }
-    if htpasswd is not None:
-        config["auth"] = {"htpasswd": {"realm": "gpuship-test", "path": str(htpasswd)}}
+    if auth is not None:
+        config["auth"] = auth
     return config
 
 
 def _answers_v2(url: str, auth_required: bool) -> bool:
-    # Without credentials an htpasswd registry answers /v2/ with 401 once it is serving.
+    # Without credentials a registry with auth answers /v2/ with 401 once it is serving.
     status = requests.get(f"{url}/v2/", timeout=2).status_code
     return status == (401 if auth_required else 200)
 
 
 @contextlib.contextmanager
 def run_registry(
-    root: Path, username: str | None = None, password: str | None = None
+    root: Path,
+    username: str | None = None,
+    password: str | None = None,
+    *,
+    auth: dict[str, object] | None = None,
 ) -> Iterator[Registry]:
-    """Run a registry under `root` until the context exits; basic auth when a username is given."""
+    """Run a registry under `root` until the context exits; htpasswd basic auth when a username
+    is given, else the `auth:` section given (e.g. token auth), else none."""
     root.mkdir(parents=True, exist_ok=True)
-    htpasswd: Path | None = None
     if username is not None:
         if password is None:
             raise ValueError("a basic-auth registry needs a password")
         htpasswd = root / "htpasswd"
         write_htpasswd(htpasswd, username, password)
+        auth = {"htpasswd": {"realm": "gpuship-test", "path": str(htpasswd)}}
     service: ServiceProcess | None = None
     last_error: ServiceStartError | None = None
     # A free port can be taken between asking and binding; a new port fixes that.
     for _ in range(PORT_ATTEMPTS):
         port = free_port()
         config_path = root / "config.yml"
-        config_path.write_text(yaml.safe_dump(registry_config(root, port, htpasswd)))
+        config_path.write_text(yaml.safe_dump(registry_config(root, port, auth)))
         url = f"http://127.0.0.1:{port}"
         service = start_service(
             "docker-registry", [REGISTRY_BINARY, "serve", str(config_path)], root / "registry.log"
         )
-        probe = functools.partial(_answers_v2, url, htpasswd is not None)
+        probe = functools.partial(_answers_v2, url, auth is not None)
         try:
             service.wait_ready(probe, READY_TIMEOUT_S)
         except ServiceStartError as error:

@@ -65,11 +65,7 @@ def test_registry_with_basic_auth(registry_basic_auth: Registry) -> None:
     image = make_image(LAYERS[:1])
     push(registry_basic_auth.url, "image/auth", image, tag="v1", auth=registry_basic_auth.auth)
     reference = registry_basic_auth.ref("image/auth", "v1")
-    environ = {
-        "GPUSHIP_REGISTRY_USER": registry_basic_auth.username or "",
-        "GPUSHIP_REGISTRY_PASSWORD": registry_basic_auth.password or "",
-        "DOCKER_CONFIG": "/nonexistent",
-    }
+    environ = {**registry_basic_auth.credential_env(), "DOCKER_CONFIG": "/nonexistent"}
     analysis = inspect_image(reference, platform="linux/amd64", environ=environ)
     assert analysis.image.manifest_digest == image.digest
     with pytest.raises(InputError, match=r"needs a username and password"):

@@ -100,12 +100,7 @@ def test_mount_upload_and_cross_registry_copy(registry: Registry, registry_basic
     push(registry.url, "client/src", image)
     src = Repository(registry.host, "client/src")
     dst = Repository(registry.host, "client/dst")
-    client = RegistryClient(
-        environ={
-            "GPUSHIP_REGISTRY_USER": registry_basic_auth.username or "",
-            "GPUSHIP_REGISTRY_PASSWORD": registry_basic_auth.password or "",
-        }
-    )
+    client = RegistryClient(environ=registry_basic_auth.credential_env())
     layer = image.layers[0]
     assert not client.blob_exists(dst, layer.digest)
     assert client.copy_blob(src, dst, layer.digest) == "mounted"
@@ -199,7 +194,7 @@ def test_basic_auth_sources_and_refusal(
     ref = parse_reference(registry_basic_auth.ref("client/auth", "v1"))
     with pytest.raises(RegistryAuthError, match="needs a username and password"):
         RegistryClient(environ={"DOCKER_CONFIG": str(tmp_path / "none")}).resolve_digest(ref)
-    wrong = {"GPUSHIP_REGISTRY_USER": "gpuship", "GPUSHIP_REGISTRY_PASSWORD": "wrong-password"}
+    wrong = {**registry_basic_auth.credential_env(), "GPUSHIP_REGISTRY_PASSWORD": "wrong-password"}
     with pytest.raises(RegistryAuthError) as refused:
         RegistryClient(environ=wrong).resolve_digest(ref)
     assert "wrong-password" not in str(refused.value)

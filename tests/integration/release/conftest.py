@@ -1,17 +1,14 @@
-"""Release test fixtures: the gpuship CLI run in-process, a Bearer-token registry."""
+"""Release test fixtures: the gpuship CLI run in-process."""
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from release_images import CliResult, RunCli
-from tokenauth import TOKEN_PASSWORD, TOKEN_USER, TokenRegistry, run_token_registry
 
-from bed.process import require_binary
 from gpuship.cli.main import main
 
 
@@ -36,15 +33,3 @@ def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
         return CliResult(code, report, stderr.getvalue())
 
     return run
-
-
-@pytest.fixture(scope="session")
-def token_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenRegistry]:
-    """docker-registry with `auth: token` (Bearer) and a test token issuer; user/password
-    TOKEN_USER/TOKEN_PASSWORD."""
-    require_binary("docker-registry")
-    require_binary("openssl")
-    with run_token_registry(
-        tmp_path_factory.mktemp("token-registry"), TOKEN_USER, TOKEN_PASSWORD
-    ) as running:
-        yield running

@@ -152,10 +152,7 @@ def test_promote_cross_repo_and_cross_registry(
     # Across registries (basic auth on the target): blobs are streamed.
     single = candidate_image("far", 300_000)
     single_digest = push_candidate(registry.url, source.name, single)
-    environ = {
-        "GPUSHIP_REGISTRY_USER": registry_basic_auth.username or "",
-        "GPUSHIP_REGISTRY_PASSWORD": registry_basic_auth.password or "",
-    }
+    environ = registry_basic_auth.credential_env()
     far = run_cli(
         "promote",
         registry.ref(source.name, single_digest),

@@ -1,4 +1,5 @@
-"""Bearer token auth against docker-registry's own `auth: token` with a test token issuer."""
+"""Bearer token auth against docker-registry's own `auth: token` with the bed's token service
+(on another port, named as the registry's token service by the credential)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,15 @@ import time
 
 import pytest
 from release_images import RunCli, candidate_image, candidate_index
-from tokenauth import TOKEN_PASSWORD, TOKEN_USER, TokenRegistry
 
 from bed.oci import push
 from bed.registry import Registry
+from bed.topology import TopologyRegistry as TokenRegistry
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
-
-CREDENTIALS = {"GPUSHIP_REGISTRY_USER": TOKEN_USER, "GPUSHIP_REGISTRY_PASSWORD": TOKEN_PASSWORD}
 
 
 def test_promote_move_and_roll_back_with_bearer_tokens(
@@ -27,6 +26,7 @@ def test_promote_move_and_roll_back_with_bearer_tokens(
     second = push(registry.url, "tok/src", candidate_index("tok-2"))
     target = f"{token_registry.host}/tok/app"
     token_registry.issuer.requests.clear()
+    credentials = token_registry.credential_env()
     for digest, version in ((first, "1.0.0"), (second, "1.1.0")):
         result = run_cli(
             "promote",
@@ -37,16 +37,16 @@ def test_promote_move_and_roll_back_with_bearer_tokens(
             "stable",
             "--to",
             target,
-            environ=CREDENTIALS,
+            environ=credentials,
         )
         assert result.code == 0, result
     scopes = {scope for request, _ in token_registry.issuer.requests for scope in request}
     assert "repository:tok/app:pull,push" in scopes
     assert all(authorised for _, authorised in token_registry.issuer.requests)
-    client = RegistryClient(environ=CREDENTIALS)
+    client = RegistryClient(environ=credentials)
     repo = Repository(token_registry.host, "tok/app")
     assert client.resolve_digest(repo.tag("stable")) == second
-    rolled = run_cli("rollback", f"{target}:stable", environ=CREDENTIALS)
+    rolled = run_cli("rollback", f"{target}:stable", environ=credentials)
     assert rolled.code == 0, rolled
     assert client.resolve_digest(repo.tag("stable")) == first
 
@@ -55,7 +55,7 @@ def test_refusals_name_the_source_never_the_secret(
     registry: Registry, token_registry: TokenRegistry, run_cli: RunCli
 ):
     digest = push(registry.url, "tok/src", candidate_image("tok-refused"))
-    wrong = {"GPUSHIP_REGISTRY_USER": TOKEN_USER, "GPUSHIP_REGISTRY_PASSWORD": "not-the-password"}
+    wrong = {**token_registry.credential_env(), "GPUSHIP_REGISTRY_PASSWORD": "not-the-password"}
     result = run_cli(
         "promote",
         registry.ref("tok/src", digest),
@@ -74,7 +74,7 @@ def test_refusals_name_the_source_never_the_secret(
 
 
 def test_tokens_are_cached_then_renewed_when_expired(token_registry: TokenRegistry):
-    client = RegistryClient(environ=CREDENTIALS)
+    client = RegistryClient(environ=token_registry.credential_env())
     repo = Repository(token_registry.host, "tok/renew")
     image = candidate_image("renew")
     for blob in (*image.layers, image.config):
