@@ -647,6 +647,19 @@ class RegistryClient:
                 return found
             url, params = urljoin(page_url, next_link), None
 
+    def has_referrers_api(self, ref: Reference) -> bool:
+        """True when the registry answers the referrers API for `ref` (a digest reference)."""
+        response = self._request(
+            "GET",
+            ref.repository,
+            f"/v2/{ref.name}/referrers/{ref.identifier}",
+            access={ref.name: PULL},
+            ok=(200, 404),
+            headers={"Accept": MEDIA_OCI_INDEX},
+        )
+        response.close()
+        return response.status_code == 200
+
     def _referrers_by_tag(self, ref: Reference, artifact_type: str | None) -> list[Descriptor]:
         assert ref.digest is not None
         algorithm, _, encoded = ref.digest.partition(":")

@@ -2,7 +2,8 @@
 
 Order: read the source manifest (digest verified) and every target tag; refuse immutable
 conflicts before writing anything; copy content to another repository if needed (untagged, so
-harmless if it stops part-way); write each tag and read it back; store the release record. If
+harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
+SBOMs: `release/referrers.py`); write each tag and read it back; store the release record. If
 any write fails, every tag already written is put back where it was (floating tags get their
 old manifest bytes again, new tags are removed) and the outcome says exactly what happened.
 """
@@ -27,6 +28,7 @@ from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import append_record, history_entries, read_history_index
 from gpuship.release.policy import TagAction, TagRequest, TagStep, plan_tags
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
+from gpuship.release.referrers import ReferrerCopy, copy_referrers
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class ReleaseOutcome:
     unrestored: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     copy: CopyStats | None = None
+    # Signatures, attestations and SBOMs copied along with the image (promote --to).
+    referrers: list[ReferrerCopy] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -130,6 +134,14 @@ def release(
                 manifest.data,
                 manifest.media_type,
                 progress=progress,
+            )
+            outcome.referrers = copy_referrers(
+                client,
+                request.source.repository,
+                target,
+                manifest.digest,
+                progress=progress,
+                stats=outcome.copy,
             )
         except GpushipError as error:
             outcome.error = f"copying content to {target} failed: {error}; no tag was written"

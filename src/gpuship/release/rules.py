@@ -39,6 +39,20 @@ RESTORE_INCOMPLETE = Rule(
     fix="Run the rollback command shown for the tag once the registry answers again.",
 )
 
+REFERRER_TAG_KEPT = Rule(
+    id="GSR104",
+    name="release-referrer-tag-kept",
+    category="release",
+    severity=Severity.WARNING,
+    summary="The target already had a signature/attestation tag for the image on other content.",
+    rationale=(
+        "promote --to copies cosign's sha256-<hex>.sig/.att/.sbom tags with the image. When the "
+        "target's tag holds other content (signed there separately), it is kept rather than "
+        "overwritten, so the candidate's signatures are not on the promoted tag."
+    ),
+    fix="Verify with the target's signatures, or sign the promoted digest again in the target.",
+)
+
 PRUNE_DELETE = Rule(
     id="GSR201",
     name="prune-delete",
@@ -61,5 +75,12 @@ PRUNE_FAILED = Rule(
 
 RULES = {
     rule.id: rule
-    for rule in (IMMUTABLE_CONFLICT, RELEASE_FAILED, RESTORE_INCOMPLETE, PRUNE_DELETE, PRUNE_FAILED)
+    for rule in (
+        IMMUTABLE_CONFLICT,
+        RELEASE_FAILED,
+        RESTORE_INCOMPLETE,
+        REFERRER_TAG_KEPT,
+        PRUNE_DELETE,
+        PRUNE_FAILED,
+    )
 }

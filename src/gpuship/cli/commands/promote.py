@@ -38,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="promote into another repository (same or other registry) instead of the source's",
     )
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (every tag old -> new digest, every blob to mount or copy, the "
+        "referrers to copy) and change nothing",
+    )
+    parser.add_argument(
         "--record-file",
         type=Path,
         help="also write the release record JSON here (it is always stored in the registry)",
@@ -67,6 +73,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     tags = classify_tags(config.tags, args.tag, args.move)
     progress = CopyProgress()
     with ctx.registry_client() as client:
+        if args.dry_run:
+            from gpuship.release.plan import plan_release
+            from gpuship.release.report import plan_report
+
+            plan = plan_release(client, ReleaseRequest(source, target, tuple(tags)), config)
+            return plan_report(NAME, plan)
         outcome = release(
             client,
             ReleaseRequest(source, target, tuple(tags)),

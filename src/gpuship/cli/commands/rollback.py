@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: the digest the tag had before its last recorded move",
     )
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print where the tag would go (old -> new digest) and change nothing",
+    )
+    parser.add_argument(
         "--record-file",
         type=Path,
         help="also write the rollback's release record here (it is always stored in the registry)",
@@ -61,9 +66,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         else:
             current = client.resolve_digest(reference)
             digest, rollback_of = previous_digest(records, reference.tag, current)
+        request = ReleaseRequest(repo.at(digest), repo, tuple(tags), "rollback", rollback_of)
+        if args.dry_run:
+            from gpuship.release.plan import plan_release
+            from gpuship.release.report import plan_report
+
+            return plan_report(NAME, plan_release(client, request, config))
         outcome = release(
             client,
-            ReleaseRequest(repo.at(digest), repo, tuple(tags), "rollback", rollback_of),
+            request,
             config,
             environ=ctx.environ,
             now=datetime.now(timezone.utc),
