@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -32,8 +31,8 @@ class CredentialLedger:
     credentials: list[BedCredential] = field(default_factory=list)
     # token -> the registry host it was issued for
     tokens: dict[str, str] = field(default_factory=dict)
-    # (host, what was presented: credential name, "token for HOST", or "unknown ...")
-    seen: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # (host, what was presented: credential name, "token for HOST", or "unknown ..."), in order
+    events: list[tuple[str, str]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -54,14 +53,19 @@ class CredentialLedger:
             return
         what, allowed = self._attribute(authorization)
         with self._lock:
-            self.seen[(host, what)] += 1
+            self.events.append((host, what))
             if host not in allowed:
                 self.violations.append(f"{what} was presented to {host}")
 
-    def presented(self, host: str) -> set[str]:
-        """What was presented to `host` so far (credential names, `token for HOST`)."""
+    def mark(self) -> int:
+        """A point in the record, for `presented(host, since=...)`."""
         with self._lock:
-            return {what for (where, what) in self.seen if where == host}
+            return len(self.events)
+
+    def presented(self, host: str, since: int = 0) -> set[str]:
+        """What was presented to `host` (credential names, `token for HOST`) since `since`."""
+        with self._lock:
+            return {what for (where, what) in self.events[since:] if where == host}
 
     def _attribute(self, authorization: str) -> tuple[str, frozenset[str]]:
         scheme, _, value = authorization.partition(" ")

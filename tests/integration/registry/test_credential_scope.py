@@ -41,6 +41,7 @@ def test_every_registry_gets_its_own_credential_and_no_other(
 ):
     topology = registry_topology
     environ = {**topology.environ(), **GITHUB}
+    mark = topology.ledger.mark()
     base = make_image([{"etc/base": b"public base"}])
     push(topology.public.upstream.url, "scope/base", base, tag="1")
     with RegistryClient(environ=environ) as client:
@@ -52,11 +53,11 @@ def test_every_registry_gets_its_own_credential_and_no_other(
             digest = upload(client, repo, "v1", registry.name)
             assert client.resolve_digest(repo.tag("v1")) == digest
     ledger = topology.ledger
-    assert ledger.presented(topology.public.host) == set()
-    assert ledger.presented(topology.push.issuer.host) == {"the push registry's credential"}
-    assert ledger.presented(topology.push.host) == {f"token for {topology.push.host}"}
-    assert ledger.presented(topology.basic.host) == {"the basic-auth registry's credential"}
-    assert ledger.presented(topology.tls.host) == {"the TLS registry's credential"}
+    assert ledger.presented(topology.public.host, mark) == set()
+    assert ledger.presented(topology.push.issuer.host, mark) == {"the push registry's credential"}
+    assert ledger.presented(topology.push.host, mark) == {f"token for {topology.push.host}"}
+    assert ledger.presented(topology.basic.host, mark) == {"the basic-auth registry's credential"}
+    assert ledger.presented(topology.tls.host, mark) == {"the TLS registry's credential"}
     assert topology.violations() == []
 
 
@@ -110,6 +111,7 @@ def test_blob_downloads_redirected_to_storage_carry_no_credential(
 ):
     topology = registry_topology
     served = topology.storage.served
+    mark = topology.ledger.mark()
     repo = Repository(topology.push.host, "scope/redirect")
     with RegistryClient(environ=topology.environ()) as client:
         upload(client, repo, "v1", "redirected")
@@ -118,7 +120,7 @@ def test_blob_downloads_redirected_to_storage_carry_no_credential(
             with client.open_blob(repo, descriptor["digest"]) as reader:
                 assert len(reader.read()) == descriptor["size"]
     assert topology.storage.served == served + 2
-    assert topology.ledger.presented(topology.storage.host) == set()
+    assert topology.ledger.presented(topology.storage.host, mark) == set()
     assert topology.violations() == []
 
 
@@ -153,10 +155,10 @@ def test_an_untrusted_certificate_is_refused_and_no_credential_is_sent(
     registry_topology: RegistryTopology,
 ):
     topology = registry_topology
-    seen = sum(topology.ledger.seen.values())
+    mark = topology.ledger.mark()
     environ = {**topology.tls.credential_env(), "DOCKER_CONFIG": "/nonexistent"}
     client = RegistryClient(environ=environ, retry=RetryPolicy(attempts=1))
     with pytest.raises(RegistryUnavailable, match="certificate that is not trusted"):
         client.list_tags(Repository(topology.tls.host, "scope/app"))
     # The handshake failed before any header was sent: the TLS registry saw nothing at all.
-    assert sum(topology.ledger.seen.values()) == seen
+    assert topology.ledger.mark() == mark
