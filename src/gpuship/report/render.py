@@ -33,7 +33,7 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
     if fmt == "json":
         return render_json(report)
     if fmt == "sarif":
-        return render_sarif(report)
+        return render_sarif(report, environ)
     if fmt == "markdown":
         return render_markdown(report)
     if fmt == "k8s":
@@ -65,7 +65,7 @@ def emit(
     else:
         stdout.write(render(report, fmt, environ, colour))
     if sarif_file:
-        write_atomically(Path(sarif_file), render_sarif(report))
+        write_atomically(Path(sarif_file), render_sarif(report, environ))
     if gha.in_github_actions(environ):
         _write_runner_files(report, environ)
 

@@ -1,9 +1,16 @@
-"""SARIF 2.1.0 as GitHub code scanning accepts it (rules with help, regions, fingerprints)."""
+"""SARIF 2.1.0 as GitHub code scanning accepts it (rules with help, regions, fingerprints).
+
+File paths are relative to the repository root, whatever directory gpuship ran in (an action's
+`working-directory`): GitHub matches `artifactLocation.uri` against paths in the checkout. The
+root is `GITHUB_WORKSPACE` (the checkout on a runner), else the enclosing git work tree, else
+the working directory; `originalUriBaseIds` says where `%SRCROOT%` is.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +18,32 @@ from gpuship import __version__
 from gpuship.report.model import DOCS_BASE, Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "%SRCROOT%"
 # GitHub rejects a run with more than 25,000 results; keep the most severe.
 MAX_RESULTS = 25_000
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
 
-def sarif_document(report: Report, root: Path | None = None) -> dict[str, Any]:
-    """The report as a SARIF log with one run; file paths made relative to `root` (cwd)."""
-    root = root or Path.cwd()
+def source_root(environ: Mapping[str, str], cwd: Path) -> Path:
+    """Where SARIF paths start: GITHUB_WORKSPACE, else the git work tree around `cwd`, else
+    `cwd` itself."""
+    workspace = environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        return Path(workspace).resolve()
+    here = cwd.resolve()
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():  # a directory, or a file in worktrees and submodules
+            return directory
+    return here
+
+
+def sarif_document(
+    report: Report, root: Path | None = None, cwd: Path | None = None
+) -> dict[str, Any]:
+    """The report as a SARIF log with one run; relative file paths are taken from `cwd` and
+    written relative to `root` (both default to the working directory)."""
+    cwd = (cwd or Path.cwd()).resolve()
+    root = (root or cwd).resolve()
     findings = sorted(report.findings, key=lambda f: -f.severity.rank)[:MAX_RESULTS]
     rule_ids = sorted({f.rule for f in findings} | set(report.rules))
     rules = [_rule(report.rules.get(rule_id), rule_id) for rule_id in rule_ids]
@@ -37,16 +62,19 @@ def sarif_document(report: Report, root: Path | None = None) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
+                "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(report, f, index[f.rule], root) for f in findings],
+                "results": [_result(report, f, index[f.rule], root, cwd) for f in findings],
             }
         ],
     }
 
 
-def render_sarif(report: Report, root: Path | None = None) -> str:
-    """The SARIF log as JSON text."""
-    return json.dumps(sarif_document(report, root), indent=2) + "\n"
+def render_sarif(report: Report, environ: Mapping[str, str], cwd: Path | None = None) -> str:
+    """The SARIF log as JSON text, paths relative to the repository root (`source_root`)."""
+    cwd = cwd or Path.cwd()
+    document = sarif_document(report, source_root(environ, cwd), cwd)
+    return json.dumps(document, indent=2) + "\n"
 
 
 def _rule(rule: Rule | None, rule_id: str) -> dict[str, Any]:
@@ -88,12 +116,14 @@ def _rule(rule: Rule | None, rule_id: str) -> dict[str, Any]:
     }
 
 
-def _result(report: Report, finding: Finding, rule_index: int, root: Path) -> dict[str, Any]:
+def _result(
+    report: Report, finding: Finding, rule_index: int, root: Path, cwd: Path
+) -> dict[str, Any]:
     loc = finding.location
     region: dict[str, int] = {"startLine": 1, "startColumn": 1}
     uri = report.subject or report.command
     if loc:
-        uri = _relative_uri(loc.file, root)
+        uri = _relative_uri(loc.file, root, cwd)
         if loc.line:
             region = {"startLine": loc.line, "startColumn": loc.column or 1}
             if loc.end_line:
@@ -109,7 +139,7 @@ def _result(report: Report, finding: Finding, rule_index: int, root: Path) -> di
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": uri, "uriBaseId": SRCROOT},
                     "region": region,
                 }
             }
@@ -118,11 +148,16 @@ def _result(report: Report, finding: Finding, rule_index: int, root: Path) -> di
     }
 
 
-def _relative_uri(file: str, root: Path) -> str:
+def _relative_uri(file: str, root: Path, cwd: Path) -> str:
+    """`file` (absolute, or relative to `cwd`) relative to `root`; a file outside the root keeps
+    its absolute `file:` URI."""
     path = Path(file)
-    if path.is_absolute():
-        try:
-            path = path.resolve().relative_to(root.resolve())
-        except ValueError:
-            return path.as_uri()
-    return Path(os.path.normpath(path)).as_posix()
+    absolute = Path(os.path.normpath(path if path.is_absolute() else cwd / path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        pass
+    try:  # through symlinks (a checkout under /tmp on macOS, a linked workspace)
+        return absolute.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_uri()

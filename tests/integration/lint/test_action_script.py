@@ -31,6 +31,9 @@ def run_action(workdir: Path, **inputs: str) -> tuple[int, dict[str, str], str]:
         "INPUT_BUILD_ARGS": "",
         "INPUT_TARGET": "",
     }
+    workspace = inputs.pop("github_workspace", None)
+    if workspace:
+        env["GITHUB_WORKSPACE"] = workspace
     env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
     proc = subprocess.run(
         ["bash", str(ROOT / "actions" / "lint" / "lint.sh")],
@@ -71,3 +74,28 @@ def test_fail_on_never_and_no_match(tmp_path: Path) -> None:
     empty.mkdir()
     code, outputs, stdout = run_action(empty)
     assert code == 0 and outputs["error-count"] == "0" and "no Dockerfile matched" in stdout
+
+
+def test_sarif_from_a_working_directory_points_at_the_checkout_path(tmp_path: Path) -> None:
+    # The checkout is GITHUB_WORKSPACE; the step runs in its docker/ folder, as with
+    # `working-directory: docker`. Code scanning matches SARIF paths against the checkout.
+    checkout = tmp_path / "checkout"
+    shutil.copytree(CORPUS / "secrets-in-args", checkout / "docker")
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    workdir = checkout / "docker"
+    code, _, stdout = run_action(workdir, paths="Dockerfile", github_workspace=str(checkout))
+    assert code == 1
+    assert "file=docker/Dockerfile,line=2" in stdout
+    run = json.loads((workdir / "lint.sarif").read_text())["runs"][0]
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert uris == {"docker/Dockerfile"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == checkout.resolve().as_uri() + "/"
+    # Without GITHUB_WORKSPACE (a local run) the git work tree is the root.
+    (workdir / "lint.sarif").unlink()
+    run_action(workdir, paths="Dockerfile", github_workspace="")
+    run = json.loads((workdir / "lint.sarif").read_text())["runs"][0]
+    assert {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    } == {"docker/Dockerfile"}

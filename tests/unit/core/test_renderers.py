@@ -15,7 +15,7 @@ from gpuship.report.github import ANNOTATIONS_PER_LEVEL, render_annotations
 from gpuship.report.json_format import report_document
 from gpuship.report.markdown import render_markdown
 from gpuship.report.render import emit
-from gpuship.report.sarif import sarif_document
+from gpuship.report.sarif import sarif_document, source_root
 from gpuship.report.text import render_text
 
 SCHEMA = Path(__file__).parents[2] / "data" / "schemas" / "sarif-2.1.0-rtm.5.json"
@@ -215,3 +215,30 @@ def test_exit_code_follows_fail_on(severity: Severity) -> None:
     assert report.exit_code(None) == 0
     report.failed = True
     assert report.exit_code(None) == 1
+
+
+def test_sarif_paths_are_relative_to_the_repository_root_from_a_subdirectory(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "docker").mkdir()
+    report = Report(command="lint")
+    report.add(Finding("GS001", Severity.ERROR, "m", Location("Dockerfile", 2)))
+    report.add(Finding("GS001", Severity.ERROR, "m", Location("../Dockerfile.base", 1)))
+    report.add(Finding("GS001", Severity.ERROR, "m", Location(str(tmp_path / "x" / "y"), 1)))
+    for environ in ({}, {"GITHUB_WORKSPACE": str(root)}):
+        cwd = root / "docker"
+        run = sarif_document(report, source_root(environ, cwd), cwd)["runs"][0]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]]
+        assert [u["uri"] for u in uris] == [
+            "docker/Dockerfile",
+            "Dockerfile.base",
+            (tmp_path / "x" / "y").as_uri(),  # outside the checkout: an absolute URI
+        ]
+        assert {u["uriBaseId"] for u in uris} == {"%SRCROOT%"}
+        assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}}
+    # No git work tree and no workspace: the working directory is the root.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert source_root({}, plain) == plain.resolve()
