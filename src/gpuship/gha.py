@@ -49,6 +49,8 @@ SECRET_VARIABLES = ("GPUSHIP_REGISTRY_PASSWORD", "GITHUB_TOKEN")
 # is masked on its own, so a log line quoting one of them is hidden too.
 SECRET_JSON_VARIABLES = ("GPUSHIP_REGISTRY_AUTH",)
 _SECRET_KEYS = ("password", "auth", "identitytoken", "registrytoken")
+# `ID=VALUE` lines (BuildKit secret values for `gpuship build`): each value is masked.
+SECRET_LINE_VARIABLES = ("GPUSHIP_BUILD_SECRETS",)
 
 
 def mask(value: str) -> str:
@@ -89,6 +91,11 @@ def mask_commands(environ: Mapping[str, str]) -> list[str]:
     for name in SECRET_JSON_VARIABLES:
         if environ.get(name):
             values += _json_secrets(environ[name])
+    for name in SECRET_LINE_VARIABLES:
+        for line in environ.get(name, "").splitlines():
+            value = line.partition("=")[2]
+            if value.strip():
+                values.append(value)
     return [mask(value) for value in dict.fromkeys(values)]
 
 

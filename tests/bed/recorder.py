@@ -148,14 +148,22 @@ def _proxy_handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
                     b'{"errors":[{"code":"UNSUPPORTED","message":"read-only registry"}]}',
                 )
                 return
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+            # Every header line as sent: dockerd repeats Accept once per manifest type.
+            headers = [
+                (k, v)
+                for k, v in self.headers.items()
+                if k.lower() not in _HOP_HEADERS and k.lower() != "content-length"
+            ]
             if body or self.command in ("PUT", "POST", "PATCH"):
-                headers["Content-Length"] = str(len(body))
+                headers.append(("Content-Length", str(len(body))))
             if context is not None:
-                headers["X-Forwarded-Proto"] = "https"
+                headers.append(("X-Forwarded-Proto", "https"))
             connection = http.client.HTTPConnection(upstream_host, int(upstream_port), timeout=60)
             try:
-                connection.request(self.command, self.path, body=body or None, headers=headers)
+                connection.putrequest(self.command, self.path, skip_host=True)
+                for key, value in headers:
+                    connection.putheader(key, value)
+                connection.endheaders(body or None)
                 response = connection.getresponse()
                 data = response.read()
                 answer, status = response.getheaders(), response.status

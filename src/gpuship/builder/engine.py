@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.builder.build_log import BuildFailure, ClassicBuildLog
+from gpuship.builder.registry_auth import engine_auth, registry_of
 from gpuship.docker.engine import Engine, EngineRefused
 from gpuship.errors import RegistryUnavailable
+from gpuship.registry.credentials import CredentialStore
 
 Progress = Callable[[str], None]
 # Push errors that mean "could not reach the registry" rather than "the registry said no".
@@ -114,16 +116,16 @@ def push_tags(
 ) -> PushResult:
     """Push every tag in order; stop at the first the registry refuses.
 
-    Credentials: GPUSHIP_REGISTRY_USER/PASSWORD when set (as for the registry client),
-    otherwise whatever the engine's client config holds for the registry.
+    Each push carries the credential gpuship's sources hold for that tag's registry
+    (`builder/registry_auth.py`), else none: the engine then pushes anonymously.
     """
-    user, password = environ.get("GPUSHIP_REGISTRY_USER"), environ.get("GPUSHIP_REGISTRY_PASSWORD")
-    auth = {"username": user, "password": password} if user and password else None
+    store = CredentialStore(environ)
     pushed: dict[str, str] = {}
     for tag in tags:
         repository, _, name = tag.rpartition(":")
         digest: str | None = None
         error: str | None = None
+        auth = engine_auth(store.find(registry_of(repository)))
         for event in engine.push(repository, name, auth):
             detail = event.get("errorDetail")
             if event.get("error") or detail:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from gpuship import labels as L
 from gpuship.builder import rules
 from gpuship.builder.build_log import BuildFailure
 from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
+from gpuship.builder.registry_auth import registry_of
+from gpuship.builder.secrets import secret_ids
 from gpuship.errors import ConfigError, InputError
 from gpuship.matrix.cell_spec import CellSpec
 from gpuship.report import Finding, Location, Report, Rule, Severity, Table
@@ -29,6 +31,7 @@ ImageCheckResult = tuple[list[Finding], dict[str, Rule], dict[str, Any]]
 ImageCheck = Callable[[str, Path], ImageCheckResult]
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
+BASE_IMAGE_ARG = "BASE_IMAGE"
 _OUTPUT_IN_MESSAGE = 10
 
 
@@ -44,6 +47,32 @@ class BuildPlan:
     builder: str  # auto | buildx | engine
     network: str | None
     image_checks: bool
+    # BuildKit only: `--secret` specs, secret values by id, `--ssh` specs, attestations
+    secrets: tuple[str, ...] = ()
+    secret_values: Mapping[str, str] = field(default_factory=dict)
+    ssh: tuple[str, ...] = ()
+    provenance: str | None = None
+    sbom: str | None = None
+
+    @property
+    def needs_buildkit(self) -> list[str]:
+        """The options only BuildKit can honour that this plan asks for."""
+        asked = {
+            "secrets": bool(self.secrets or self.secret_values),
+            "ssh": bool(self.ssh),
+            "provenance": self.provenance is not None,
+            "sbom": self.sbom is not None,
+        }
+        return [name for name, wanted in asked.items() if wanted]
+
+    def registries(self) -> list[str]:
+        """The registries a build talks to: push, cache, base image (each gets its own
+        credential, nothing else: `builder/registry_auth.py`)."""
+        references = [self.cell.repository, self.cell.build_args.get(BASE_IMAGE_ARG)]
+        cache = self.cell.cache_from or ""
+        if cache.startswith("type=registry,"):
+            references.append(dict(_option(part) for part in cache.split(",")).get("ref"))
+        return list(dict.fromkeys(registry_of(r) for r in references if r))
 
     @property
     def candidate_tag(self) -> str | None:
@@ -104,8 +133,15 @@ def execute(
             f"cell {plan.cell.id}: {len(plan.cell.platforms)} platforms need docker buildx, "
             "which is not installed; the engine's builder builds one platform"
         )
+    if not use_buildx and plan.needs_buildkit:
+        raise ConfigError(
+            f"{', '.join(plan.needs_buildkit)} need BuildKit (docker buildx), which is not in "
+            "use; the engine's classic builder cannot mount secrets or attach attestations"
+        )
     report = Report(command="build", rules=rules.RULES)
     report.result = {"cell": plan.cell.id, "builder": "buildx" if use_buildx else "engine"}
+    if plan.secrets or plan.secret_values:
+        report.result["secrets"] = secret_ids(plan.secrets, plan.secret_values)
     try:
         if use_buildx:
             outcome = _build_buildx(plan, request, environ, progress)
@@ -173,20 +209,22 @@ def _build_engine(
 def _build_buildx(
     plan: BuildPlan, request: BuildRequest, environ: Mapping[str, str], progress: Progress
 ) -> _Outcome:
-    from gpuship.builder.buildx import PushRefusedByBuildx, build_with_buildx
+    from gpuship.builder.buildx import BuildxOptions, PushRefusedByBuildx, build_with_buildx
+    from gpuship.builder.registry_auth import scoped_docker_config
 
-    cache_from = plan.cell.cache_from or f"type=registry,ref={plan.cell.cache_ref}"
-    cache_to = plan.cell.cache_to or f"type=registry,ref={plan.cell.cache_ref},mode=max"
+    options = BuildxOptions(
+        platforms=plan.cell.platforms,
+        cache_from=plan.cell.cache_from,
+        cache_to=plan.cell.cache_to,
+        secrets=plan.secrets,
+        secret_values=plan.secret_values,
+        ssh=plan.ssh,
+        provenance=plan.provenance,
+        sbom=plan.sbom,
+    )
     try:
-        metadata = build_with_buildx(
-            request,
-            plan.cell.platforms,
-            cache_from,
-            cache_to,
-            plan.push,
-            environ,
-            progress,
-        )
+        with scoped_docker_config(plan.registries(), environ) as scoped:
+            metadata = build_with_buildx(request, options, plan.push, scoped, progress)
     except PushRefusedByBuildx as exc:
         return _Outcome(None, None, (), (request.tags[0], str(exc)), request.tags, (), ())
     digest = metadata.get("containerimage.digest")
@@ -199,6 +237,11 @@ def _build_buildx(
         cached_steps=(),
         steps=(),
     )
+
+
+def _option(part: str) -> tuple[str, str]:
+    key, _, value = part.partition("=")
+    return key, value
 
 
 def _relative(path: Path) -> str:

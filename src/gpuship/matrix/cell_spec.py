@@ -25,6 +25,7 @@ class CellSpec(BaseModel):
     tags: list[str] = Field(default_factory=list)
     build_args: dict[str, str] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
+    # BuildKit cache options (`gpuship matrix` fills them from `images[].cache`); none: no cache
     cache_from: str | None = None
     cache_to: str | None = None
     dockerfile: str = "Dockerfile"
@@ -34,11 +35,6 @@ class CellSpec(BaseModel):
     cuda: str | None = None
     min_driver: str | None = None
     arch_list: str | None = None
-
-    @property
-    def cache_ref(self) -> str:
-        """The registry cache ref (`<repo>:buildcache-<cell>`)."""
-        return f"{self.repository}:buildcache-{self.id}"
 
 
 def parse_cell(text: str) -> CellSpec:

@@ -19,7 +19,7 @@ from typing import Any
 from gpuship import labels as L
 from gpuship.cuda.arch import ArchTarget
 from gpuship.errors import ConfigError, InputError
-from gpuship.matrix.config import ImageConfig, axis_text
+from gpuship.matrix.config import CacheConfig, ImageConfig, axis_text
 from gpuship.matrix.expand import ExpansionError, expand
 from gpuship.matrix.needs import GpuNeeds, InvalidCell, gpu_needs
 from gpuship.matrix.template import Template, TemplateError, parse_template, resolve_values
@@ -68,11 +68,8 @@ class Cell:
     target: str | None
     platforms: tuple[str, ...]
     config_digest: str
-
-    @property
-    def cache_ref(self) -> str:
-        """The registry cache ref of this cell (`<repo>:buildcache-<cell>`)."""
-        return f"{self.repository}:buildcache-{self.id}"
+    cache_from: str | None = None
+    cache_to: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The matrix entry: axis values at the top (for `matrix.<axis>`) and everything else."""
@@ -91,8 +88,8 @@ class Cell:
             "tags": list(self.tags),
             "build_args": dict(self.build_args),
             "labels": dict(self.labels),
-            "cache_from": f"type=registry,ref={self.cache_ref}",
-            "cache_to": f"type=registry,ref={self.cache_ref},mode=max",
+            "cache_from": self.cache_from,
+            "cache_to": self.cache_to,
             "base_image": self.base_image,
             "dockerfile": self.dockerfile,
             "context": self.context,
@@ -295,7 +292,7 @@ def _cell_id(
         raw = "-".join([image.name, *(f"{key}{values[key]}" for key in keys)])
     cell_id = _sanitise(raw)
     if len(cell_id) > MAX_CELL_ID:
-        # Tags are limited to 128 characters and carry `sha-<commit>-` or `buildcache-` too.
+        # Tags are limited to 128 characters and carry `sha-<commit>-` too.
         digest = hashlib.sha256(cell_id.encode()).hexdigest()[:8]
         cell_id = f"{cell_id[: MAX_CELL_ID - 9]}-{digest}"
     return cell_id
@@ -368,7 +365,28 @@ def _plan_cell(
         target=image.target,
         platforms=tuple(image.platforms),
         config_digest=config_digest,
+        **_cache(image.cache, repository, cell_id),
     )
+
+
+def _cache(cache: CacheConfig, repository: str, cell_id: str) -> dict[str, str | None]:
+    """BuildKit's --cache-from/--cache-to for a cell. Registry cache: OCI image manifests
+    (`image-manifest=true,oci-mediatypes=true`, which ECR needs; BuildKit >= 0.21 defaults to
+    them) in the cache repository, one tag per cell (docs.docker.com/build/cache/backends/
+    registry); GitHub Actions cache: one scope per cell (.../backends/gha). A cache that cannot
+    be written never fails the build (`ignore-error=true`); BuildKit logs it."""
+    if cache.backend == "none":
+        return {"cache_from": None, "cache_to": None}
+    if cache.backend == "gha":
+        source = f"type=gha,scope={cell_id}"
+    else:
+        cache_repository = _repository(cache.repository or f"{repository}-buildcache")
+        source = f"type=registry,ref={cache_repository}:{cell_id}"
+    extra = ",image-manifest=true,oci-mediatypes=true" if cache.backend == "registry" else ""
+    return {
+        "cache_from": source,
+        "cache_to": f"{source},mode={cache.mode}{extra},ignore-error=true",
+    }
 
 
 def _repository(text: str) -> str:

@@ -58,6 +58,28 @@ def _refuse_floats(value: object, where: str) -> None:
         )
 
 
+class CacheConfig(Section):
+    """Where BuildKit keeps each cell's build cache (buildx builds; the engine builder reuses
+    its own local cache). Never in the release repository: cache manifests there would sit
+    beside release tags, count against retention and trip tag-immutability settings."""
+
+    backend: Literal["registry", "gha", "none"] = Field(
+        default="registry",
+        description=(
+            "registry: a cache image per cell in `repository`; gha: the GitHub Actions cache "
+            "(needs ACTIONS_CACHE_URL and ACTIONS_RUNTIME_TOKEN in the step); none: no cache."
+        ),
+    )
+    repository: str | None = Field(
+        default=None,
+        description="Repository of the registry cache; default: the image's repository + "
+        "'-buildcache'. Each cell is a tag named after its id.",
+    )
+    mode: Literal["min", "max"] = Field(
+        default="max", description="max caches every stage's layers; min the final stage's only."
+    )
+
+
 class ImageConfig(Section):
     """One image to build, expanded over its axes into matrix cells."""
 
@@ -95,6 +117,7 @@ class ImageConfig(Section):
         description="GPU targets (`[sm_80, sm_90]`), or the path of a fleet file listing GPUs.",
     )
     platforms: list[str] = Field(default_factory=lambda: ["linux/amd64"])
+    cache: CacheConfig = Field(default_factory=CacheConfig)
     allow_unknown: bool = Field(
         default=False,
         description="Accept CUDA/torch versions the knowledge base does not know (no labels).",

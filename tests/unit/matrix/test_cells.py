@@ -103,9 +103,39 @@ def test_templates_render_args_tags_and_builtins() -> None:
     assert cell.tags == ("127.0.0.1:5000/acme/train:cu126-py3.11",)
     entry = cell.to_json()
     assert entry["python"] == "3.11" and entry["vars"]["torch"] == "2.6.0"
-    assert entry["cache_to"] == (
-        "type=registry,ref=127.0.0.1:5000/acme/train:buildcache-train-cuda12.6-python3.11,mode=max"
+    # The cache lives in its own repository, one tag per cell; never in the release repository.
+    assert entry["cache_from"] == (
+        "type=registry,ref=127.0.0.1:5000/acme/train-buildcache:train-cuda12.6-python3.11"
     )
+    assert entry["cache_to"] == (
+        "type=registry,ref=127.0.0.1:5000/acme/train-buildcache:train-cuda12.6-python3.11,"
+        "mode=max,image-manifest=true,oci-mediatypes=true,ignore-error=true"
+    )
+
+
+@pytest.mark.parametrize(
+    ("cache", "cache_from", "cache_to"),
+    [
+        (
+            {"repository": "127.0.0.1:5000/caches/train", "mode": "min"},
+            "type=registry,ref=127.0.0.1:5000/caches/train:train-cuda12.6",
+            "type=registry,ref=127.0.0.1:5000/caches/train:train-cuda12.6,mode=min,"
+            "image-manifest=true,oci-mediatypes=true,ignore-error=true",
+        ),
+        (
+            {"backend": "gha"},
+            "type=gha,scope=train-cuda12.6",
+            "type=gha,scope=train-cuda12.6,mode=max,ignore-error=true",
+        ),
+        ({"backend": "none"}, None, None),
+    ],
+)
+def test_cache_backend_choice(
+    cache: dict[str, str], cache_from: str | None, cache_to: str | None
+) -> None:
+    (cell,) = plan_image(image(axes={"cuda": ["12.6"]}, cache=cache), (), {}).cells
+    entry = cell.to_json()
+    assert (entry["cache_from"], entry["cache_to"]) == (cache_from, cache_to)
 
 
 def test_base_image_is_pinned_from_the_lock() -> None:

@@ -6,8 +6,10 @@ digest reference from gpuship.lock as the build arg `BASE_IMAGE`, which the Dock
 uses as `ARG BASE_IMAGE` + `FROM ${BASE_IMAGE}`: the Dockerfile stays the reviewed source
 (no rewriting) and every build of the cell starts from the same bytes.
 
-Builder: `docker buildx build` when the buildx plugin is installed (registry cache per cell),
-else the engine's builder through the docker SDK. Pushed tags: `sha-<commit7>-<cell>` (the
+Builder: `docker buildx build` when the buildx plugin is installed (the cell's cache, BuildKit
+secrets and SSH, attestations; credentials in a temporary DOCKER_CONFIG holding only the
+registries the build needs), else the engine's builder through the docker SDK (the push
+registry's own credential per push). Pushed tags: `sha-<commit7>-<cell>` (the
 candidate the release stage promotes) plus the cell's own tags. A push the registry refuses
 fails the command with no digest output; half a tag set is never reported as a success.
 """
@@ -63,11 +65,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the image stage's checks on the pushed image (default: yes)",
     )
     parser.add_argument("--lock", metavar="PATH", help="lock file (default: gpuship.lock)")
+    parser.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        metavar="id=ID,env=VAR|id=ID,src=FILE",
+        help="BuildKit secret for RUN --mount=type=secret (buildx; repeat); values may also "
+        "come as ID=VALUE lines in GPUSHIP_BUILD_SECRETS",
+    )
+    parser.add_argument(
+        "--ssh",
+        action="append",
+        default=[],
+        metavar="default|ID=PATH",
+        help="SSH agent socket or keys for RUN --mount=type=ssh (buildx; repeat)",
+    )
+    parser.add_argument(
+        "--provenance",
+        metavar="VALUE",
+        help="provenance attestation, as buildx --provenance (e.g. mode=max, false)",
+    )
+    parser.add_argument(
+        "--sbom", metavar="VALUE", help="SBOM attestation, as buildx --sbom (e.g. true)"
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
     from gpuship.builder.run_build import BuildPlan, execute
+    from gpuship.builder.secrets import (
+        check_secret_spec,
+        check_ssh_spec,
+        secret_ids,
+        secret_values,
+    )
     from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
 
     directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
@@ -80,6 +111,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     commit = args.commit or ctx.environ.get("GITHUB_SHA") or _git_commit(directory)
     if args.push and not commit:
         raise UsageError("no commit for the candidate tag: pass --commit or set GITHUB_SHA")
+    values = secret_values(ctx.environ)
+    specs = tuple(check_secret_spec(spec, ctx.environ, Path.cwd()) for spec in args.secret)
+    secret_ids(specs, values)
     plan = BuildPlan(
         cell=cell,
         directory=directory,
@@ -89,6 +123,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         builder=args.builder,
         network=args.network,
         image_checks=args.image_checks,
+        secrets=specs,
+        secret_values=values,
+        ssh=tuple(check_ssh_spec(spec) for spec in args.ssh),
+        provenance=args.provenance,
+        sbom=args.sbom,
     )
     return execute(plan, ctx.environ, _progress(cell.id), _image_check(ctx))
 
