@@ -14,6 +14,8 @@ for tag in "${tags[@]}"; do args+=(--tag "$tag"); done
 for tag in "${moves[@]}"; do args+=(--move "$tag"); done
 [ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
 
+is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
+
 run_gpuship "${args[@]}"
 status=$?
 # The rollback instructions belong next to the promotion in the job summary.

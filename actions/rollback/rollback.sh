@@ -8,4 +8,6 @@ args=(rollback "$INPUT_TAG" --record-file "$INPUT_RECORD_FILE"
   --instructions-file "$INPUT_INSTRUCTIONS_FILE")
 [ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
 
+is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
+
 run_gpuship "${args[@]}"

@@ -10,6 +10,7 @@ code path: the CLI, the plan, the scoped DOCKER_CONFIG, the secret files and the
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import stat
@@ -59,19 +60,29 @@ metadata.write_text(json.dumps({{"containerimage.digest": "{DIGEST}"}}))
 """
 
 
+ROOT = Path(__file__).resolve().parents[3]
+
+
 def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def test_buildx_gets_a_scoped_config_secret_files_and_the_exact_command(
-    registry_topology: RegistryTopology, tmp_path: Path
-) -> None:
-    topology = registry_topology
+@pytest.fixture
+def standin_bin(tmp_path: Path) -> Path:
+    """A directory whose `docker` is the recording stand-in."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     docker = bin_dir / "docker"
     docker.write_text(STANDIN)
     docker.chmod(docker.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+def test_buildx_gets_a_scoped_config_secret_files_and_the_exact_command(
+    registry_topology: RegistryTopology, tmp_path: Path, standin_bin: Path
+) -> None:
+    topology = registry_topology
+    bin_dir = standin_bin
     # The user's own docker config: logins to several registries, a buildx builder.
     user_config = tmp_path / "user-docker"
     (user_config / "buildx").mkdir(parents=True)
@@ -178,3 +189,43 @@ def test_buildx_gets_a_scoped_config_secret_files_and_the_exact_command(
     # Afterwards nothing of it is left: not the config with the credential, not the secrets.
     assert not Path(scoped).exists()
     assert not secret_dir.exists()
+
+
+def test_build_action_inputs_become_buildkit_options(tmp_path: Path, standin_bin: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Dockerfile").write_text("FROM scratch\n")
+    (project / "netrc").write_text("machine pypi.internal login bot password pw\n")
+    record_file = tmp_path / "record.json"
+    cell = {"id": "app-x", "image": "app", "repository": "r.example.com/acme/app"}
+    environ = {
+        "PATH": f"{standin_bin}:{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "DOCKER_CONFIG": str(tmp_path / "no-config"),
+        "GPUSHIP": str(Path(sys.executable).with_name("gpuship")),
+        "STANDIN_RECORD": str(record_file),
+        "HF_TOKEN": "hf_value",
+        "GPUSHIP_BUILD_SECRETS": "pip_conf=value-1\n",
+        "INPUT_CELL": json.dumps(cell),
+        "INPUT_IMAGE": "", "INPUT_SET": "", "INPUT_PUSH": "true", "INPUT_COMMIT": "d" * 40,
+        "INPUT_BUILDER": "buildx", "INPUT_NETWORK": "", "INPUT_IMAGE_CHECKS": "false",
+        "INPUT_LOCK": "", "INPUT_CONFIG": "", "INPUT_FAIL_ON": "",
+        "INPUT_SECRET_ENVS": "hf_token=HF_TOKEN",
+        "INPUT_SECRET_FILES": "netrc=netrc",
+        "INPUT_SSH": "default",
+        "INPUT_PROVENANCE": "mode=max",
+        "INPUT_SBOM": "true",
+    }  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(ROOT / "actions" / "build" / "build.sh")],
+        cwd=project, env=environ, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    argv = json.loads(record_file.read_text())["argv"]
+    pairs = set(itertools.pairwise(argv))
+    assert ("--secret", "id=hf_token,env=HF_TOKEN") in pairs
+    assert ("--secret", "id=netrc,src=netrc") in pairs
+    assert any(a == "--secret" and b.startswith("id=pip_conf,src=/") for a, b in pairs)
+    assert ("--ssh", "default") in pairs
+    assert "--provenance=mode=max" in argv and "--sbom=true" in argv
+    assert "value-1" not in " ".join(argv) and "hf_value" not in " ".join(argv)
