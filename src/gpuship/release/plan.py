@@ -1,9 +1,9 @@
 """What a promote or rollback would do, read from the registry without writing (`--dry-run`).
 
-The plan is made with the same reads the real run starts with (source manifest, target tags,
-history) plus HEAD requests for each manifest and blob the copy would need, so it shows every
-tag's old and new digest, every blob to mount or stream, every manifest to put, the referrers
-to copy, and the history record to add. It sends GET and HEAD requests only.
+The plan is made with the reads the real run starts with (source manifest, target tags) plus
+HEAD requests for each manifest and blob the copy would need, so it shows every tag's old and
+new digest, every blob to mount or stream, every manifest to put, the referrers to copy, and
+whether a release record would be added. It sends GET and HEAD requests only.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageIndex, parse_manifest
 from gpuship.registry.reference import Repository
-from gpuship.release.config import ReleaseConfig
-from gpuship.release.history import history_entries, read_history_index
 from gpuship.release.policy import TagAction, TagStep, plan_tags
-from gpuship.release.promote import ReleaseRequest, read_tags
+from gpuship.release.promote import ReleaseRequest
 from gpuship.release.referrers import ReferrerCopy, plan_referrers
 
 
@@ -40,7 +38,6 @@ class ReleasePlan:
     steps: list[TagStep]
     content: list[ContentStep] = field(default_factory=list)
     referrers: list[ReferrerCopy] = field(default_factory=list)
-    history_records: int = 0
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -51,22 +48,21 @@ class ReleasePlan:
         return [step for step in self.steps if step.writes]
 
 
-def plan_release(
-    client: RegistryClient, request: ReleaseRequest, config: ReleaseConfig
-) -> ReleasePlan:
-    """The plan of `release(client, request, config)`, made without writing anything."""
+def plan_release(client: RegistryClient, request: ReleaseRequest) -> ReleasePlan:
+    """The plan of `release(client, request, ...)`, made without writing anything."""
     assert request.source.digest is not None, "releases are by digest"
     manifest = client.get_manifest(request.source)
     target = request.target
-    before = read_tags(client, target, [r.tag for r in request.tags])
+    before = {}
+    for tag_request in request.tags:
+        head = client.head_manifest(target.tag(tag_request.tag))
+        before[tag_request.tag] = head.digest if head is not None else None
     plan = ReleasePlan(
         request=request,
         digest=manifest.digest,
         media_type=manifest.media_type,
         steps=plan_tags(request.tags, before, manifest.digest),
     )
-    history = read_history_index(client, target, config.history_tag)
-    plan.history_records = len(history_entries(history, target, config.history_tag))
     if target != request.source.repository and not plan.conflicts:
         source = request.source.repository
         _plan_tree(

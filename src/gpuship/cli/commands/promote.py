@@ -75,9 +75,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     with ctx.registry_client() as client:
         if args.dry_run:
             from gpuship.release.plan import plan_release
-            from gpuship.release.report import plan_report
+            from gpuship.release.plan_report import plan_report
 
-            plan = plan_release(client, ReleaseRequest(source, target, tuple(tags)), config)
+            plan = plan_release(client, ReleaseRequest(source, target, tuple(tags)))
             return plan_report(NAME, plan)
         outcome = release(
             client,

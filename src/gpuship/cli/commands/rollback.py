@@ -69,9 +69,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         request = ReleaseRequest(repo.at(digest), repo, tuple(tags), "rollback", rollback_of)
         if args.dry_run:
             from gpuship.release.plan import plan_release
-            from gpuship.release.report import plan_report
+            from gpuship.release.plan_report import plan_report
 
-            return plan_report(NAME, plan_release(client, request, config))
+            return plan_report(NAME, plan_release(client, request))
         outcome = release(
             client,
             request,
