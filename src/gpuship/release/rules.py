@@ -40,7 +40,7 @@ RESTORE_INCOMPLETE = Rule(
 )
 
 REFERRER_TAG_KEPT = Rule(
-    id="GSR104",
+    id="GSR105",
     name="release-referrer-tag-kept",
     category="release",
     severity=Severity.WARNING,

@@ -138,7 +138,7 @@ def test_a_target_signature_tag_on_other_content_is_kept_and_reported(
             "promote", f"{source}@{digest}", "--tag", "2.0.0", "--to", str(target), environ=environ
         )
         assert result.code == 0, result
-        assert [f["rule"] for f in result.report["findings"]] == ["GSR104", "GSR104"]
+        assert [f["rule"] for f in result.report["findings"]] == ["GSR105", "GSR105"]
         assert client.resolve_digest(target.tag(digest.replace(":", "-") + ".sig")) == their_tag
         assert theirs.verified_signature_digest(*layer_of(client, target, their_tag)) == digest
     assert topology.violations() == []
