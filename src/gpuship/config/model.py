@@ -22,7 +22,8 @@ class RegistriesConfig(Section):
     insecure: list[str] = Field(
         default_factory=list,
         description=(
-            "Registry hosts reached over plain HTTP (localhost and 127.0.0.0/8 always are)."
+            "Registry hosts that may be reached over plain HTTP, credentials included (HTTPS "
+            "is tried first; localhost and 127.0.0.0/8 always may)."
         ),
     )
 
