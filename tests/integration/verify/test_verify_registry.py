@@ -185,10 +185,7 @@ def test_private_registry_needs_credentials_from_the_environment(
     assert denied.returncode == 2
     assert registry_basic_auth.host in denied.stderr
     assert registry_basic_auth.password not in denied.stderr + denied.stdout
-    credentials = {
-        "GPUSHIP_REGISTRY_USER": registry_basic_auth.username,
-        "GPUSHIP_REGISTRY_PASSWORD": registry_basic_auth.password,
-    }
+    credentials = registry_basic_auth.credential_env()
     allowed = gpuship(["--format", "json", "verify", ref], env | credentials, workdir)
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout)["result"]["verdict"] == "ok"
