@@ -10,14 +10,21 @@
  *   - "init_error": N                      -> nvmlInit returns N;
  *   - "fail": {"<nvml function>": N}       -> that function returns N (top level: every call;
  *                                             inside a GPU: calls on that GPU's handle);
- *   - a reading that is absent or null     -> its function returns NVML_ERROR_NOT_SUPPORTED.
+ *   - a reading that is absent or null     -> its function returns NVML_ERROR_NOT_SUPPORTED;
+ *   - "live": PATH on a GPU                -> memory used, utilization, power, clock event
+ *                                             reasons and processes are read from that JSON
+ *                                             file at every call (a process under test writes
+ *                                             it), before the GPU's own values.
  * Struct layouts and buffer rules follow nvml.h as mirrored by pynvml.
  */
+#define _DEFAULT_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -534,13 +541,29 @@ typedef struct {
 
 #define NVML_MEMORY_V2_VERSION ((unsigned)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 
+/* The live readings of a GPU ("live": PATH), read anew at each call; NULL when it has none or
+ * the file is absent (a process that has not started yet). The caller frees it. */
+static json *live_readings(const device *dev) {
+    const char *path = json_text(chip(dev)->desc, "live");
+    if (!path || access(path, R_OK) != 0) return NULL;
+    json *live = read_description(path);
+    return live;
+}
+
+/* A reading from the live file first, then from the GPU's description. */
+static int reading(const device *dev, const json *live, const char *key, double *out) {
+    return json_number(live, key, out) || json_number(dev->desc, key, out);
+}
+
 static nvmlReturn_t memory(const device *dev, unsigned long long *total,
                            unsigned long long *reserved, unsigned long long *used) {
     double value;
     if (!json_number(dev->desc, "memory_total", &value)) return NVML_ERROR_NOT_SUPPORTED;
     *total = (unsigned long long)value;
     *reserved = json_number(dev->desc, "memory_reserved", &value) ? (unsigned long long)value : 0;
-    *used = json_number(dev->desc, "memory_used", &value) ? (unsigned long long)value : 0;
+    json *live = live_readings(dev);
+    *used = reading(dev, live, "memory_used", &value) ? (unsigned long long)value : 0;
+    json_free(live);
     return *reserved + *used > *total ? NVML_ERROR_UNKNOWN : NVML_SUCCESS;
 }
 
@@ -660,4 +683,123 @@ API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci) {
 
 API nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t dev, nvmlPciInfo_t *pci) {
     return nvmlDeviceGetPciInfo_v3(dev, pci);
+}
+
+/* ---------------------------------------------------------------- readings that change */
+
+typedef struct {
+    unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t *rates) {
+    CHECK_DEVICE(dev);
+    double gpu, mem;
+    if (!rates) return NVML_ERROR_INVALID_ARGUMENT;
+    json *live = live_readings(dev);
+    int found = reading(dev, live, "utilization_gpu", &gpu);
+    if (!reading(dev, live, "utilization_memory", &mem)) mem = 0;
+    json_free(live);
+    if (!found) return NVML_ERROR_NOT_SUPPORTED;
+    rates->gpu = (unsigned)gpu;
+    rates->memory = (unsigned)mem;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t live_uint(const device *dev, const char *key, unsigned *out) {
+    double value;
+    if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+    json *live = live_readings(dev);
+    int found = reading(dev, live, key, &value);
+    json_free(live);
+    if (!found) return NVML_ERROR_NOT_SUPPORTED;
+    *out = (unsigned)value;
+    return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t dev, unsigned int *milliwatts) {
+    CHECK_DEVICE(dev);
+    return live_uint(dev, "power_usage", milliwatts);
+}
+
+API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev,
+                                                        unsigned long long *reasons) {
+    CHECK_DEVICE(dev);
+    unsigned value;
+    if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t status = live_uint(dev, "clocks_event_reasons", &value);
+    if (status == NVML_SUCCESS) *reasons = value;
+    return status;
+}
+
+API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev,
+                                                           unsigned long long *reasons) {
+    return nvmlDeviceGetCurrentClocksEventReasons(dev, reasons);
+}
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+
+/* The host pid of `pid` as seen in pid namespace `ns` ("pid:[N]"): the process whose
+ * /proc/P/ns/pid is `ns` and whose NSpid ends in `pid`. The real driver reports host pids; a
+ * containerised writer knows only its own. 0 when no such process is visible. */
+static unsigned host_pid(unsigned pid, const char *ns) {
+    DIR *proc = opendir("/proc");
+    struct dirent *entry;
+    unsigned found = 0;
+    while (proc && !found && (entry = readdir(proc)) != NULL) {
+        if (!isdigit((unsigned char)entry->d_name[0])) continue;
+        char path[300], link[64] = "", line[256];
+        snprintf(path, sizeof(path), "/proc/%s/ns/pid", entry->d_name);
+        ssize_t n = readlink(path, link, sizeof(link) - 1);
+        if (n <= 0) continue;
+        link[n] = '\0';
+        if (strcmp(link, ns) != 0) continue;
+        snprintf(path, sizeof(path), "/proc/%s/status", entry->d_name);
+        FILE *status = fopen(path, "r");
+        while (status && fgets(line, sizeof(line), status)) {
+            if (strncmp(line, "NSpid:", 6) != 0) continue;
+            char *last = strrchr(line, '\t');
+            if (last && (unsigned)strtoul(last + 1, NULL, 10) == pid)
+                found = (unsigned)strtoul(entry->d_name, NULL, 10);
+            break;
+        }
+        if (status) fclose(status);
+    }
+    if (proc) closedir(proc);
+    return found;
+}
+
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count,
+                                                         nvmlProcessInfo_t *infos) {
+    CHECK_DEVICE(dev);
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    json *live = live_readings(dev);
+    const json *list = json_get(live ? live : dev->desc, "processes");
+    nvmlProcessInfo_t found[64];
+    unsigned total = 0;
+    for (size_t i = 0; list && list->kind == J_ARRAY && i < list->count && total < 64; i++) {
+        const json *item = list->items[i];
+        double pid, used;
+        if (!json_number(item, "pid", &pid) || !json_number(item, "used_memory", &used)) continue;
+        const char *ns = json_text(item, "pid_namespace");
+        unsigned mapped = ns ? host_pid((unsigned)pid, ns) : (unsigned)pid;
+        if (!mapped) continue;
+        found[total++] = (nvmlProcessInfo_t){mapped, (unsigned long long)used, 0xFFFFFFFFu,
+                                             0xFFFFFFFFu};
+    }
+    json_free(live);
+    unsigned capacity = *count;
+    *count = total;
+    if (total == 0) return NVML_SUCCESS;
+    if (!infos || capacity < total) return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(infos, found, total * sizeof(nvmlProcessInfo_t));
+    return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t dev, unsigned int *count,
+                                                      nvmlProcessInfo_t *infos) {
+    return nvmlDeviceGetComputeRunningProcesses_v3(dev, count, infos);
 }

@@ -21,7 +21,18 @@ ENV_NESTING = "__"
 # The top-level keys of `GpushipConfig` (a test keeps them equal). A variable whose first part
 # is none of these is not config: `GPUSHIP_REGISTRY_USER`, the action's own `GPUSHIP_PYTHON`.
 TOP_LEVEL_KEYS = frozenset(
-    {"version", "fail-on", "registries", "verify", "route", "images", "release", "inspect", "lint"}
+    {
+        "version",
+        "fail-on",
+        "registries",
+        "verify",
+        "route",
+        "images",
+        "release",
+        "inspect",
+        "lint",
+        "probe",
+    }
 )
 # `GpushipConfig.fail_on` takes its default from here, so runs that validate nothing agree.
 DEFAULT_FAIL_ON: Final = "error"

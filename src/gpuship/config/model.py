@@ -11,6 +11,7 @@ from gpuship.config.section import Section
 from gpuship.image.config import ImageStageConfig
 from gpuship.lint.config import LintConfig
 from gpuship.matrix.config import ImageConfig
+from gpuship.probe.config import ProbeConfig
 from gpuship.release.config import ReleaseConfig
 from gpuship.route.config import RouteConfig
 from gpuship.verify.config import VerifyConfig
@@ -44,3 +45,4 @@ class GpushipConfig(Section):
     # Named after the command: `image:` beside `images:` would hide a typo in either.
     inspect: ImageStageConfig = Field(default_factory=ImageStageConfig)
     lint: LintConfig = Field(default_factory=LintConfig)
+    probe: ProbeConfig = Field(default_factory=ProbeConfig)

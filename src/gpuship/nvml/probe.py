@@ -32,7 +32,7 @@ _FATAL_MESSAGES: dict[int, str] = {
 }
 
 
-def _fatal(error: Exception, during: str) -> GpuUnavailable:
+def nvml_failure(error: Exception, during: str) -> GpuUnavailable:
     code = getattr(error, "value", None)
     message = _FATAL_MESSAGES.get(code) if isinstance(code, int) else None
     return GpuUnavailable(message or f"NVML failed during {during}: {error}")
@@ -45,11 +45,11 @@ def read_nvml() -> NvmlReadings:
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as error:
-        raise _fatal(error, "initialisation") from None
+        raise nvml_failure(error, "initialisation") from None
     try:
         return _read_all(pynvml)
     except pynvml.NVMLError as error:
-        raise _fatal(error, "the host reading") from None
+        raise nvml_failure(error, "the host reading") from None
     finally:
         # A failing shutdown changes nothing about readings already taken.
         with contextlib.suppress(pynvml.NVMLError):
@@ -66,12 +66,12 @@ def _read_all(nvml: Any) -> NvmlReadings:
     return NvmlReadings(
         driver_version=nvml.nvmlSystemGetDriverVersion(),
         cuda_driver_version=str(cuda_version_from_nvml(nvml.nvmlSystemGetCudaDriverVersion())),
-        nvml_version=_optional(nvml, nvml.nvmlSystemGetNVMLVersion),
+        nvml_version=optional_reading(nvml, nvml.nvmlSystemGetNVMLVersion),
         gpus=[_read_gpu(nvml, index) for index in range(count)],
     )
 
 
-def _optional(nvml: Any, call: Any, *args: Any) -> Any:
+def optional_reading(nvml: Any, call: Any, *args: Any) -> Any:
     """Call an NVML function whose answer may legitimately be absent on this GPU or driver."""
     try:
         return call(*args)
@@ -83,11 +83,11 @@ def _read_gpu(nvml: Any, index: int) -> GpuReading:
     handle = nvml.nvmlDeviceGetHandleByIndex(index)
     major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
     memory = nvml.nvmlDeviceGetMemoryInfo(handle)
-    brand = _optional(nvml, nvml.nvmlDeviceGetBrand, handle)
-    pci = _optional(nvml, nvml.nvmlDeviceGetPciInfo, handle)
-    persistence = _optional(nvml, nvml.nvmlDeviceGetPersistenceMode, handle)
-    mig_mode = _optional(nvml, nvml.nvmlDeviceGetMigMode, handle)
-    ecc_mode = _optional(nvml, nvml.nvmlDeviceGetEccMode, handle)
+    brand = optional_reading(nvml, nvml.nvmlDeviceGetBrand, handle)
+    pci = optional_reading(nvml, nvml.nvmlDeviceGetPciInfo, handle)
+    persistence = optional_reading(nvml, nvml.nvmlDeviceGetPersistenceMode, handle)
+    mig_mode = optional_reading(nvml, nvml.nvmlDeviceGetMigMode, handle)
+    ecc_mode = optional_reading(nvml, nvml.nvmlDeviceGetEccMode, handle)
     ecc_enabled = None if ecc_mode is None else bool(ecc_mode[0])
     mig_enabled = None if mig_mode is None else bool(mig_mode[0])
     return GpuReading(
@@ -118,21 +118,23 @@ def _pci_bus_id(pci: Any) -> str | None:
 
 
 def _read_mig_devices(nvml: Any, handle: Any) -> list[MigDeviceReading]:
-    slots = _optional(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0
+    slots = optional_reading(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0
     devices: list[MigDeviceReading] = []
     for slot in range(slots):
         try:
             mig = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
         except nvml.NVMLError_NotFound:
             continue  # empty slot: MIG devices need not be contiguous
-        memory = _optional(nvml, nvml.nvmlDeviceGetMemoryInfo, mig)
+        memory = optional_reading(nvml, nvml.nvmlDeviceGetMemoryInfo, mig)
         devices.append(
             MigDeviceReading(
                 index=len(devices),
                 uuid=nvml.nvmlDeviceGetUUID(mig),
                 memory_total_bytes=None if memory is None else int(memory.total),
-                gpu_instance_id=_optional(nvml, nvml.nvmlDeviceGetGpuInstanceId, mig),
-                compute_instance_id=_optional(nvml, nvml.nvmlDeviceGetComputeInstanceId, mig),
+                gpu_instance_id=optional_reading(nvml, nvml.nvmlDeviceGetGpuInstanceId, mig),
+                compute_instance_id=optional_reading(
+                    nvml, nvml.nvmlDeviceGetComputeInstanceId, mig
+                ),
             )
         )
     return devices
@@ -141,10 +143,10 @@ def _read_mig_devices(nvml: Any, handle: Any) -> list[MigDeviceReading]:
 def _read_ecc(nvml: Any, handle: Any) -> EccErrors | None:
     uncorrected = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
     errors = EccErrors(
-        volatile_uncorrected=_optional(
+        volatile_uncorrected=optional_reading(
             nvml, nvml.nvmlDeviceGetTotalEccErrors, handle, uncorrected, nvml.NVML_VOLATILE_ECC
         ),
-        aggregate_uncorrected=_optional(
+        aggregate_uncorrected=optional_reading(
             nvml, nvml.nvmlDeviceGetTotalEccErrors, handle, uncorrected, nvml.NVML_AGGREGATE_ECC
         ),
     )

@@ -1,5 +1,25 @@
 """The shared Report and its renderers."""
 
-from gpuship.report.model import CATEGORIES, Finding, Location, Report, Rule, Severity, Table
+from gpuship.report.model import (
+    CATEGORIES,
+    Chart,
+    Finding,
+    Location,
+    Report,
+    Rule,
+    Series,
+    Severity,
+    Table,
+)
 
-__all__ = ["CATEGORIES", "Finding", "Location", "Report", "Rule", "Severity", "Table"]
+__all__ = [
+    "CATEGORIES",
+    "Chart",
+    "Finding",
+    "Location",
+    "Report",
+    "Rule",
+    "Series",
+    "Severity",
+    "Table",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuship.report.model import Finding, Report, Severity, Table
+from gpuship.report.model import Chart, Finding, Report, Severity, Table
 
 # GitHub refuses a step summary over 1024 KiB; leave room for other steps' content.
 SUMMARY_BUDGET_BYTES = 512 * 1024
@@ -28,6 +28,7 @@ def render_markdown(
             "per level in a step); all are listed below.\n"
         )
     parts.extend(render_table_markdown(table) for table in report.tables)
+    parts.extend(render_chart_markdown(chart) for chart in report.charts)
     if report.findings:
         parts.append(_findings_section(report, budget - sum(len(p.encode()) for p in parts)))
     return "\n".join(parts)
@@ -42,6 +43,31 @@ def render_table_markdown(table: Table) -> str:
     ]
     lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows)
     return "\n".join(lines) + "\n"
+
+
+def render_chart_markdown(chart: Chart) -> str:
+    """A Mermaid `xychart-beta` line chart (GitHub draws it), its legend in a line below:
+    xychart has no legend of its own, and its lines take the theme's colours in order."""
+    lines = [
+        f"### {chart.title}\n",
+        "```mermaid",
+        "xychart-beta",
+        f"    title {_quoted(chart.title)}",
+        f"    x-axis {_quoted(chart.x_label)} [{', '.join(_quoted(x) for x in chart.x_values)}]",
+        f"    y-axis {_quoted(chart.y_label)}",
+    ]
+    lines += [f"    line [{', '.join(_number(v) for v in s.values)}]" for s in chart.series]
+    lines.append("```")
+    legend = ", ".join(f"{index + 1}. {s.name}" for index, s in enumerate(chart.series))
+    return "\n".join(lines) + f"\n\nLines, in the theme's colour order: {legend}.\n"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"
 
 
 def _findings_section(report: Report, budget: int) -> str:

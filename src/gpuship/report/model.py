@@ -43,6 +43,7 @@ CATEGORIES = (
     "metadata",
     "runtime",
     "release",
+    "performance",
 )
 
 
@@ -116,6 +117,25 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
 
 
+@dataclass(frozen=True)
+class Series:
+    """One line of a chart: a name (shown in the legend under the chart) and a y per x."""
+
+    name: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A line chart over categories (load steps, seconds), drawn where the renderer can."""
+
+    title: str
+    x_label: str
+    x_values: tuple[str, ...]
+    y_label: str
+    series: tuple[Series, ...]
+
+
 @dataclass
 class Report:
     """Everything a stage produced: findings, its result as data, and what to show."""
@@ -127,6 +147,8 @@ class Report:
     # Catalog entries for rules that may appear in `findings` (for SARIF and help links).
     rules: dict[str, Rule] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
+    # Charts: drawn in the job summary (Mermaid), left out of the terminal view.
+    charts: list[Chart] = field(default_factory=list)
     # Step outputs for GitHub Actions (`name` -> value); counts are added by the renderer.
     outputs: dict[str, str] = field(default_factory=dict)
     # A stage verdict that fails independently of finding severities (verify, promote).

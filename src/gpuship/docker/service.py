@@ -1,0 +1,241 @@
+"""Run an image as a service for the probe: start it with GPUs, find its port, watch it, remove it.
+
+The container is removed however the run ends: success, failure, timeout, and cancellation
+(a cancelled GitHub job sends SIGINT, then SIGTERM: SIGTERM is turned into KeyboardInterrupt
+while a service runs, so the clean-up below runs too). Every container carries the label
+`io.gpuship.probe` so one left by a killed runner can be found and removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from gpuship.docker.engine import gpu_device_request
+from gpuship.errors import DockerUnavailable, InputError
+from gpuship.http.load import Target
+
+PROBE_LABEL = "io.gpuship.probe"
+_POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """How to start the image: port, network, GPUs, environment, mounts, limits."""
+
+    image: str
+    port: int
+    network: str = "bridge"
+    gpus: str | tuple[str, ...] = "all"
+    env: Mapping[str, str] = field(default_factory=dict)
+    command: tuple[str, ...] | None = None
+    volumes: tuple[str, ...] = ()
+    shm_size: str | None = None
+    memory_limit: str | None = None
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """The container now: running, or how it ended (exit code, killed by the host's OOM)."""
+
+    running: bool
+    exit_code: int | None
+    oom_killed: bool
+    error: str = ""
+
+
+class NotReady(Exception):
+    """The service did not become ready; carries why, its state and the end of its log."""
+
+    def __init__(self, reason: str, state: ContainerState, log: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.state = state
+        self.log = log
+
+
+class Service:
+    """A started container and the address its port is reached at."""
+
+    def __init__(self, container: Any, target: Target) -> None:
+        self._container = container
+        self.target = target
+
+    def state(self) -> ContainerState:
+        self._container.reload()
+        state = self._container.attrs.get("State", {})
+        running = bool(state.get("Running"))
+        return ContainerState(
+            running=running,
+            exit_code=None if running else int(state.get("ExitCode", -1)),
+            oom_killed=bool(state.get("OOMKilled")),
+            error=str(state.get("Error") or ""),
+        )
+
+    def logs(self, timestamps: bool = False) -> str:
+        """stdout and stderr so far; with `timestamps`, each line starts with the engine's
+        RFC 3339 time of the line."""
+        data = self._container.logs(stdout=True, stderr=True, timestamps=timestamps)
+        return str(data.decode("utf-8", "replace"))
+
+    def wait_exit(self, timeout: float) -> ContainerState | None:
+        """How the container ended, or None when it still runs after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.state()
+            if not state.running:
+                return state
+            time.sleep(_POLL_S)
+        return None
+
+    def pids(self) -> frozenset[int] | None:
+        """Host pids of the container's processes (its pid namespace); None when not visible."""
+        self._container.reload()
+        init = int(self._container.attrs.get("State", {}).get("Pid") or 0)
+        return namespace_pids(init) if init else None
+
+    def wait_ready(self, health_path: str | None, ready_log: str | None, timeout: float) -> float:
+        """Seconds until ready: GET health_path answers 2xx, or a log line matches ready_log."""
+        started = time.monotonic()
+        pattern = re.compile(ready_log) if ready_log else None
+        while time.monotonic() - started < timeout:
+            state = self.state()
+            if not state.running:
+                raise NotReady("the container exited while starting", state, self.logs())
+            if pattern is not None and any(
+                pattern.search(line) for line in self.logs().split("\n")
+            ):
+                return time.monotonic() - started
+            if pattern is None and health_path and _healthy(self.target, health_path):
+                return time.monotonic() - started
+            time.sleep(_POLL_S)
+        raise NotReady(f"not ready after {timeout:g} s", self.state(), self.logs())
+
+
+def namespace_pids(init_pid: int, proc: Path = Path("/proc")) -> frozenset[int] | None:
+    """Every process sharing `init_pid`'s pid namespace, read from /proc."""
+    try:
+        namespace = os.readlink(proc / str(init_pid) / "ns" / "pid")
+    except OSError:
+        return None
+    found = set()
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(entry / "ns" / "pid") == namespace:
+                    found.add(int(entry.name))
+    return frozenset(found)
+
+
+def _healthy(target: Target, path: str) -> bool:
+    url = f"http://{target.authority}{path}"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return 200 <= int(response.status) < 300
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def running_service(client: Any, spec: ServiceSpec, run_id: str) -> Iterator[Service]:
+    """Start the image; yield it with its address; always remove the container."""
+    from docker.errors import APIError, ImageNotFound
+
+    options = _create_options(spec, run_id)
+    try:
+        container = _create(client, spec.image, options)
+    except APIError as error:
+        message = f"{spec.image}: the engine refused to create it: {_explain(error)}"
+        raise DockerUnavailable(message) from None
+    except ImageNotFound:
+        raise InputError(f"{spec.image}: image not found locally or in its registry") from None
+    try:
+        with _sigterm_interrupts():
+            try:
+                container.start()
+            except APIError as error:
+                raise DockerUnavailable(f"{spec.image} did not start: {_explain(error)}") from None
+            yield Service(container, _target(container, spec))
+    finally:
+        with contextlib.suppress(APIError):
+            container.remove(force=True)
+
+
+def _create_options(spec: ServiceSpec, run_id: str) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "environment": dict(spec.env),
+        "labels": {PROBE_LABEL: run_id},
+        "detach": True,
+    }
+    if spec.command is not None:
+        options["command"] = list(spec.command)
+    if spec.gpus != "none":
+        ids = () if spec.gpus == "all" else tuple(spec.gpus)
+        options["device_requests"] = [gpu_device_request(ids)]
+    if spec.network in ("host", "none"):
+        options["network_mode"] = spec.network
+    else:
+        options["ports"] = {f"{spec.port}/tcp": ("127.0.0.1", None)}
+    if spec.volumes:
+        options["volumes"] = list(spec.volumes)
+    if spec.shm_size:
+        options["shm_size"] = spec.shm_size
+    if spec.memory_limit:
+        options["mem_limit"] = spec.memory_limit
+    return options
+
+
+def _create(client: Any, image: str, options: dict[str, Any]) -> Any:
+    from docker.errors import ImageNotFound
+
+    try:
+        return client.containers.create(image, **options)
+    except ImageNotFound:
+        # The probe runs the image, so it needs it locally: pull like `docker run` would.
+        client.images.pull(image)
+        return client.containers.create(image, **options)
+
+
+def _target(container: Any, spec: ServiceSpec) -> Target:
+    if spec.network in ("host", "none"):
+        return Target("127.0.0.1", spec.port)
+    container.reload()
+    ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
+    bindings: Sequence[Mapping[str, str]] = ports.get(f"{spec.port}/tcp") or ()
+    if not bindings:
+        raise DockerUnavailable(
+            f"the engine published no host port for {spec.port}/tcp (is its bridge network "
+            "disabled?); set probe.target.network: host"
+        )
+    return Target("127.0.0.1", int(bindings[0]["HostPort"]))
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _explain(error: Exception) -> str:
+    explanation = getattr(error, "explanation", None)
+    return " ".join(str(explanation or error).split())[:300]

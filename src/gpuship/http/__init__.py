@@ -1,0 +1,1 @@
+"""HTTP adapter: the probe's open-loop load generator and readiness checks."""

@@ -1,0 +1,400 @@
+"""Turn a probe into the shared Report: findings, tables side by side, charts, every sample."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from gpuship.http.load import Sample
+from gpuship.nvml.sampler import GpuSample
+from gpuship.probe.analysis import ImageResult
+from gpuship.probe.gate import Check, Comparison, Status, verdict
+from gpuship.probe.metrics import StepMetrics
+from gpuship.probe.rules import RULES
+from gpuship.probe.run import Trial
+from gpuship.report import Chart, Finding, Report, Series, Severity, Table
+
+_SEVERITY = {Status.FAIL: Severity.ERROR, Status.WARN: Severity.WARNING, Status.NOTE: Severity.NOTE}
+SAMPLE_FIELDS = (
+    "step",
+    "intended_ms",
+    "dispatched_ms",
+    "sent_ms",
+    "first_byte_ms",
+    "first_token_ms",
+    "done_ms",
+    "status",
+    "error",
+    "tokens",
+    "itl_ms",
+)
+GPU_FIELDS = (
+    "t_ms",
+    "gpu",
+    "used_bytes",
+    "total_bytes",
+    "utilization",
+    "power_mw",
+    "event_reasons",
+    "process_bytes",
+)
+_CHART_POINTS = 60
+
+
+def probe_report(
+    command: str,
+    results: Sequence[ImageResult],
+    checks: Sequence[Check],
+    comparisons: Sequence[Comparison],
+    trials: Sequence[Trial],
+) -> Report:
+    """The report of a probe; `results[0]` is the candidate."""
+    status = verdict(checks)
+    reason = next((f"{c.subject}: {c.message}" for c in checks if c.status is Status.FAIL), "")
+    if not reason:
+        reason = next((f"{c.subject}: {c.message}" for c in checks if c.status is Status.WARN), "")
+    candidate = results[0]
+    headline = {
+        Status.OK: f"{candidate.image} passed the probe",
+        Status.WARN: f"{candidate.image} passed the probe, with warnings",
+        Status.FAIL: f"{candidate.image} failed the probe: {reason}",
+    }[status]
+    return Report(
+        command=command,
+        findings=[f for f in (_finding(c) for c in checks) if f is not None],
+        result={
+            "verdict": status.value,
+            "reason": reason,
+            "images": [_image_dict(r) for r in results],
+            "comparisons": [_comparison_dict(c) for c in comparisons],
+            "checks": [_check_dict(c) for c in checks],
+            "trials": [_trial_dict(t) for t in trials],
+        },
+        rules={rule.id: rule for rule in RULES},
+        tables=_tables(results, checks, comparisons),
+        charts=_charts(results, trials),
+        outputs=_outputs(status, reason, candidate, comparisons),
+        failed=status is Status.FAIL,
+        headline=headline,
+        subject=candidate.image,
+    )
+
+
+def _finding(check: Check) -> Finding | None:
+    severity = _SEVERITY.get(check.status)
+    if severity is None:
+        return None
+    return Finding(rule=check.rule, severity=severity, message=f"{check.subject}: {check.message}")
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def _step_row(role: str, step: StepMetrics) -> tuple[str, ...]:
+    p99 = step.latency.get("p99")
+    p99_text = _ms(p99.value if p99 else None)
+    if p99 is not None:
+        p99_text += f" ({_ms(p99.low)}..{_ms(p99.high)})"
+    figures = [step.latency.get(name) for name in ("p50", "p90", "p999")]
+    ttft = step.ttft.get("p99")
+    return (
+        step.name,
+        role,
+        str(step.count),
+        f"{step.error_rate:.1%}",
+        f"{step.throughput:.1f}",
+        _ms(figures[0].value if figures[0] else None),
+        _ms(figures[1].value if figures[1] else None),
+        p99_text,
+        _ms(figures[2].value if figures[2] else None),
+        _ms(step.mean_latency),
+        _ms(ttft.value if ttft else None),
+        _ms(step.itl_p50),
+        "-" if step.goodput is None else f"{step.goodput:.1f}",
+        f"{step.lag_p99 * 1000:.2f}",
+    )
+
+
+def _tables(
+    results: Sequence[ImageResult], checks: Sequence[Check], comparisons: Sequence[Comparison]
+) -> list[Table]:
+    steps = [
+        _step_row(result.role, step)
+        for index in range(max(len(r.steps) for r in results))
+        for result in results
+        if index < len(result.steps)
+        for step in (result.steps[index],)
+    ]
+    tables = [
+        Table(
+            title="Latency by load step (ms; p99 with its 95% interval; all trials pooled)",
+            headers=(
+                "step",
+                "image",
+                "requests",
+                "errors",
+                "ok/s",
+                "p50",
+                "p90",
+                "p99",
+                "p99.9",
+                "mean",
+                "TTFT p99",
+                "ITL p50",
+                "goodput/s",
+                "gen. lag p99",
+            ),
+            rows=tuple(steps),
+        ),
+        Table(
+            title="Memory shortage and recovery",
+            headers=("image", "trial", "behaviour", "detail", "recovered"),
+            rows=tuple(
+                (r.role, str(i + 1), o.behaviour, o.detail, "yes" if o.recovered else "no")
+                for r in results
+                for i, o in enumerate(r.overloads)
+            ),
+        ),
+        Table(
+            title="GPU",
+            headers=("image", "peak memory", "peak in its processes"),
+            rows=tuple(
+                (
+                    r.role,
+                    "unknown"
+                    if r.peak_memory_fraction is None
+                    else f"{r.peak_memory_fraction:.1%}",
+                    "unknown"
+                    if r.peak_process_bytes is None
+                    else f"{r.peak_process_bytes / 2**20:.0f} MiB",
+                )
+                for r in results
+            ),
+        ),
+    ]
+    if comparisons:
+        tables.append(
+            Table(
+                title="Candidate vs stable (ratio of paired trials, 95% interval)",
+                headers=("step", "figure", "candidate ms", "stable ms", "ratio", "interval"),
+                rows=tuple(
+                    (
+                        c.step,
+                        c.figure,
+                        _ms(c.candidate),
+                        _ms(c.stable),
+                        f"x{c.ratio.value:.2f}",
+                        "unknown"
+                        if c.ratio.low is None or c.ratio.high is None
+                        else f"x{c.ratio.low:.2f}..x{c.ratio.high:.2f}",
+                    )
+                    for c in comparisons
+                ),
+            )
+        )
+    tables.append(
+        Table(
+            title="Checks",
+            headers=("check", "subject", "status", "detail"),
+            rows=tuple((c.rule, c.subject, c.status.value, c.message) for c in checks),
+        )
+    )
+    return tables
+
+
+def _charts(results: Sequence[ImageResult], trials: Sequence[Trial]) -> list[Chart]:
+    charts = []
+    measured = [r for r in results if r.steps]
+    if measured:
+        names = tuple(step.name for step in measured[0].steps)
+        series = [
+            Series(f"{r.role} {label}", tuple(_chart_ms(s, key) for s in r.steps))
+            for label, key in (("p99", "p99"), ("p50", "p50"))
+            for r in measured
+        ]
+        charts.append(
+            Chart("Latency vs load", "arrival rate", names, "latency (ms)", tuple(series))
+        )
+    memory = _memory_chart(trials)
+    if memory is not None:
+        charts.append(memory)
+    return charts
+
+
+def _chart_ms(step: StepMetrics, key: str) -> float:
+    estimate = step.latency.get(key)
+    return round(estimate.value * 1000, 2) if estimate else 0.0
+
+
+def _memory_chart(trials: Sequence[Trial]) -> Chart | None:
+    firsts = [t for t in trials if t.index == 0 and t.gpu]
+    if not firsts:
+        return None
+    spans = [t.gpu[-1].at - t.gpu[0].at for t in firsts]
+    width = max(1, math.ceil(max(spans) / _CHART_POINTS))
+    buckets = max(1, math.ceil(max(spans) / width) + 1)
+    series = []
+    for trial in firsts:
+        start = trial.gpu[0].at
+        peaks = [0.0] * buckets
+        for sample in trial.gpu:
+            slot = min(int((sample.at - start) / width), buckets - 1)
+            peaks[slot] = max(peaks[slot], sample.used_bytes / 2**20)
+        series.append(Series(f"{trial.role} GPU memory used", tuple(round(p) for p in peaks)))
+    x_values = tuple(str(index * width) for index in range(buckets))
+    return Chart("GPU memory over time (first trial)", "seconds", x_values, "MiB", tuple(series))
+
+
+def _outputs(
+    status: Status, reason: str, candidate: ImageResult, comparisons: Sequence[Comparison]
+) -> dict[str, str]:
+    last = candidate.steps[-1] if candidate.steps else None
+    p99 = last.latency.get("p99") if last else None
+    ttft = last.ttft.get("p99") if last else None
+    worst = max((c.ratio.value for c in comparisons), default=None)
+    overloads = sorted({o.behaviour for o in candidate.overloads})
+    return {
+        "verdict": status.value,
+        "reason": reason,
+        "p99-ms": "" if p99 is None else f"{p99.value * 1000:.1f}",
+        "ttft-p99-ms": "" if ttft is None else f"{ttft.value * 1000:.1f}",
+        "peak-gpu-memory": ""
+        if candidate.peak_memory_fraction is None
+        else f"{candidate.peak_memory_fraction:.3f}",
+        "overload": ",".join(overloads),
+        "worst-ratio": "" if worst is None else f"{worst:.3f}",
+    }
+
+
+def _image_dict(result: ImageResult) -> dict[str, Any]:
+    return {
+        "role": result.role,
+        "image": result.image,
+        "start_failures": list(result.start_failures),
+        "steps": [_step_dict(step) for step in result.steps],
+        "overloads": [
+            {
+                "behaviour": o.behaviour,
+                "detail": o.detail,
+                "oom_lines": list(o.oom_lines),
+                "recovered": o.recovered,
+                "shortage": _step_dict(o.shortage),
+                "recovery": None if o.recovery is None else _step_dict(o.recovery),
+            }
+            for o in result.overloads
+        ],
+        "peak_gpu_memory_fraction": result.peak_memory_fraction,
+        "peak_process_gpu_bytes": result.peak_process_bytes,
+        "gpu_error": result.gpu_error,
+        "log_tail": list(result.log_tail),
+    }
+
+
+def _step_dict(step: StepMetrics) -> dict[str, Any]:
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value * 1000, 3)
+
+    return {
+        "name": step.name,
+        "rate": step.rate,
+        "duration_s": step.duration,
+        "requests": step.count,
+        "ok": step.ok,
+        "rejected": step.rejected,
+        "errors": dict(step.error_kinds),
+        "throughput_rps": round(step.throughput, 3),
+        "latency_ms": {k: e.as_dict(1000) for k, e in step.latency.items()},
+        "mean_latency_ms": ms(step.mean_latency),
+        "ttft_ms": {k: e.as_dict(1000) for k, e in step.ttft.items()},
+        "itl_p50_ms": ms(step.itl_p50),
+        "itl_p99_ms": ms(step.itl_p99),
+        "tpot_p99_ms": ms(step.tpot_p99),
+        "output_tokens_per_s": round(step.output_tokens_per_s, 3),
+        "goodput_rps": step.goodput,
+        "generator_lag_p99_ms": ms(step.lag_p99),
+        "generator_lag_max_ms": ms(step.lag_max),
+        "waited_for_concurrency_cap": step.capped,
+    }
+
+
+def _comparison_dict(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "step": comparison.step,
+        "figure": comparison.figure,
+        "candidate_ms": round(comparison.candidate * 1000, 3),
+        "stable_ms": round(comparison.stable * 1000, 3),
+        "ratio": comparison.ratio.as_dict(),
+    }
+
+
+def _check_dict(check: Check) -> dict[str, str]:
+    return {
+        "rule": check.rule,
+        "status": check.status.value,
+        "subject": check.subject,
+        "message": check.message,
+    }
+
+
+def _trial_dict(trial: Trial) -> dict[str, Any]:
+    origin = trial.gpu[0].at if trial.gpu else 0.0
+    return {
+        "role": trial.role,
+        "image": trial.image,
+        "trial": trial.index + 1,
+        "startup_s": trial.startup_s,
+        "start_failure": trial.start_failure,
+        "phases": [
+            {
+                "name": phase.name,
+                "steps": [
+                    {"name": s.name, "rate": s.rate, "duration_s": s.duration} for s in phase.steps
+                ],
+                "monotonic_origin": phase.result.origin,
+                "running_after": phase.state_after.running,
+                "exit_code_after": phase.state_after.exit_code,
+                "fields": list(SAMPLE_FIELDS),
+                "requests": [_sample_row(s) for s in phase.result.samples],
+            }
+            for phase in trial.phases
+        ],
+        "gpu": {
+            "monotonic_origin": origin,
+            "fields": list(GPU_FIELDS),
+            "samples": [_gpu_row(s, origin) for s in trial.gpu],
+        },
+    }
+
+
+def _sample_row(sample: Sample) -> list[Any]:
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value * 1000, 3)
+
+    return [
+        sample.step,
+        ms(sample.intended),
+        ms(sample.dispatched),
+        ms(sample.sent),
+        ms(sample.first_byte),
+        ms(sample.first_token),
+        ms(sample.done),
+        sample.status,
+        sample.error,
+        sample.tokens,
+        [round(gap * 1000, 3) for gap in sample.itl],
+    ]
+
+
+def _gpu_row(sample: GpuSample, origin: float) -> list[Any]:
+    return [
+        round((sample.at - origin) * 1000, 1),
+        sample.gpu,
+        sample.used_bytes,
+        sample.total_bytes,
+        sample.utilization,
+        sample.power_mw,
+        sample.event_reasons,
+        sample.process_bytes,
+    ]

@@ -1,0 +1,177 @@
+"""Wire the adapters (Docker engine, NVML, load generator) to one probe, and judge it."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuship.docker.service import ContainerState, ServiceSpec, running_service
+from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
+from gpuship.nvml.sampler import sampling
+from gpuship.probe import rules
+from gpuship.probe.analysis import image_result
+from gpuship.probe.config import ProbeConfig
+from gpuship.probe.gate import Check, Status, judge
+from gpuship.probe.present import probe_report
+from gpuship.probe.requests import load_requests
+from gpuship.probe.run import Running, Workload, load_steps, run_trials
+from gpuship.registry.reference import parse_reference
+from gpuship.report import Report
+
+CANDIDATE, STABLE = "candidate", "stable"
+
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """What to probe: an image (and the stable one), or a server already running at a URL."""
+
+    candidate: str
+    stable: str | None
+    url: str | None
+    config: ProbeConfig
+    base: Path
+    environ: Mapping[str, str]
+
+
+def stable_of(candidate: str, tag: str | None) -> str | None:
+    """The image `tag` names in the candidate's repository (None when there is no tag)."""
+    if tag is None:
+        return None
+    reference = parse_reference(candidate.removeprefix("docker://"))
+    return str(reference.repository.tag(tag))
+
+
+def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
+    """Run the trials, judge the candidate, and build the report."""
+    config = request.config
+    workload = Workload(
+        requests=tuple(load_requests(config.request, config.request.requests_file, request.base)),
+        shortage_requests=tuple(
+            load_requests(
+                config.request,
+                config.shortage.requests_file or config.request.requests_file,
+                request.base,
+            )
+        ),
+        load_steps=load_steps(config),
+    )
+    checks: list[Check] = []
+    images = [(CANDIDATE, request.candidate)]
+    if request.url is not None:
+        launch = _fixed_url(request.url)
+    else:
+        client = _client(request.environ)
+        launch = _docker_launch(client, config)
+        if request.stable:
+            missing = _pull_failure(client, request.stable)
+            if missing is None:
+                images.append((STABLE, request.stable))
+            else:
+                checks.append(Check(rules.NO_COMPARISON, Status.WARN, "stable", missing))
+    trials = run_trials(
+        images, config, workload, launch, _sampler(config), _drive(config), progress
+    )
+    results = [
+        image_result(role, [t for t in trials if t.role == role], workload.load_steps, config.slo)
+        for role, _ in images
+    ]
+    stable = results[1] if len(results) > 1 else None
+    found, comparisons = judge(results[0], stable, config)
+    return probe_report("probe", results, checks + found, comparisons, trials)
+
+
+def _client(environ: Mapping[str, str]) -> Any:
+    from gpuship.docker.engine import engine_client
+
+    return engine_client(environ)
+
+
+def _pull_failure(client: Any, image: str) -> str | None:
+    from docker.errors import APIError, ImageNotFound
+
+    try:
+        client.images.get(image)
+        return None
+    except ImageNotFound:
+        pass
+    try:
+        client.images.pull(image)
+    except (APIError, ImageNotFound) as error:
+        return f"{image} not compared: cannot pull it ({' '.join(str(error).split())[:200]})"
+    return None
+
+
+def _docker_launch(client: Any, config: ProbeConfig) -> Callable[[str], Any]:
+    target = config.target
+    run_id = uuid.uuid4().hex[:12]
+
+    @contextlib.contextmanager
+    def launch(image: str) -> Iterator[tuple[Running, float]]:
+        spec = ServiceSpec(
+            image=image.removeprefix("docker://"),
+            port=target.port,
+            network=target.network,
+            gpus=target.gpus if isinstance(target.gpus, str) else tuple(target.gpus),
+            env=target.env,
+            command=None if target.command is None else tuple(target.command),
+            volumes=tuple(target.volumes),
+            shm_size=target.shm_size,
+            memory_limit=target.memory_limit,
+        )
+        with running_service(client, spec, run_id) as service:
+            ready = service.wait_ready(
+                target.health_path if target.ready_log is None else None,
+                target.ready_log,
+                target.startup_timeout_s,
+            )
+            yield service, ready
+
+    return launch
+
+
+class _UrlTarget:
+    """A server someone else started: reachable or not is all that can be seen of it."""
+
+    def __init__(self, url: str) -> None:
+        self.target = Target.from_url(url)
+
+    def state(self) -> ContainerState:
+        return ContainerState(running=True, exit_code=None, oom_killed=False)
+
+    def logs(self) -> str:
+        return ""
+
+    def pids(self) -> frozenset[int] | None:
+        return None
+
+
+def _fixed_url(url: str) -> Callable[[str], Any]:
+    @contextlib.contextmanager
+    def launch(image: str) -> Iterator[tuple[Running, float]]:
+        yield _UrlTarget(url), 0.0
+
+    return launch
+
+
+def _sampler(config: ProbeConfig) -> Callable[[Any], Any]:
+    def sample(pids: Callable[[], frozenset[int] | None]) -> Any:
+        return sampling(config.sample_interval_ms / 1000, pids)
+
+    return sample
+
+
+def _drive(
+    config: ProbeConfig,
+) -> Callable[[Target, Sequence[Arrival], Sequence[RequestSpec], int], LoadResult]:
+    expected = frozenset(config.request.expected_status)
+
+    def drive(
+        target: Target, arrivals: Sequence[Arrival], requests: Sequence[RequestSpec], cap: int
+    ) -> LoadResult:
+        return run_load(target, arrivals, requests, cap, config.request.timeout_s, expected)
+
+    return drive
