@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuship.http.load import Sample
+from gpuship.nvml.sampler import GpuSample
 from gpuship.probe.config import SloConfig
 from gpuship.probe.metrics import StepMetrics, step_metrics
 from gpuship.probe.run import LOAD, RECOVERY, SHORTAGE, Trial
@@ -70,7 +71,7 @@ def image_result(
         )
         for index, step in enumerate(steps)
     )
-    samples = [sample for trial in ran for sample in trial.gpu]
+    samples = [sample for trial in ran for sample in _load_gpu_samples(trial)]
     fractions = [s.used_bytes / s.total_bytes for s in samples if s.total_bytes]
     processes = [s.process_bytes for s in samples if s.process_bytes is not None]
     errors = [trial.gpu_error for trial in ran if trial.gpu_error]
@@ -86,6 +87,16 @@ def image_result(
         gpu_error=errors[0] if errors else (None if samples or not ran else "no GPU readings"),
         log_tail=tuple(_tail(trials[-1].log)),
     )
+
+
+def _load_gpu_samples(trial: Trial) -> list[GpuSample]:
+    """GPU samples taken while the load steps ran: the shortage fills memory on purpose, so
+    headroom is judged on normal load (the shortage's own peak is in its samples)."""
+    phase = trial.phase(LOAD)
+    if phase is None:
+        return []
+    start, end = phase.result.origin, phase.result.origin + phase.result.duration
+    return [s for s in trial.gpu if start <= s.at <= end]
 
 
 def _load_samples(trial: Trial, step_index: int) -> list[Sample]:

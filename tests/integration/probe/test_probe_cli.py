@@ -1,0 +1,299 @@
+"""`gpuship probe` against the stand-in model server under the bed's real Docker engine.
+
+Each image is the same static server in a FROM scratch image; its ENV plants the behaviour
+under test. GPU readings come from the NVML stand-in, fed by the server itself (memory held
+per request in flight), so peaks and the per-container process memory are the server's.
+The tests run as users run the command: a subprocess with GITHUB_ACTIONS set, reading back
+the exit code, the step outputs, the job summary and the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bed import hosts
+from bed.docker_engine import DockerEngine
+from bed.probe_server import (
+    LIVE_DIR_IN_CONTAINER,
+    build_server,
+    build_server_image,
+    free_port,
+    live_host,
+)
+
+pytestmark = pytest.mark.integration
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[3]
+BUILD_CACHE = REPOSITORY_ROOT / "tests" / ".build"
+HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
+# An L4 (23034 MiB): the model's weights take 14000 MiB, each request in flight 1024 MiB, and
+# each KiB of request body 1024 MiB more (long prompts need KV cache).
+GPU = {"MEM_TOTAL_MIB": "23034", "MEM_BASE_MIB": "14000", "MEM_PER_REQUEST_MIB": "1024"}
+LONG_PROMPTS = {"MEM_PER_BODY_KIB_MIB": "1024"}
+# The bed runs beside other test suites on two cores: the generator may be a few ms late
+# there, which the probe reports; steps stay judged unless it is badly behind.
+BED_MAX_LAG_MS = 50
+
+
+@pytest.fixture(scope="session")
+def server_binary() -> Path:
+    return build_server(BUILD_CACHE)
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    returncode: int
+    stderr: str
+    report: dict[str, Any]
+    summary: str
+    outputs: dict[str, str]
+
+
+@pytest.fixture
+def run_probe(
+    tmp_path: Path, docker_engine: DockerEngine, nvml_host: HostEnv
+) -> Iterator[Callable[..., ProbeRun]]:
+    """Write gpuship.yaml (probe: section) and run `gpuship probe IMAGE ARGS`."""
+
+    def run(image: str, probe: Mapping[str, Any], *args: str) -> ProbeRun:
+        live_dir = tmp_path / "nvml"
+        live_dir.mkdir(exist_ok=True)
+        port = free_port()
+        config = {
+            "probe": {
+                **probe,
+                "target": {
+                    "network": "host",
+                    "port": port,
+                    # The bed engine has no NVIDIA runtime: GPU readings come from the stand-in.
+                    "gpus": "none",
+                    "env": {"PORT": str(port), "NVML_LIVE": f"{LIVE_DIR_IN_CONTAINER}/live.json"},
+                    "volumes": [f"{live_dir}:{LIVE_DIR_IN_CONTAINER}"],
+                    "startup-timeout-s": 30,
+                },
+                "max-lag-ms": BED_MAX_LAG_MS,
+            }
+        }
+        (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+        summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
+        for file in (summary, outputs):
+            file.write_text("")
+        env = {
+            **nvml_host(live_host(hosts.L4_550, live_dir / "live.json")),
+            **docker_engine.env,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_OUTPUT": str(outputs),
+        }
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuship",
+                "probe",
+                image,
+                *args,
+                "--format",
+                "json",
+                "--output",
+                str(tmp_path / "probe.json"),
+            ],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+        report_file = tmp_path / "probe.json"
+        report = json.loads(report_file.read_text()) if report_file.exists() else {}
+        return ProbeRun(
+            completed.returncode,
+            completed.stderr,
+            report,
+            summary.read_text(),
+            _outputs(outputs.read_text()),
+        )
+
+    yield run
+
+
+def _outputs(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT entries: `name=value`, or `name<<delimiter`, lines, delimiter."""
+    lines = text.splitlines()
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        if "<<" in lines[index] and "=" not in lines[index].split("<<")[0]:
+            name, _, delimiter = lines[index].partition("<<")
+            end = lines.index(delimiter, index + 1)
+            found[name] = "\n".join(lines[index + 1 : end])
+            index = end + 1
+        else:
+            name, _, value = lines[index].partition("=")
+            found[name] = value
+            index += 1
+    return found
+
+
+def _checks(run: ProbeRun, rule: str) -> list[dict[str, str]]:
+    return [c for c in run.report["result"]["checks"] if c["rule"] == rule]
+
+
+def test_a_p99_regression_a_mean_hides_fails_against_stable(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    # Same mean (about 22 ms): stable is 20-24 ms always; the candidate is 8 ms faster
+    # but one request in twenty takes 150 ms more.
+    stable = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-regression:stable",
+        {**GPU, "LATENCY_MS": "20", "JITTER_MS": "4"},
+    )
+    candidate = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-regression:candidate",
+        {**GPU, "LATENCY_MS": "12", "JITTER_MS": "4", "TAIL_PERMILLE": "50", "TAIL_MS": "150"},
+    )
+    profile = {"warmup-s": 0.5, "steps": [{"rate": 50, "duration-s": 5}]}
+    compare = {"trials": 3, "metrics": ["p99", "mean"], "max-regression": 0.1}
+
+    run = run_probe(
+        candidate,
+        {"profile": profile, "shortage": {"enabled": False}, "compare": compare},
+        "--stable",
+        stable,
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert run.outputs["verdict"] == "fail"
+    (p99,) = [c for c in run.report["result"]["comparisons"] if c["figure"] == "p99"]
+    (mean,) = [c for c in run.report["result"]["comparisons"] if c["figure"] == "mean"]
+    assert p99["ratio"]["low"] > 1.1, p99
+    # A gate on the mean would have passed it: the mean is not certainly 10 % worse.
+    assert mean["ratio"]["low"] <= 1.1, mean
+    failing = [c for c in _checks(run, "GSP301") if c["status"] == "fail"]
+    assert [c["subject"] for c in failing] == ["step 50/s p99"]
+    assert "GSP301" in run.summary and "Candidate vs stable" in run.summary
+    assert "xychart-beta" in run.summary
+    assert run.outputs["reason"].startswith("step 50/s p99: candidate")
+    # Candidate and stable alternated: C S C S C S.
+    roles = [t["role"] for t in run.report["result"]["trials"]]
+    assert roles == ["candidate", "stable"] * 3
+
+
+def test_an_oom_crash_under_memory_shortage_fails(
+    run_probe: Callable[..., ProbeRun],
+    docker_engine: DockerEngine,
+    server_binary: Path,
+    tmp_path: Path,
+) -> None:
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-oom:candidate",
+        {**GPU, **LONG_PROMPTS, "LATENCY_MS": "20", "OVERLOAD": "crash"},
+    )
+    # The shortage sends 4 KiB prompts: 5 GiB each, so two in flight exhaust the L4.
+    long_prompt = {"method": "POST", "path": "/generate", "body": "x" * 4096}
+    (tmp_path / "long.jsonl").write_text(json.dumps(long_prompt) + "\n")
+    shortage = {
+        "rate": 100,
+        "duration-s": 2,
+        "requests-file": "long.jsonl",
+        "cooldown-s": 0.5,
+        "recovery-rate": 10,
+        "recovery-duration-s": 1,
+    }
+
+    run = run_probe(
+        image,
+        {
+            "profile": {"warmup-s": 0, "steps": [{"rate": 20, "duration-s": 2}]},
+            "shortage": shortage,
+        },
+        "--no-compare",
+    )
+
+    assert run.returncode == 1, run.stderr
+    (crash,) = _checks(run, "GSP201")
+    assert crash["status"] == "fail"
+    assert "exited 1" in crash["message"] and "CUDA out of memory" in crash["message"]
+    (recovery,) = _checks(run, "GSP203")
+    assert recovery["status"] == "fail"
+    (overload,) = run.report["result"]["images"][0]["overloads"]
+    assert overload["behaviour"] == "crashed" and not overload["recovered"]
+    assert any("torch.OutOfMemoryError" in line for line in overload["oom_lines"])
+    assert run.outputs["overload"] == "crashed"
+    assert "crashed" in run.summary and "GSP201" in run.summary
+
+
+def test_an_image_that_sheds_cleanly_within_its_slos_passes(
+    run_probe: Callable[..., ProbeRun],
+    docker_engine: DockerEngine,
+    server_binary: Path,
+    tmp_path: Path,
+) -> None:
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-shed:candidate",
+        {**GPU, **LONG_PROMPTS, "LATENCY_MS": "20", "JITTER_MS": "5", "OVERLOAD": "shed"},
+    )
+    long_prompt = {"method": "POST", "path": "/generate", "body": "x" * 4096}
+    (tmp_path / "long.jsonl").write_text(json.dumps(long_prompt) + "\n")
+    probe = {
+        # 390 requests at the last step: enough for a p99 with both bounds of its interval.
+        "profile": {
+            "warmup-s": 0.5,
+            "steps": [{"rate": 40, "duration-s": 2}, {"rate": 130, "duration-s": 3}],
+        },
+        "shortage": {
+            "rate": 100,
+            "duration-s": 2,
+            "requests-file": "long.jsonl",
+            "cooldown-s": 0.5,
+            "recovery-rate": 10,
+            "recovery-duration-s": 2,
+        },
+        "slo": {
+            "p99-ms": 200,
+            "error-rate": 0.01,
+            "min-throughput-rps": 100,
+            "max-gpu-memory-fraction": 0.95,
+        },
+    }
+
+    run = run_probe(image, probe, "--no-compare")
+
+    assert run.returncode == 0, (run.stderr, run.report.get("result", {}).get("checks"))
+    assert run.outputs["verdict"] in ("ok", "warn")
+    (overload,) = run.report["result"]["images"][0]["overloads"]
+    assert overload["behaviour"] == "shed" and overload["recovered"]
+    assert overload["shortage"]["rejected"] > 0
+    assert set(overload["shortage"]["errors"]) == {"status 503"}
+    candidate = run.report["result"]["images"][0]
+    # GPU memory as the server held it under normal load: weights plus requests in flight.
+    total = hosts.L4_550["gpus"][0]["memory_total"]
+    assert 14000 * 2**20 / total < candidate["peak_gpu_memory_fraction"] <= 0.95
+    # NVML's process list, mapped to the container's pids, saw the server's own memory.
+    assert candidate["peak_process_gpu_bytes"] >= 14000 * 2**20
+    statuses = {(c["rule"], c["subject"]): c["status"] for c in run.report["result"]["checks"]}
+    assert statuses[("GSP102", "step 130/s")] == "ok"
+    # 80 requests cannot bound a p99 from above: within the SLO, but said to be unknown.
+    assert statuses[("GSP102", "step 40/s")] in ("ok", "warn")
+    assert statuses[("GSP105", "step 130/s")] == "ok"
+    assert statuses[("GSP106", "GPU")] == "ok"
+    gpu = run.report["result"]["trials"][0]["gpu"]
+    assert len(gpu["samples"]) >= 50  # about 10 Hz over the run
+    assert "GPU memory over time" in run.summary and "shed" in run.summary
