@@ -281,5 +281,10 @@ def _regression_check(found: Comparison, threshold: float, trials: int) -> Check
     if ratio.low is not None and ratio.low > limit:
         return Check(rules.REGRESSION, Status.FAIL, subject, f"{said} > x{limit:.2f}")
     if ratio.value > limit:
-        return Check(rules.REGRESSION_UNCERTAIN, Status.WARN, subject, f"{said}: within noise")
+        return Check(
+            rules.REGRESSION_UNCERTAIN,
+            Status.WARN,
+            subject,
+            f"{said}: worse than x{limit:.2f} is not certain at 95%",
+        )
     return Check(rules.REGRESSION, Status.OK, subject, said)

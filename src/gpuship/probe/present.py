@@ -174,6 +174,7 @@ def _tables(
             ),
         ),
     ]
+    tables = [table for table in tables if table.rows]
     if comparisons:
         tables.append(
             Table(
@@ -232,17 +233,22 @@ def _memory_chart(trials: Sequence[Trial]) -> Chart | None:
     firsts = [t for t in trials if t.index == 0 and t.gpu]
     if not firsts:
         return None
-    spans = [t.gpu[-1].at - t.gpu[0].at for t in firsts]
-    width = max(1, math.ceil(max(spans) / _CHART_POINTS))
-    buckets = max(1, math.ceil(max(spans) / width) + 1)
+    span = max(t.gpu[-1].at - t.gpu[0].at for t in firsts)
+    width = max(1, math.ceil(span / _CHART_POINTS))
+    buckets = int(span / width) + 1
     series = []
     for trial in firsts:
         start = trial.gpu[0].at
-        peaks = [0.0] * buckets
+        peaks: list[float | None] = [None] * buckets
         for sample in trial.gpu:
             slot = min(int((sample.at - start) / width), buckets - 1)
-            peaks[slot] = max(peaks[slot], sample.used_bytes / 2**20)
-        series.append(Series(f"{trial.role} GPU memory used", tuple(round(p) for p in peaks)))
+            peaks[slot] = max(peaks[slot] or 0.0, sample.used_bytes / 2**20)
+        # A shorter trial (or a gap) holds its last reading; a chart line needs every x.
+        held, last = [], 0.0
+        for peak in peaks:
+            last = last if peak is None else peak
+            held.append(round(last))
+        series.append(Series(f"{trial.role} GPU memory used", tuple(held)))
     x_values = tuple(str(index * width) for index in range(buckets))
     return Chart("GPU memory over time (first trial)", "seconds", x_values, "MiB", tuple(series))
 
