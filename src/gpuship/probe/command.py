@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if args.job:
         from gpuship.probe.job import run_job
 
-        return run_job(args.image, config, ctx.environ, progress)
+        return _with_json_file(run_job(args.image, config, ctx.environ, progress), args)
     from gpuship.probe.session import ProbeRequest, probe, stable_of
 
     if args.url and args.stable:
@@ -65,4 +65,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if not (args.no_compare or args.url):
         stable = args.stable or stable_of(args.image, config.compare.stable_tag)
     request = ProbeRequest(args.image, stable, args.url, config, base, ctx.environ)
-    return probe(request, progress)
+    return _with_json_file(probe(request, progress), args)
+
+
+def _with_json_file(report: Report, args: argparse.Namespace) -> Report:
+    """Name the JSON report file among the step outputs when one is written."""
+    if args.output and args.format == "json":
+        report.outputs["json-file"] = args.output
+    return report

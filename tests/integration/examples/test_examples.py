@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import requests
+import yaml
 from example_harness import (
     EXAMPLES,
     GPUSHIP_REF,
@@ -35,10 +36,14 @@ from example_harness import (
 from bed import hosts
 from bed.docker_engine import DockerEngine
 from bed.fleet import Runner, publish_fleet
+from bed.images import FileSpec, build_scratch_image
 from bed.oci import DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, make_image, push
+from bed.probe_server import LIVE_DIR_IN_CONTAINER, build_server, free_port, live_host
 from bed.registry import Registry
 
 pytestmark = pytest.mark.integration
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[3]
 
 MANIFEST_TYPES = ", ".join((OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_MANIFEST_LIST))
 EXAMPLE_WORKFLOWS = sorted(EXAMPLES.glob("*.yml"))
@@ -96,51 +101,130 @@ def test_example_uses_only_gpuship_and_mapped_standins(workflow: Path) -> None:
             assert f"{owner_repo}@{ref}" in THIRD_PARTY_STANDINS, f"{uses} has no stand-in"
 
 
-def test_release_promotes_by_digest_and_refuses_to_overwrite_a_version(
-    run_example: RunExample, registry: Registry
+def release_config(live_dir: Path) -> str:
+    """The sample project's gpuship.yaml with the probe pointed at the bed: host network (the
+    bed engine has no bridge), no GPU request (no NVIDIA runtime; readings come from the NVML
+    stand-in, fed by the server), a short profile."""
+    config = yaml.safe_load((EXAMPLES / "sample-project" / "gpuship.yaml").read_text())
+    port = free_port()
+    config["verify"] = {"require-gpu-runtime": False}
+    config["probe"].update(
+        {
+            "target": {
+                "network": "host",
+                "port": port,
+                "gpus": "none",
+                "env": {"PORT": str(port), "NVML_LIVE": f"{LIVE_DIR_IN_CONTAINER}/live.json"},
+                "volumes": [f"{live_dir}:{LIVE_DIR_IN_CONTAINER}"],
+                "startup-timeout-s": 30,
+            },
+            "profile": {"warmup-s": 0, "steps": [{"rate": 20, "duration-s": 2}]},
+            "shortage": {"rate": 40, "duration-s": 1, "cooldown-s": 0.2, "recovery-duration-s": 1},
+            "compare": {"trials": 1},
+            # The bed shares two cores with other suites: a late generator is reported, and
+            # only badly late steps go unjudged.
+            "max-lag-ms": 50,
+        }
+    )
+    return yaml.safe_dump(config)
+
+
+def push_server(
+    engine: DockerEngine, binary: Path, registry: Registry, repository: str, tag: str
+) -> str:
+    """The stand-in model server as a CUDA 12.8 image, pushed by the engine; its digest."""
+    reference = f"{registry.host}/{repository}:{tag}"
+    behaviour = {
+        **CUDA_12_8_ENV,
+        "BUILD": tag,  # each build its own digest
+        "LATENCY_MS": "10",
+        "MEM_TOTAL_MIB": "81559",
+        "MEM_BASE_MIB": "60000",
+        "MEM_PER_REQUEST_MIB": "2048",
+    }
+    build_scratch_image(
+        engine,
+        reference,
+        [{"server": FileSpec(binary.read_bytes(), mode=0o755)}],
+        env=behaviour,
+        labels=CUDA_12_8_LABELS,
+        extra_lines=['ENTRYPOINT ["/server"]'],
+    )
+    engine.client.images.push(f"{registry.host}/{repository}", tag=tag)
+    digest = tag_digest(registry, repository, tag)
+    assert digest is not None
+    return digest
+
+
+def test_release_verifies_probes_then_promotes_by_digest_and_never_overwrites_a_version(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+    tmp_path: Path,
 ) -> None:
     repository = "examples/release/app"
-    candidate = push_candidate(registry, repository, "sha-1111111-sample", "first")
+    binary = build_server(REPOSITORY_ROOT / "tests" / ".build")
+    candidate = push_server(docker_engine, binary, registry, repository, "sha-1111111-sample")
+    live_dir = tmp_path / "nvml"
+    live_dir.mkdir()
     inputs = {
         "image": f"{registry.host}/{repository}",
         "digest": candidate,
         "version": "1.0.0",
         "environment": "prod",
     }
+    options: dict[str, Any] = {
+        "event": "workflow_dispatch",
+        "registry_host": registry.host,
+        "labels": ("ubuntu-latest", "gpu"),
+        "files": {"gpuship.yaml": release_config(live_dir)},
+        "env": {
+            **nvml_host(live_host(hosts.H100_570, live_dir / "live.json")),
+            **docker_engine.env,
+        },
+    }
 
-    run = run_example(
-        "release.yml",
-        event="workflow_dispatch",
-        payload={"inputs": inputs},
-        registry_host=registry.host,
-    )
+    run = run_example("release.yml", payload={"inputs": inputs}, **options)
 
     assert run.returncode == 0, run.explain()
+    assert run.job_results("verify") == ["success"], run.explain()
+    assert run.job_results("probe") == ["success"], run.explain()
     assert run.job_results("promote") == ["success"], run.explain()
+    (probed,) = run.step_outputs("probe", "probe")
+    # The first release has no prod image to compare with: said, not failed.
+    assert probed["verdict"] == "warn" and "not compared" in probed["reason"]
+    # The stand-in sheds past its memory: never a crash, whether the short burst filled it.
+    assert probed["overload"] in ("absorbed", "shed")
+    uploads = {record["name"]: record for record in run.records("upload-artifact")}
+    probe_upload = uploads[next(name for name in uploads if name.startswith("probe-"))]
+    report = json.loads(
+        (run.artifacts_dir / probe_upload["name"] / "gpuship-probe.json").read_text()
+    )
+    assert report["result"]["trials"][0]["phases"][0]["requests"]
     (outputs,) = run.step_outputs("promote", "promote")
     assert outputs["digest"] == candidate
     assert set(outputs["changed-tags"].split(",")) == {"1.0.0", "prod", "latest"}
     for tag in ("1.0.0", "prod", "latest"):
         assert tag_digest(registry, repository, tag) == candidate
-    assert [r["persist-credentials"] for r in run.records("checkout")] == ["false"]
-    (upload,) = run.records("upload-artifact")
-    assert sorted(upload["files"]) == ["gpuship-release.json", "gpuship-rollback.md"]
-    stored = run.artifacts_dir / upload["name"]
+    assert [r["persist-credentials"] for r in run.records("checkout")] == ["false"] * 3
+    promote_upload = uploads[next(name for name in uploads if name.startswith("release-"))]
+    assert sorted(promote_upload["files"]) == ["gpuship-release.json", "gpuship-rollback.md"]
+    stored = run.artifacts_dir / promote_upload["name"]
     record = json.loads((stored / "gpuship-release.json").read_text(encoding="utf-8"))
     assert candidate in json.dumps(record)
     notes = (stored / "gpuship-rollback.md").read_text(encoding="utf-8")
     assert outputs["release-id"] in notes
     assert "`prod`" in notes and "`1.0.0`" in notes
 
-    # The same version for another digest is refused; the published tag keeps its digest.
-    other = push_candidate(registry, repository, "sha-2222222-sample", "second")
-    again = run_example(
-        "release.yml",
-        event="workflow_dispatch",
-        payload={"inputs": {**inputs, "digest": other}},
-        registry_host=registry.host,
-    )
+    # Another digest under the same version: probed against prod (the first release), then
+    # refused by promote; the published tag keeps its digest.
+    other = push_server(docker_engine, binary, registry, repository, "sha-2222222-sample")
+    again = run_example("release.yml", payload={"inputs": {**inputs, "digest": other}}, **options)
     assert again.returncode != 0
+    assert again.job_results("probe") == ["success"], again.explain()
+    (compared,) = again.step_outputs("probe", "probe")
+    assert compared["worst-ratio"], compared
     assert again.job_results("promote") == ["failure"], again.explain()
     assert tag_digest(registry, repository, "1.0.0") == candidate
 
