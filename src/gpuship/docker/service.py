@@ -23,7 +23,6 @@ from typing import Any
 
 from gpuship.docker.engine import gpu_device_request
 from gpuship.errors import DockerUnavailable, InputError
-from gpuship.http.load import Target
 
 PROBE_LABEL = "io.gpuship.probe"
 _POLL_S = 0.2
@@ -67,9 +66,9 @@ class NotReady(Exception):
 class Service:
     """A started container and the address its port is reached at."""
 
-    def __init__(self, container: Any, target: Target) -> None:
+    def __init__(self, container: Any, address: tuple[str, int]) -> None:
         self._container = container
-        self.target = target
+        self.address = address
 
     def state(self) -> ContainerState:
         self._container.reload()
@@ -116,7 +115,7 @@ class Service:
                 pattern.search(line) for line in self.logs().split("\n")
             ):
                 return time.monotonic() - started
-            if pattern is None and health_path and _healthy(self.target, health_path):
+            if pattern is None and health_path and _healthy(self.address, health_path):
                 return time.monotonic() - started
             time.sleep(_POLL_S)
         raise NotReady(f"not ready after {timeout:g} s", self.state(), self.logs())
@@ -137,8 +136,8 @@ def namespace_pids(init_pid: int, proc: Path = Path("/proc")) -> frozenset[int] 
     return frozenset(found)
 
 
-def _healthy(target: Target, path: str) -> bool:
-    url = f"http://{target.authority}{path}"
+def _healthy(address: tuple[str, int], path: str) -> bool:
+    url = f"http://{address[0]}:{address[1]}{path}"
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return 200 <= int(response.status) < 300
@@ -165,7 +164,7 @@ def running_service(client: Any, spec: ServiceSpec, run_id: str) -> Iterator[Ser
                 container.start()
             except APIError as error:
                 raise DockerUnavailable(f"{spec.image} did not start: {_explain(error)}") from None
-            yield Service(container, _target(container, spec))
+            yield Service(container, _address(container, spec))
     finally:
         with contextlib.suppress(APIError):
             container.remove(force=True)
@@ -206,9 +205,10 @@ def _create(client: Any, image: str, options: dict[str, Any]) -> Any:
         return client.containers.create(image, **options)
 
 
-def _target(container: Any, spec: ServiceSpec) -> Target:
+def _address(container: Any, spec: ServiceSpec) -> tuple[str, int]:
+    """Where the service's port is reached from the host."""
     if spec.network in ("host", "none"):
-        return Target("127.0.0.1", spec.port)
+        return "127.0.0.1", spec.port
     container.reload()
     ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
     bindings: Sequence[Mapping[str, str]] = ports.get(f"{spec.port}/tcp") or ()
@@ -217,7 +217,7 @@ def _target(container: Any, spec: ServiceSpec) -> Target:
             f"the engine published no host port for {spec.port}/tcp (is its bridge network "
             "disabled?); set probe.target.network: host"
         )
-    return Target("127.0.0.1", int(bindings[0]["HostPort"]))
+    return "127.0.0.1", int(bindings[0]["HostPort"])
 
 
 @contextlib.contextmanager

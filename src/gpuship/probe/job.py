@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gpuship.docker.service import ContainerState, ServiceSpec, running_service
+from gpuship.docker.service import ContainerState, running_service
 from gpuship.errors import ConfigError
 from gpuship.nvml.sampler import GpuSample, sampling
 from gpuship.probe import rules
@@ -41,19 +41,11 @@ def run_job(
 ) -> Report:
     """Start the image's command, wait for it (or the timeout), judge it."""
     from gpuship.docker.engine import engine_client
+    from gpuship.probe.session import service_spec
 
-    target = config.target
-    spec = ServiceSpec(
-        image=image.removeprefix("docker://"),
-        port=target.port,
-        network="host" if target.network == "host" else "none",
-        gpus=target.gpus if isinstance(target.gpus, str) else tuple(target.gpus),
-        env=target.env,
-        command=None if target.command is None else tuple(target.command),
-        volumes=tuple(target.volumes),
-        shm_size=target.shm_size,
-        memory_limit=target.memory_limit,
-    )
+    # A job serves nothing: it gets no published port (host network only when asked).
+    network = "host" if config.target.network == "host" else "none"
+    spec = service_spec(image, config.target, network)
     client = engine_client(environ)
     progress(f"job {image}: running for at most {config.job.timeout_s:g} s")
     started = time.monotonic()

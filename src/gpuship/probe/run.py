@@ -25,9 +25,9 @@ LOAD, SHORTAGE, RECOVERY = "load", "shortage", "recovery"
 
 
 class Running(Protocol):
-    """A started target: where to send load, and what can be seen of it."""
+    """A started target: where to send load (host, port), and what can be seen of it."""
 
-    target: Target
+    address: tuple[str, int]
 
     def state(self) -> ContainerState: ...
 
@@ -152,6 +152,7 @@ def _phases(
     running: Running, config: ProbeConfig, workload: Workload, drive: Drive
 ) -> Iterator[Phase]:
     profile = config.profile
+    target = Target(*running.address)
     schedule = arrivals(
         workload.load_steps,
         profile.arrival,
@@ -159,17 +160,17 @@ def _phases(
         len(workload.requests),
         profile.warmup_s,
     )
-    load = drive(running.target, schedule, workload.requests, profile.concurrency)
+    load = drive(target, schedule, workload.requests, profile.concurrency)
     yield Phase(LOAD, workload.load_steps, load, running.state())
     shortage = config.shortage
     if not shortage.enabled:
         return
     push = (Step("shortage", shortage.rate, shortage.duration_s),)
     schedule = arrivals(push, profile.arrival, profile.seed, len(workload.shortage_requests))
-    result = drive(running.target, schedule, workload.shortage_requests, shortage.concurrency)
+    result = drive(target, schedule, workload.shortage_requests, shortage.concurrency)
     yield Phase(SHORTAGE, push, result, running.state())
     time.sleep(shortage.cooldown_s)
     calm = (Step("recovery", shortage.recovery_rate, shortage.recovery_duration_s),)
     schedule = arrivals(calm, profile.arrival, profile.seed, len(workload.requests))
-    result = drive(running.target, schedule, workload.requests, profile.concurrency)
+    result = drive(target, schedule, workload.requests, profile.concurrency)
     yield Phase(RECOVERY, calm, result, running.state())

@@ -14,7 +14,7 @@ from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
 from gpuship.nvml.sampler import sampling
 from gpuship.probe import rules
 from gpuship.probe.analysis import image_result
-from gpuship.probe.config import ProbeConfig
+from gpuship.probe.config import ProbeConfig, TargetConfig
 from gpuship.probe.gate import Check, Status, judge
 from gpuship.probe.present import probe_report
 from gpuship.probe.requests import load_requests
@@ -84,6 +84,21 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
     return probe_report("probe", results, checks + found, comparisons, trials)
 
 
+def service_spec(image: str, target: TargetConfig, network: str) -> ServiceSpec:
+    """How the Docker adapter starts `image` for probe.target."""
+    return ServiceSpec(
+        image=image.removeprefix("docker://"),
+        port=target.port,
+        network=network,
+        gpus=target.gpus if isinstance(target.gpus, str) else tuple(target.gpus),
+        env=target.env,
+        command=None if target.command is None else tuple(target.command),
+        volumes=tuple(target.volumes),
+        shm_size=target.shm_size,
+        memory_limit=target.memory_limit,
+    )
+
+
 def _client(environ: Mapping[str, str]) -> Any:
     from gpuship.docker.engine import engine_client
 
@@ -111,17 +126,7 @@ def _docker_launch(client: Any, config: ProbeConfig) -> Callable[[str], Any]:
 
     @contextlib.contextmanager
     def launch(image: str) -> Iterator[tuple[Running, float]]:
-        spec = ServiceSpec(
-            image=image.removeprefix("docker://"),
-            port=target.port,
-            network=target.network,
-            gpus=target.gpus if isinstance(target.gpus, str) else tuple(target.gpus),
-            env=target.env,
-            command=None if target.command is None else tuple(target.command),
-            volumes=tuple(target.volumes),
-            shm_size=target.shm_size,
-            memory_limit=target.memory_limit,
-        )
+        spec = service_spec(image, target, target.network)
         with running_service(client, spec, run_id) as service:
             ready = service.wait_ready(
                 target.health_path if target.ready_log is None else None,
@@ -137,7 +142,8 @@ class _UrlTarget:
     """A server someone else started: reachable or not is all that can be seen of it."""
 
     def __init__(self, url: str) -> None:
-        self.target = Target.from_url(url)
+        target = Target.from_url(url)
+        self.address = (target.host, target.port)
 
     def state(self) -> ContainerState:
         return ContainerState(running=True, exit_code=None, oom_killed=False)

@@ -10,8 +10,11 @@ the exit code, the step outputs, the job summary and the JSON report.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,7 @@ from bed.probe_server import (
     free_port,
     live_host,
 )
+from gpuship.docker.service import PROBE_LABEL
 
 pytestmark = pytest.mark.integration
 
@@ -297,3 +301,123 @@ def test_an_image_that_sheds_cleanly_within_its_slos_passes(
     gpu = run.report["result"]["trials"][0]["gpu"]
     assert len(gpu["samples"]) >= 50  # about 10 Hz over the run
     assert "GPU memory over time" in run.summary and "shed" in run.summary
+
+
+def test_job_mode_reports_steps_and_peak_memory(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-train:ok",
+        {**GPU, "MODE": "train", "STEPS": "5", "STEP_MS": "100", "MEM_PER_STEP_MIB": "1000"},
+    )
+    job = {"timeout-s": 60, "step-pattern": r"^step \d+ .* step_ms=(?P<ms>\d+)$"}
+
+    run = run_probe(image, {"job": job}, "--job")
+
+    assert run.returncode == 0, run.stderr
+    result = run.report["result"]
+    assert result["mode"] == "job" and result["exit_code"] == 0
+    assert result["step_seconds"] == [0.1] * 5
+    # Weights plus five steps of 1000 MiB, of the L4's 23034 MiB.
+    assert result["peak_gpu_memory_fraction"] == pytest.approx(19000 / 23034, abs=0.01)
+    assert run.outputs["steps"] == "5" and run.outputs["verdict"] == "ok"
+
+
+def test_job_mode_finds_a_cuda_out_of_memory(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-train:oom",
+        {**GPU, "MODE": "train", "STEPS": "10", "STEP_MS": "50", "MEM_PER_STEP_MIB": "3000"},
+    )
+
+    run = run_probe(image, {"job": {"timeout-s": 60}}, "--job")
+
+    assert run.returncode == 1, run.stderr
+    (finding,) = run.report["findings"]
+    assert finding["rule"] == "GSP501"
+    assert "CUDA out of memory" in finding["message"]
+    assert run.report["result"]["exit_code"] == 1
+    assert "GSP501" in run.summary
+
+
+def test_an_image_that_never_becomes_ready_fails_with_its_log(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    # The train mode with no steps exits at once: a server that dies while starting.
+    image = build_server_image(
+        docker_engine, server_binary, "probe-dies:candidate", {"MODE": "train", "STEPS": "0"}
+    )
+
+    run = run_probe(image, {"profile": {"steps": [{"rate": 5, "duration-s": 1}]}}, "--no-compare")
+
+    assert run.returncode == 1, run.stderr
+    (failure,) = _checks(run, "GSP101")
+    assert failure["status"] == "fail"
+    assert "exited while starting (exit code 0)" in failure["message"]
+    assert "training done" in failure["message"]
+    leftover = docker_engine.client.containers.list(all=True, filters={"label": PROBE_LABEL})
+    assert leftover == []
+
+
+def test_a_cancelled_probe_removes_its_container(
+    tmp_path: Path, docker_engine: DockerEngine, server_binary: Path, nvml_host: HostEnv
+) -> None:
+    image = build_server_image(
+        docker_engine, server_binary, "probe-cancel:candidate", {**GPU, "LATENCY_MS": "5"}
+    )
+    port = free_port()
+    config = {
+        "probe": {
+            "target": {"network": "host", "port": port, "gpus": "none", "env": {"PORT": str(port)}},
+            "profile": {"steps": [{"rate": 5, "duration-s": 300}]},
+        }
+    }
+    (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+    env = {**nvml_host(hosts.L4_550), **docker_engine.env}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpuship", "probe", image, "--no-compare"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not docker_engine.client.containers.list(filters={"label": PROBE_LABEL}):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.2)
+        time.sleep(1.5)  # under load by now
+        # What a cancelled GitHub job does: SIGINT, then SIGTERM; SIGTERM alone is the harder.
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr
+    leftover = docker_engine.client.containers.list(all=True, filters={"label": PROBE_LABEL})
+    assert leftover == []
+
+
+def test_a_bad_probe_section_is_a_usage_error_naming_the_line(
+    tmp_path: Path, docker_engine: DockerEngine
+) -> None:
+    (tmp_path / "gpuship.yaml").write_text("probe:\n  slo:\n    p99-ms: -3\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "gpuship", "probe", "any:image"],
+        env={**os.environ, **docker_engine.env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("gpuship: error: ")
+    assert "gpuship.yaml:3:5: probe.slo.p99-ms: Input should be greater than 0" in completed.stderr
+    assert "Traceback" not in completed.stderr
