@@ -1,8 +1,8 @@
 """Every stage's rules in one list: for `gpuship rules` and the generated rule pages.
 
 Each stage keeps its own catalog next to its checks; this module only gathers them, so a rule
-id (GSL lint, GSI image, GSB build, GSV verify, GSQ route, GSR release) is documented wherever
-it is used.
+id (GSL lint, GSI image, GSB build, GSV verify, GSQ route, GSP probe, GSR release) is
+documented wherever it is used.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ STAGES = (
     ),
     Stage("verify", "GPU host verification (`gpuship verify|fleet`)", ("gpuship.verify.rules",)),
     Stage("route", "Routing before the queue (`gpuship route`)", ("gpuship.route.rules",)),
+    Stage("probe", "Load and memory probe (`gpuship probe`)", ("gpuship.probe.rules",)),
     Stage("release", "Release (`gpuship promote|rollback|prune`)", ("gpuship.release.rules",)),
 )
 

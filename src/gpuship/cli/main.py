@@ -26,7 +26,8 @@ from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
 DESCRIPTION = """\
 gpuship keeps GPU container images for AI/ML healthy from pull request to production:
 lint Dockerfiles and images, build a validated CUDA matrix, verify a GPU host can run an
-image before a job takes its slot, and promote releases by digest with one-command rollback.
+image before a job takes its slot, load-test a candidate against SLOs and the current stable,
+and promote releases by digest with one-command rollback.
 """
 
 EPILOG = """\
