@@ -96,7 +96,7 @@ def test_rules_lists_every_stage_and_filters(
     code, out, _ = run_cli("rules", "--format", "json", cwd=tmp_path, monkeypatch=monkeypatch)
     rules = {r["id"]: r for r in json.loads(out)["result"]["rules"]}
     assert code == 0
-    stages = {"lint", "image", "build", "verify", "route", "release"}
+    stages = {"lint", "image", "build", "verify", "route", "probe", "release"}
     assert {r["stage"] for r in rules.values()} == stages
     assert rules["GSL201"]["severity"] == "off" and rules["GSL201"]["default_severity"] != "off"
     assert rules["GSV203"]["severity"] == rules["GSV203"]["default_severity"]
