@@ -421,3 +421,62 @@ def test_a_bad_probe_section_is_a_usage_error_naming_the_line(
     assert completed.stderr.startswith("gpuship: error: ")
     assert "gpuship.yaml:3:5: probe.slo.p99-ms: Input should be greater than 0" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_url_mode_streams_chat_and_reports_ttft_itl_and_goodput(
+    tmp_path: Path, server_binary: Path, nvml_host: HostEnv
+) -> None:
+    # A server someone else started (here: the stand-in, on this host), probed by URL.
+    port = free_port()
+    server = subprocess.Popen(
+        [str(server_binary)],
+        env={**os.environ, **GPU, "PORT": str(port), "LATENCY_MS": "30", "TOKEN_MS": "10"},
+        stdout=subprocess.DEVNULL,
+    )
+    config = {
+        "probe": {
+            "request": {"kind": "chat", "max-tokens": 8},
+            "profile": {
+                "arrival": "constant",
+                "warmup-s": 0,
+                "steps": [{"rate": 10, "duration-s": 2}],
+            },
+            "shortage": {"enabled": False},
+            "slo": {"ttft-p99-ms": 500, "goodput-ttft-ms": 500, "goodput-tpot-ms": 100},
+            "max-lag-ms": BED_MAX_LAG_MS,
+        }
+    }
+    (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+    try:
+        time.sleep(0.3)
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuship",
+                "probe",
+                "my-llm",
+                "--url",
+                f"http://127.0.0.1:{port}",
+                "--format",
+                "json",
+            ],
+            env=nvml_host(hosts.L4_550),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.kill()
+        server.wait()
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)["result"]
+    (step,) = result["images"][0]["steps"]
+    assert step["ok"] == step["requests"] == 20
+    assert 30 <= step["ttft_ms"]["p50"]["value"] < 300
+    assert 8 <= step["itl_p50_ms"] < 100
+    assert step["output_tokens_per_s"] == pytest.approx(80)
+    assert step["goodput_rps"] == pytest.approx(10)
+    # One image, started by someone else: nothing to compare, no container to watch.
+    assert result["comparisons"] == [] and len(result["trials"]) == 1

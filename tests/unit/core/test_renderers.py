@@ -242,3 +242,29 @@ def test_sarif_paths_are_relative_to_the_repository_root_from_a_subdirectory(
     plain = tmp_path / "plain"
     plain.mkdir()
     assert source_root({}, plain) == plain.resolve()
+
+
+def test_charts_render_as_mermaid_xychart_in_the_summary_only() -> None:
+    from gpuship.report import Chart, Series
+
+    chart = Chart(
+        'p99 "vs" load',
+        "arrival rate",
+        ("5/s", "10/s"),
+        "ms",
+        (Series("candidate p99", (12.5, 40.0)), Series("stable p99", (11.0, 12.25))),
+    )
+    report = Report(command="probe", charts=[chart])
+    summary = render_markdown(report)
+    block = summary[summary.index("```mermaid") :]
+    assert block.splitlines()[:7] == [
+        "```mermaid",
+        "xychart-beta",
+        "    title \"p99 'vs' load\"",
+        '    x-axis "arrival rate" ["5/s", "10/s"]',
+        '    y-axis "ms"',
+        "    line [12.5, 40]",
+        "    line [11, 12.25]",
+    ]
+    assert "1. candidate p99, 2. stable p99" in summary
+    assert "mermaid" not in render_text(report)

@@ -177,3 +177,17 @@ def test_report_outputs_tables_and_charts() -> None:
     assert [s.name for s in report.charts[0].series][:2] == ["candidate p99", "stable p99"]
     first = report.result["trials"][0]["phases"][0]
     assert len(first["requests"]) == 500 and first["fields"][1] == "intended_ms"
+
+
+def test_probe_config_rejects_what_cannot_run() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="give health-path or ready-log"):
+        config(target={"health-path": None})
+    with pytest.raises(ValidationError, match="must start with '/'"):
+        config(target={"health-path": "health"})
+    with pytest.raises(ValidationError, match="at least 1 item"):
+        config(profile={"steps": []})
+    with pytest.raises(ValidationError):
+        config(compare={"metrics": ["p42"]})
