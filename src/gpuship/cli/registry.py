@@ -25,7 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpuship.cli.commands.verify",
     "gpuship.cli.commands.fleet",
     "gpuship.cli.commands.route",
-    "gpuship.probe.command",
+    "gpuship.cli.commands.probe",
     "gpuship.cli.commands.promote",
     "gpuship.cli.commands.rollback",
     "gpuship.cli.commands.history",

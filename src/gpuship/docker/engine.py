@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuship.errors import DockerUnavailable
@@ -37,6 +37,31 @@ class GpuRequest:
     """GPUs a container asks for, as `docker run --gpus`: all of them, or these ids/UUIDs."""
 
     device_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContainerOptions:
+    """What a service container needs beyond a one-shot probe: `docker run -p 127.0.0.1::PORT
+    -v ... --label ... --shm-size ... --memory ...`."""
+
+    publish: int | None = None
+    volumes: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    shm_size: str | None = None
+    memory_limit: str | None = None
+
+    def sdk_arguments(self) -> dict[str, Any]:
+        arguments: dict[str, Any] = {"labels": dict(self.labels)}
+        if self.publish is not None:
+            # A free host port on loopback only: the probe runs on the same host.
+            arguments["ports"] = {f"{self.publish}/tcp": ("127.0.0.1", None)}
+        if self.volumes:
+            arguments["volumes"] = list(self.volumes)
+        if self.shm_size:
+            arguments["shm_size"] = self.shm_size
+        if self.memory_limit:
+            arguments["mem_limit"] = self.memory_limit
+        return arguments
 
 
 def engine_address(environ: Mapping[str, str]) -> str:
@@ -132,13 +157,18 @@ class Engine:
         self,
         image: str,
         *,
-        entrypoint: Sequence[str],
-        command: Sequence[str],
+        entrypoint: Sequence[str] | None = None,
+        command: Sequence[str] | None = None,
         environment: Mapping[str, str],
         gpus: GpuRequest | None = None,
         network_mode: str = "none",
+        options: ContainerOptions | None = None,
     ) -> Container:
-        """`docker create`, with GPUs requested as `--gpus` would request them."""
+        """`docker create`, with GPUs requested as `--gpus` would request them.
+
+        `entrypoint`/`command` None keep the image's own; `options` add what a long-running
+        service needs (a published port, mounts, labels, limits).
+        """
         from docker.types import DeviceRequest
 
         requests = []
@@ -148,14 +178,16 @@ class Engine:
                 if gpus.device_ids
                 else DeviceRequest(count=-1, capabilities=[["gpu"]])
             )
+        extra = (options or ContainerOptions()).sdk_arguments()
         with self._mapped(f"create a container of {image}"):
             container = self._client.containers.create(
                 image,
-                entrypoint=list(entrypoint),
-                command=list(command),
+                entrypoint=None if entrypoint is None else list(entrypoint),
+                command=None if command is None else list(command),
                 device_requests=requests,
                 network_mode=network_mode,
                 environment=dict(environment),
+                **extra,
             )
         return Container(container, self)
 
@@ -181,11 +213,19 @@ class Container:
             status = self._container.wait(timeout=timeout)
         return int(status.get("StatusCode", -1))
 
-    def logs(self) -> str:
-        """Its stdout and stderr so far."""
+    def logs(self, timestamps: bool = False) -> str:
+        """Its stdout and stderr so far; with `timestamps`, each line starts with the engine's
+        RFC 3339 time of the line."""
         with self._engine._mapped("read the container's logs"):
-            data: bytes = self._container.logs(stdout=True, stderr=True)
+            data: bytes = self._container.logs(stdout=True, stderr=True, timestamps=timestamps)
         return data.decode("utf-8", "replace")
+
+    def inspect(self) -> dict[str, Any]:
+        """`docker inspect` of the container, read now."""
+        with self._engine._mapped("inspect the container"):
+            self._container.reload()
+        attrs: dict[str, Any] = self._container.attrs
+        return attrs
 
     def remove(self) -> None:
         """`docker rm -f`."""

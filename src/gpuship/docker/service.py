@@ -1,7 +1,8 @@
 """Run an image as a service for the probe: start it with GPUs, find its port, watch it, remove it.
 
-The container is removed however the run ends: success, failure, timeout, and cancellation
-(a cancelled GitHub job sends SIGINT, then SIGTERM: SIGTERM is turned into KeyboardInterrupt
+Built on `Engine` and `Container` (engine.py), the one way gpuship reaches the engine. The
+container is removed however the run ends: success, failure, timeout, and cancellation (a
+cancelled GitHub job sends SIGINT, then SIGTERM: SIGTERM is turned into KeyboardInterrupt
 while a service runs, so the clean-up below runs too). Every container carries the label
 `io.gpuship.probe` so one left by a killed runner can be found and removed.
 """
@@ -15,13 +16,19 @@ import signal
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-from gpuship.docker.engine import gpu_device_request
+from gpuship.docker.engine import (
+    Container,
+    ContainerOptions,
+    Engine,
+    EngineRefused,
+    GpuRequest,
+    ImageMissing,
+)
 from gpuship.errors import DockerUnavailable, InputError
 
 PROBE_LABEL = "io.gpuship.probe"
@@ -64,15 +71,14 @@ class NotReady(Exception):
 
 
 class Service:
-    """A started container and the address its port is reached at."""
+    """A started container and the address (host, port) its port is reached at."""
 
-    def __init__(self, container: Any, address: tuple[str, int]) -> None:
+    def __init__(self, container: Container, address: tuple[str, int]) -> None:
         self._container = container
         self.address = address
 
     def state(self) -> ContainerState:
-        self._container.reload()
-        state = self._container.attrs.get("State", {})
+        state = self._container.inspect().get("State", {})
         running = bool(state.get("Running"))
         return ContainerState(
             running=running,
@@ -82,25 +88,11 @@ class Service:
         )
 
     def logs(self, timestamps: bool = False) -> str:
-        """stdout and stderr so far; with `timestamps`, each line starts with the engine's
-        RFC 3339 time of the line."""
-        data = self._container.logs(stdout=True, stderr=True, timestamps=timestamps)
-        return str(data.decode("utf-8", "replace"))
-
-    def wait_exit(self, timeout: float) -> ContainerState | None:
-        """How the container ended, or None when it still runs after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = self.state()
-            if not state.running:
-                return state
-            time.sleep(_POLL_S)
-        return None
+        return self._container.logs(timestamps=timestamps)
 
     def pids(self) -> frozenset[int] | None:
         """Host pids of the container's processes (its pid namespace); None when not visible."""
-        self._container.reload()
-        init = int(self._container.attrs.get("State", {}).get("Pid") or 0)
+        init = int(self._container.inspect().get("State", {}).get("Pid") or 0)
         return namespace_pids(init) if init else None
 
     def wait_ready(self, health_path: str | None, ready_log: str | None, timeout: float) -> float:
@@ -119,6 +111,16 @@ class Service:
                 return time.monotonic() - started
             time.sleep(_POLL_S)
         raise NotReady(f"not ready after {timeout:g} s", self.state(), self.logs())
+
+    def wait_exit(self, timeout: float) -> ContainerState | None:
+        """How the container ended, or None when it still runs after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.state()
+            if not state.running:
+                return state
+            time.sleep(_POLL_S)
+        return None
 
 
 def namespace_pids(init_pid: int, proc: Path = Path("/proc")) -> frozenset[int] | None:
@@ -146,72 +148,63 @@ def _healthy(address: tuple[str, int], path: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_service(client: Any, spec: ServiceSpec, run_id: str) -> Iterator[Service]:
+def running_service(engine: Engine, spec: ServiceSpec, run_id: str) -> Iterator[Service]:
     """Start the image; yield it with its address; always remove the container."""
-    from docker.errors import APIError, ImageNotFound
-
-    options = _create_options(spec, run_id)
     try:
-        container = _create(client, spec.image, options)
-    except APIError as error:
-        message = f"{spec.image}: the engine refused to create it: {_explain(error)}"
-        raise DockerUnavailable(message) from None
-    except ImageNotFound:
+        container = _create(engine, spec, run_id)
+    except ImageMissing:
         raise InputError(f"{spec.image}: image not found locally or in its registry") from None
+    except EngineRefused as error:
+        message = f"{spec.image}: the engine refused to create it: {error.message}"
+        raise DockerUnavailable(message) from None
     try:
         with _sigterm_interrupts():
             try:
                 container.start()
-            except APIError as error:
-                raise DockerUnavailable(f"{spec.image} did not start: {_explain(error)}") from None
+            except EngineRefused as error:
+                raise DockerUnavailable(f"{spec.image} did not start: {error.message}") from None
             yield Service(container, _address(container, spec))
     finally:
-        with contextlib.suppress(APIError):
-            container.remove(force=True)
+        with contextlib.suppress(EngineRefused, DockerUnavailable):
+            container.remove()
 
 
-def _create_options(spec: ServiceSpec, run_id: str) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "environment": dict(spec.env),
-        "labels": {PROBE_LABEL: run_id},
-        "detach": True,
-    }
-    if spec.command is not None:
-        options["command"] = list(spec.command)
+def _create(engine: Engine, spec: ServiceSpec, run_id: str) -> Container:
+    gpus = None
     if spec.gpus != "none":
-        ids = () if spec.gpus == "all" else tuple(spec.gpus)
-        options["device_requests"] = [gpu_device_request(ids)]
-    if spec.network in ("host", "none"):
-        options["network_mode"] = spec.network
-    else:
-        options["ports"] = {f"{spec.port}/tcp": ("127.0.0.1", None)}
-    if spec.volumes:
-        options["volumes"] = list(spec.volumes)
-    if spec.shm_size:
-        options["shm_size"] = spec.shm_size
-    if spec.memory_limit:
-        options["mem_limit"] = spec.memory_limit
-    return options
+        gpus = GpuRequest(() if isinstance(spec.gpus, str) else spec.gpus)
+    options = ContainerOptions(
+        publish=spec.port if spec.network == "bridge" else None,
+        volumes=spec.volumes,
+        labels={PROBE_LABEL: run_id},
+        shm_size=spec.shm_size,
+        memory_limit=spec.memory_limit,
+    )
 
-
-def _create(client: Any, image: str, options: dict[str, Any]) -> Any:
-    from docker.errors import ImageNotFound
+    def create() -> Container:
+        return engine.create_container(
+            spec.image,
+            command=spec.command,
+            environment=spec.env,
+            gpus=gpus,
+            network_mode=spec.network,
+            options=options,
+        )
 
     try:
-        return client.containers.create(image, **options)
-    except ImageNotFound:
+        return create()
+    except ImageMissing:
         # The probe runs the image, so it needs it locally: pull like `docker run` would.
-        client.images.pull(image)
-        return client.containers.create(image, **options)
+        engine.pull(spec.image)
+        return create()
 
 
-def _address(container: Any, spec: ServiceSpec) -> tuple[str, int]:
+def _address(container: Container, spec: ServiceSpec) -> tuple[str, int]:
     """Where the service's port is reached from the host."""
-    if spec.network in ("host", "none"):
+    if spec.network != "bridge":
         return "127.0.0.1", spec.port
-    container.reload()
-    ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
-    bindings: Sequence[Mapping[str, str]] = ports.get(f"{spec.port}/tcp") or ()
+    ports = container.inspect().get("NetworkSettings", {}).get("Ports") or {}
+    bindings = ports.get(f"{spec.port}/tcp") or ()
     if not bindings:
         raise DockerUnavailable(
             f"the engine published no host port for {spec.port}/tcp (is its bridge network "
@@ -234,8 +227,3 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _explain(error: Exception) -> str:
-    explanation = getattr(error, "explanation", None)
-    return " ".join(str(explanation or error).split())[:300]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpuship.docker.engine import Engine
 from gpuship.docker.service import ContainerState, running_service
 from gpuship.errors import ConfigError
 from gpuship.nvml.sampler import GpuSample, sampling
@@ -40,16 +41,17 @@ def run_job(
     image: str, config: ProbeConfig, environ: Mapping[str, str], progress: Callable[[str], None]
 ) -> Report:
     """Start the image's command, wait for it (or the timeout), judge it."""
-    from gpuship.docker.engine import engine_client
     from gpuship.probe.session import service_spec
 
     # A job serves nothing: it gets no published port (host network only when asked).
     network = "host" if config.target.network == "host" else "none"
     spec = service_spec(image, config.target, network)
-    client = engine_client(environ)
     progress(f"job {image}: running for at most {config.job.timeout_s:g} s")
     started = time.monotonic()
-    with running_service(client, spec, uuid.uuid4().hex[:12]) as service:
+    with (
+        Engine.connect(environ) as engine,
+        running_service(engine, spec, uuid.uuid4().hex[:12]) as service,
+    ):
         with sampling(config.sample_interval_ms / 1000, service.pids) as watch:
             state = service.wait_exit(config.job.timeout_s)
         run = JobRun(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
 from gpuship.docker.service import ContainerState, ServiceSpec, running_service
 from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
 from gpuship.nvml.sampler import sampling
@@ -61,20 +62,21 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
     )
     checks: list[Check] = []
     images = [(CANDIDATE, request.candidate)]
-    if request.url is not None:
-        launch = _fixed_url(request.url)
-    else:
-        client = _client(request.environ)
-        launch = _docker_launch(client, config)
-        if request.stable:
-            missing = _pull_failure(client, request.stable)
-            if missing is None:
-                images.append((STABLE, request.stable))
-            else:
-                checks.append(Check(rules.NO_COMPARISON, Status.WARN, "stable", missing))
-    trials = run_trials(
-        images, config, workload, launch, _sampler(config), _drive(config), progress
-    )
+    with contextlib.ExitStack() as stack:
+        if request.url is not None:
+            launch = _fixed_url(request.url)
+        else:
+            engine = stack.enter_context(Engine.connect(request.environ))
+            launch = _docker_launch(engine, config)
+            if request.stable:
+                missing = _pull_failure(engine, request.stable)
+                if missing is None:
+                    images.append((STABLE, request.stable))
+                else:
+                    checks.append(Check(rules.NO_COMPARISON, Status.WARN, "stable", missing))
+        trials = run_trials(
+            images, config, workload, launch, _sampler(config), _drive(config), progress
+        )
     results = [
         image_result(role, [t for t in trials if t.role == role], workload.load_steps, config.slo)
         for role, _ in images
@@ -99,35 +101,30 @@ def service_spec(image: str, target: TargetConfig, network: str) -> ServiceSpec:
     )
 
 
-def _client(environ: Mapping[str, str]) -> Any:
-    from gpuship.docker.engine import engine_client
-
-    return engine_client(environ)
-
-
-def _pull_failure(client: Any, image: str) -> str | None:
-    from docker.errors import APIError, ImageNotFound
-
+def _pull_failure(engine: Engine, image: str) -> str | None:
+    """None when the engine holds the image or can pull it; else why it cannot."""
     try:
-        client.images.get(image)
+        engine.inspect_image(image)
         return None
-    except ImageNotFound:
+    except ImageMissing:
         pass
+    except EngineRefused as error:
+        return f"{image} not compared: {error.message}"
     try:
-        client.images.pull(image)
-    except (APIError, ImageNotFound) as error:
-        return f"{image} not compared: cannot pull it ({' '.join(str(error).split())[:200]})"
+        engine.pull(image)
+    except EngineRefused as error:
+        return f"{image} not compared: cannot pull it ({error.message})"
     return None
 
 
-def _docker_launch(client: Any, config: ProbeConfig) -> Callable[[str], Any]:
+def _docker_launch(engine: Engine, config: ProbeConfig) -> Callable[[str], Any]:
     target = config.target
     run_id = uuid.uuid4().hex[:12]
 
     @contextlib.contextmanager
     def launch(image: str) -> Iterator[tuple[Running, float]]:
         spec = service_spec(image, target, target.network)
-        with running_service(client, spec, run_id) as service:
+        with running_service(engine, spec, run_id) as service:
             ready = service.wait_ready(
                 target.health_path if target.ready_log is None else None,
                 target.ready_log,
