@@ -252,7 +252,16 @@ def test_an_image_that_sheds_cleanly_within_its_slos_passes(
         docker_engine,
         server_binary,
         "probe-shed:candidate",
-        {**GPU, **LONG_PROMPTS, "LATENCY_MS": "20", "JITTER_MS": "5", "OVERLOAD": "shed"},
+        # 256 MiB a request: room for 35 in flight, far more than 130/s x 25 ms even when a
+        # loaded machine stretches them; two long prompts (4 GiB each) still fill the GPU.
+        {
+            **GPU,
+            **LONG_PROMPTS,
+            "MEM_PER_REQUEST_MIB": "256",
+            "LATENCY_MS": "20",
+            "JITTER_MS": "5",
+            "OVERLOAD": "shed",
+        },
     )
     long_prompt = {"method": "POST", "path": "/generate", "body": "x" * 4096}
     (tmp_path / "long.jsonl").write_text(json.dumps(long_prompt) + "\n")
