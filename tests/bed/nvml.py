@@ -22,7 +22,12 @@ with `bed.hosts`):
         "mig_devices": [{"name": "...", "uuid": "MIG-...", "memory_total": ...}],
         "ecc_errors": {"volatile_corrected": 0, "volatile_uncorrected": 0,
                        "aggregate_corrected": 0, "aggregate_uncorrected": 0},
-        "fail": {"nvmlDeviceGetMigMode": 3}  # forced errors on this GPU's handle only
+        "fail": {"nvmlDeviceGetMigMode": 3}, # forced errors on this GPU's handle only
+        "live": "/path/live.json"            # optional: readings that change, read at each call:
+                                             # {"memory_used", "utilization_gpu",
+                                             #  "utilization_memory", "power_usage" (mW),
+                                             #  "clocks_event_reasons", "processes": [{"pid",
+                                             #  "used_memory", "pid_namespace"?}]}
       }]
     }
 
