@@ -67,6 +67,7 @@ class Sample:
     `status` is 0 when no response came; `error` is "" for a success, else one of "status"
     (not an expected status), "connect", "reset", "timeout", "protocol". For streamed answers
     `first_token` is the first chunk with text and `itl` the gaps between text chunks.
+    `queued`: it waited for a slot under the concurrency cap (that wait is in its latency).
     """
 
     step: int
@@ -80,6 +81,7 @@ class Sample:
     error: str
     tokens: int = 0
     itl: tuple[float, ...] = ()
+    queued: bool = False
 
     @property
     def latency(self) -> float:
@@ -211,6 +213,7 @@ class _Driver:
         spec = self.requests[arrival.request]
         progress = _Progress()
         error = ""
+        queued = self.slots.locked()
         async with self.slots:
             try:
                 await asyncio.wait_for(self._exchange(spec, start, progress), self.timeout_s)
@@ -234,6 +237,7 @@ class _Driver:
                 error=error,
                 tokens=progress.tokens,
                 itl=tuple(b - a for a, b in itertools.pairwise(times)),
+                queued=queued,
             )
         )
 

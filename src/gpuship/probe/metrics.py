@@ -103,7 +103,7 @@ def step_metrics(step: Step, samples: Sequence[Sample], slo: SloConfig) -> StepM
         goodput=_goodput(good, slo, step.duration),
         lag_p99=percentile(lags, 0.99),
         lag_max=lags[-1],
-        capped=sum(1 for s in samples if s.sent - s.dispatched > 0.001),
+        capped=sum(1 for s in samples if s.queued),
     )
 
 

@@ -28,6 +28,7 @@ SAMPLE_FIELDS = (
     "error",
     "tokens",
     "itl_ms",
+    "queued",
 )
 GPU_FIELDS = (
     "t_ms",
@@ -390,6 +391,7 @@ def _sample_row(sample: Sample) -> list[Any]:
         sample.error,
         sample.tokens,
         [round(gap * 1000, 3) for gap in sample.itl],
+        sample.queued,
     ]
 
 

@@ -161,8 +161,12 @@ def _fixed_url(url: str) -> Callable[[str], Any]:
 
 
 def _sampler(config: ProbeConfig) -> Callable[[Any], Any]:
+    gpus = config.target.gpus
+    # Sample the GPUs the container gets when they are named by index; else all of them.
+    indexes = [int(g) for g in gpus if g.isdigit()] if isinstance(gpus, list) else []
+
     def sample(pids: Callable[[], frozenset[int] | None]) -> Any:
-        return sampling(config.sample_interval_ms / 1000, pids)
+        return sampling(config.sample_interval_ms / 1000, pids, indexes)
 
     return sample
 

@@ -64,6 +64,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     stable = None
     if not (args.no_compare or args.url):
         stable = args.stable or stable_of(args.image, config.compare.stable_tag)
+        if stable == args.image:
+            stable = None  # the candidate is what stable points at: nothing to compare
     request = ProbeRequest(args.image, stable, args.url, config, base, ctx.environ)
     return _with_json_file(probe(request, progress), args)
 
