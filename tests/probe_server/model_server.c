@@ -21,12 +21,16 @@
  *                             at once; "crash" prints a CUDA out-of-memory error and exits 1,
  *                             as a PyTorch server does; "queue" waits until memory frees.
  *   SHED_STATUS (503)         429 or 503.
+ *   HOST_MEM_PER_REQUEST_MIB (0)
+ *                             Host memory each request in flight touches (a container memory
+ *                             limit then brings the host's OOM killer).
  *   NVML_LIVE                 File rewritten every 20 ms with this GPU's readings (memory used,
  *                             utilization, power, this process), which the NVML stand-in
  *                             (tests/nvml_stub) serves to the sampler.
  *   MODE (serve)              "train": no server; print "step N ... step_ms=T" every STEP_MS
  *                             for STEPS steps, growing memory by MEM_PER_STEP_MIB each step,
- *                             crashing with CUDA out of memory past MEM_TOTAL_MIB.
+ *                             crashing with CUDA out of memory past MEM_TOTAL_MIB, and host
+ *                             memory by HOST_MEM_PER_STEP_MIB (a leak the OOM killer ends).
  *
  * Routes: GET /health; POST /v1/completions and /v1/chat/completions (OpenAI-compatible,
  * "stream": true streams SSE chunks then a usage chunk and [DONE]); anything else is a plain
@@ -52,7 +56,7 @@ typedef struct {
     int port;
     long startup_ms, latency_ms, jitter_ms, tail_permille, tail_ms, token_ms;
     long mem_total, mem_base, mem_per_request, mem_per_body_kib;
-    long shed_status, step_ms, steps, mem_per_step;
+    long shed_status, step_ms, steps, mem_per_step, host_per_request, host_per_step;
     const char *overload, *nvml_live, *mode;
 } settings;
 
@@ -172,6 +176,14 @@ static int admit(long mib) {
     return 1;
 }
 
+/* Host memory really used (every page written), as a data loader or a CPU-side cache does. */
+static char *touch_host_memory(long mib) {
+    if (mib <= 0) return NULL;
+    char *block = malloc((size_t)mib * MIB);
+    if (block) memset(block, 1, (size_t)mib * MIB);
+    return block;
+}
+
 static void release(long mib) {
     pthread_mutex_lock(&g_lock);
     g_used -= mib;
@@ -285,6 +297,7 @@ static int handle(connection *c, const char *method, const char *path, const cha
         const char *reason = S.shed_status == 429 ? "Too Many Requests" : "Service Unavailable";
         return respond(c->fd, (int)S.shed_status, reason, "text/plain", "overloaded\n");
     }
+    char *host = touch_host_memory(S.host_per_request);
     int kept;
     if (strcmp(method, "POST") == 0 && strstr(path, "/v1/") == path && strstr(path, "completions"))
         kept = completion(c, path, body, body_length);
@@ -292,6 +305,7 @@ static int handle(connection *c, const char *method, const char *path, const cha
         sleep_ms(request_latency(c));
         kept = respond(c->fd, 200, "OK", "text/plain", "ok\n");
     }
+    free(host);
     release(mib);
     return kept;
 }
@@ -379,6 +393,7 @@ static int train(void) {
     for (long step = 1; step <= S.steps; step++) {
         if (g_used + S.mem_per_step > S.mem_total) out_of_memory(S.mem_per_step);
         g_used += S.mem_per_step;
+        (void)touch_host_memory(S.host_per_step); /* kept: the leak */
         write_live();
         sleep_ms(S.step_ms);
         say("step %ld loss %.4f step_ms=%ld", step, 2.0 / (double)step, S.step_ms);
@@ -405,6 +420,8 @@ int main(void) {
         .step_ms = env_long("STEP_MS", 50),
         .steps = env_long("STEPS", 10),
         .mem_per_step = env_long("MEM_PER_STEP_MIB", 0),
+        .host_per_request = env_long("HOST_MEM_PER_REQUEST_MIB", 0),
+        .host_per_step = env_long("HOST_MEM_PER_STEP_MIB", 0),
         .overload = env_text("OVERLOAD", "shed"),
         .nvml_live = getenv("NVML_LIVE"),
         .mode = env_text("MODE", "serve"),

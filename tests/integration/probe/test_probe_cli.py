@@ -76,6 +76,7 @@ def run_probe(
             "probe": {
                 **probe,
                 "target": {
+                    **probe.get("target", {}),
                     "network": "host",
                     "port": port,
                     # The bed engine has no NVIDIA runtime: GPU readings come from the stand-in.
@@ -352,6 +353,26 @@ def test_job_mode_finds_a_cuda_out_of_memory(
     assert "CUDA out of memory" in finding["message"]
     assert run.report["result"]["exit_code"] == 1
     assert "GSP501" in run.summary
+
+
+def test_job_mode_finds_the_host_oom_killer(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    # A data loader that leaks 16 MiB of host memory a step, in a container limited to 64 MiB.
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        "probe-train:leak",
+        {**GPU, "MODE": "train", "STEPS": "50", "STEP_MS": "20", "HOST_MEM_PER_STEP_MIB": "16"},
+    )
+
+    run = run_probe(image, {"target": {"memory-limit": "64m"}, "job": {"timeout-s": 60}}, "--job")
+
+    assert run.returncode == 1, run.stderr
+    (finding,) = run.report["findings"]
+    assert finding["rule"] == "GSP501"
+    assert finding["message"] == "ran out of memory: killed by the host's OOM killer"
+    assert run.report["result"]["exit_code"] == 137
 
 
 def test_an_image_that_never_becomes_ready_fails_with_its_log(

@@ -191,3 +191,22 @@ def test_probe_config_rejects_what_cannot_run() -> None:
         config(profile={"steps": []})
     with pytest.raises(ValidationError):
         config(compare={"metrics": ["p42"]})
+
+
+def test_a_host_oom_kill_under_shortage_is_a_crash_said_as_such() -> None:
+    from gpuship.docker.service import ContainerState
+
+    killed = ContainerState(running=False, exit_code=137, oom_killed=True)
+    crashed = trial(
+        "candidate",
+        0,
+        latencies([0.02] * 100),
+        STEPS,
+        shortage=[sample(0.001, status=0, error="reset")],
+        recovery=[sample(0.001, status=0, error="connect")],
+        after_shortage=killed,
+    )
+    cand, _ = results([crashed], [], config())
+    checks, _ = judge(cand, None, config())
+    (crash,) = [c for c in checks if c.rule == rules.OOM_CRASH]
+    assert crash.message == "the service crashed: exited 137; killed by the host's OOM killer"
