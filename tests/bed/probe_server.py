@@ -67,6 +67,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def bed_target(live_dir: Path) -> dict[str, Any]:
+    """`probe.target` for the bed: host network on a free port (the engine has no bridge), no
+    GPU request (no NVIDIA runtime there), the server's readings written into `live_dir`."""
+    port = free_port()
+    return {
+        "network": "host",
+        "port": port,
+        "gpus": "none",
+        "env": {"PORT": str(port), "NVML_LIVE": f"{LIVE_DIR_IN_CONTAINER}/live.json"},
+        "volumes": [f"{live_dir}:{LIVE_DIR_IN_CONTAINER}"],
+        "startup-timeout-s": 30,
+    }
+
+
 def live_host(base: Mapping[str, Any], live_file: Path) -> dict[str, Any]:
     """`base` (a bed.hosts description) whose first GPU serves readings from `live_file`."""
     description = copy.deepcopy(dict(base))

@@ -38,7 +38,7 @@ from bed.docker_engine import DockerEngine
 from bed.fleet import Runner, publish_fleet
 from bed.images import FileSpec, build_scratch_image
 from bed.oci import DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, make_image, push
-from bed.probe_server import LIVE_DIR_IN_CONTAINER, build_server, free_port, live_host
+from bed.probe_server import bed_target, build_server, live_host
 from bed.registry import Registry
 
 pytestmark = pytest.mark.integration
@@ -106,18 +106,10 @@ def release_config(live_dir: Path) -> str:
     bed engine has no bridge), no GPU request (no NVIDIA runtime; readings come from the NVML
     stand-in, fed by the server), a short profile."""
     config = yaml.safe_load((EXAMPLES / "sample-project" / "gpuship.yaml").read_text())
-    port = free_port()
     config["verify"] = {"require-gpu-runtime": False}
     config["probe"].update(
         {
-            "target": {
-                "network": "host",
-                "port": port,
-                "gpus": "none",
-                "env": {"PORT": str(port), "NVML_LIVE": f"{LIVE_DIR_IN_CONTAINER}/live.json"},
-                "volumes": [f"{live_dir}:{LIVE_DIR_IN_CONTAINER}"],
-                "startup-timeout-s": 30,
-            },
+            "target": bed_target(live_dir),
             "profile": {"warmup-s": 0, "steps": [{"rate": 20, "duration-s": 2}]},
             "shortage": {"rate": 40, "duration-s": 1, "cooldown-s": 0.2, "recovery-duration-s": 1},
             "compare": {"trials": 1},

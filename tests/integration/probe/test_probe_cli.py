@@ -26,7 +26,7 @@ import yaml
 from bed import hosts
 from bed.docker_engine import DockerEngine
 from bed.probe_server import (
-    LIVE_DIR_IN_CONTAINER,
+    bed_target,
     build_server,
     build_server_image,
     free_port,
@@ -71,23 +71,8 @@ def run_probe(
     def run(image: str, probe: Mapping[str, Any], *args: str) -> ProbeRun:
         live_dir = tmp_path / "nvml"
         live_dir.mkdir(exist_ok=True)
-        port = free_port()
-        config = {
-            "probe": {
-                **probe,
-                "target": {
-                    **probe.get("target", {}),
-                    "network": "host",
-                    "port": port,
-                    # The bed engine has no NVIDIA runtime: GPU readings come from the stand-in.
-                    "gpus": "none",
-                    "env": {"PORT": str(port), "NVML_LIVE": f"{LIVE_DIR_IN_CONTAINER}/live.json"},
-                    "volumes": [f"{live_dir}:{LIVE_DIR_IN_CONTAINER}"],
-                    "startup-timeout-s": 30,
-                },
-                "max-lag-ms": BED_MAX_LAG_MS,
-            }
-        }
+        target = {**probe.get("target", {}), **bed_target(live_dir)}
+        config = {"probe": {**probe, "target": target, "max-lag-ms": BED_MAX_LAG_MS}}
         (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
         summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
         for file in (summary, outputs):
