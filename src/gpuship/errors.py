@@ -11,6 +11,15 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
 EXIT_UNEXPECTED = 4
+# Longest user-given text quoted back in a message: errors stay one readable line.
+_SHOWN_CHARS = 60
+
+
+def shown(text: str) -> str:
+    """`text` quoted for a message, cut to a readable length (a 100,000-digit "version")."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:_SHOWN_CHARS]!r}... ({len(text)} characters)"
 
 
 class GpushipError(Exception):
@@ -35,6 +44,19 @@ class InputError(GpushipError):
     """A file, image reference or value given to a command is unreadable or invalid."""
 
     exit_code = EXIT_USAGE
+
+
+class LimitExceeded(InputError):
+    """An input passes one of the bounds in `gpuship.limits`; `limit` names it for the user.
+
+    The message says what was read, how far it went, and which `limits.*` key to raise when
+    the input is genuine.
+    """
+
+    def __init__(self, what: str, detail: str, limit: str, value: int) -> None:
+        self.limit = limit
+        self.value = value
+        super().__init__(f"{what}: {detail} (limit {limit}: {value})")
 
 
 class EnvironmentUnavailable(GpushipError):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuship.config.locate import DEFAULT_FAIL_ON, has_config_input
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
@@ -50,6 +51,11 @@ class Context:
     def has_config_input(self) -> bool:
         """Whether the file or a `GPUSHIP_*` variable may change any default."""
         return has_config_input(self.config_path, self.environ)
+
+    @property
+    def limits(self) -> Limits:
+        """The `limits:` in force (the defaults when nothing configures any)."""
+        return self.config.limits if self.has_config_input else DEFAULT_LIMITS
 
     @property
     def fail_on(self) -> str:

@@ -7,6 +7,7 @@ came from: `gpuship.yaml:12:3: lint.fail-on: ...` or `environment GPUSHIP_FAIL_O
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import types
 import typing
@@ -20,7 +21,9 @@ from pydantic import BaseModel, ValidationError
 
 from gpuship.config.locate import env_key_path
 from gpuship.config.model import GpushipConfig
-from gpuship.errors import ConfigError
+from gpuship.documents import compose_yaml, construct_yaml, read_file
+from gpuship.errors import ConfigError, InputError, LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 ConfigPath = tuple[str | int, ...]
 
@@ -38,7 +41,7 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
     data: dict[str, Any] = {}
     positions: dict[ConfigPath, tuple[int, int]] = {}
     if path is not None:
-        data, positions = _read_yaml(path)
+        data, positions = _read_yaml(path, bootstrap_limits(environ))
     env_sources = _overlay_environment(data, environ)
     try:
         config = GpushipConfig.model_validate(data)
@@ -63,19 +66,43 @@ def with_overrides(config: GpushipConfig, overrides: Mapping[str, object]) -> Gp
         raise ConfigError(_describe(exc, None, {}, sources)) from None
 
 
-def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[ConfigPath, tuple[int, int]]]:
+def bootstrap_limits(environ: Mapping[str, str]) -> Limits:
+    """The limits on reading `gpuship.yaml` itself: defaults and `GPUSHIP_LIMITS__*` variables.
+
+    They apply before the file's own `limits:` can be known; a malformed value is left to the
+    full validation, which names it.
+    """
+    names = {field.name for field in dataclasses.fields(Limits)}
+    values: dict[str, int] = {}
+    for name, raw in environ.items():
+        key_path = env_key_path(name)
+        if key_path is None or len(key_path) != 2 or key_path[0] != "limits":
+            continue
+        field = key_path[1].replace("-", "_")
+        if field in names and raw.strip().isdigit() and len(raw.strip()) < 20:
+            values[field] = int(raw)
+    return DEFAULT_LIMITS.override(**values)
+
+
+def _read_yaml(
+    path: Path, limits: Limits
+) -> tuple[dict[str, Any], dict[ConfigPath, tuple[int, int]]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_file(path, "config file", limits, "yaml_max_bytes").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    except InputError as exc:  # missing, not a regular file, or over yaml-max-bytes
+        raise ConfigError(str(exc)) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = compose_yaml(text, str(path), limits)
+        data = construct_yaml(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    except LimitExceeded as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
         return {}, {}
     if not isinstance(data, dict):
@@ -118,8 +145,11 @@ def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> di
 
 def _parse_env_value(raw: str) -> object:
     # YAML scalars give env values the same meaning they have in the file: true, 3, [a, b].
+    # Environment values are bounded like the file (an alias bomb fits in one variable).
     try:
-        return yaml.safe_load(raw) if raw.strip() else raw
+        return (
+            construct_yaml(compose_yaml(raw, "environment", DEFAULT_LIMITS)) if raw.strip() else raw
+        )
     except yaml.YAMLError:
         return raw
 
@@ -135,22 +165,27 @@ def _set_path(data: dict[str, Any], key_path: ConfigPath, value: object) -> None
     target[str(key_path[-1])] = value
 
 
-def _field_models(annotation: object) -> list[type[BaseModel]]:
-    """The pydantic models an annotation can hold (through Optional, list, dict)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+def _field_models(annotation: object) -> list[type]:
+    """The pydantic models and dataclasses an annotation can hold (through Optional, list)."""
+    if isinstance(annotation, type) and (
+        issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation)
+    ):
         return [annotation]
-    found: list[type[BaseModel]] = []
+    found: list[type] = []
     if typing.get_origin(annotation) is not None or isinstance(annotation, types.UnionType):
         for arg in typing.get_args(annotation):
             found.extend(_field_models(arg))
     return found
 
 
-def _model_fields_by_alias(model: type[BaseModel]) -> dict[str, object]:
+def _model_fields_by_alias(model: type) -> dict[str, object]:
+    if dataclasses.is_dataclass(model):  # `limits:` (kebab-case like every section)
+        return {field.name.replace("_", "-"): field.type for field in dataclasses.fields(model)}
+    assert issubclass(model, BaseModel)
     return {(info.alias or name): info.annotation for name, info in model.model_fields.items()}
 
 
-def _is_field_path(model: type[BaseModel], key_path: ConfigPath) -> bool:
+def _is_field_path(model: type, key_path: ConfigPath) -> bool:
     fields = _model_fields_by_alias(model)
     head = str(key_path[0])
     if head not in fields:
@@ -162,11 +197,11 @@ def _is_field_path(model: type[BaseModel], key_path: ConfigPath) -> bool:
 
 def _allowed_keys(key_path: ConfigPath) -> list[str]:
     """Keys valid next to the last element of `key_path` (for "did you mean")."""
-    models: list[type[BaseModel]] = [GpushipConfig]
+    models: list[type] = [GpushipConfig]
     for key in key_path[:-1]:
         if isinstance(key, int):
             continue
-        next_models: list[type[BaseModel]] = []
+        next_models: list[type] = []
         for model in models:
             annotation = _model_fields_by_alias(model).get(key)
             next_models.extend(_field_models(annotation))
@@ -184,7 +219,8 @@ def _describe(
     first = errors[0]
     loc: ConfigPath = tuple(first["loc"])
     dotted = ".".join(str(part) for part in loc) or "(top level)"
-    if first["type"] == "extra_forbidden":
+    # A stdlib dataclass section (`limits:`) reports an unknown key as an unexpected argument.
+    if first["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         message = f"unknown key '{loc[-1]}'"
         hint = difflib.get_close_matches(str(loc[-1]), _allowed_keys(loc), n=1)
         if hint:

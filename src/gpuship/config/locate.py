@@ -32,6 +32,7 @@ TOP_LEVEL_KEYS = frozenset(
         "inspect",
         "lint",
         "probe",
+        "limits",
     }
 )
 # `GpushipConfig.fail_on` takes its default from here, so runs that validate nothing agree.

@@ -9,6 +9,7 @@ from pydantic import Field
 from gpuship.config.locate import DEFAULT_FAIL_ON
 from gpuship.config.section import Section
 from gpuship.image.config import ImageStageConfig
+from gpuship.limits import Limits
 from gpuship.lint.config import LintConfig
 from gpuship.matrix.config import ImageConfig
 from gpuship.probe.config import ProbeConfig
@@ -46,3 +47,8 @@ class GpushipConfig(Section):
     inspect: ImageStageConfig = Field(default_factory=ImageStageConfig)
     lint: LintConfig = Field(default_factory=LintConfig)
     probe: ProbeConfig = Field(default_factory=ProbeConfig)
+    limits: Limits = Field(
+        default_factory=Limits,
+        description="Bounds on sizes, depths, counts and lengths of everything gpuship reads "
+        "(hostile input ends in a clear error or finding naming the limit).",
+    )
