@@ -15,7 +15,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -25,30 +25,36 @@ from gpuship.limits import Limits
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_file(path: Path, what: str, limits: Limits, size_limit: str) -> bytes:
-    """The bytes of a regular file no larger than the limit named `size_limit`.
+def open_regular(path: Path, what: str) -> BinaryIO:
+    """Open a regular file for reading; InputError for anything else.
 
-    FIFOs, sockets and devices are refused before a read can block or never end; the file is
-    opened non-blocking so even a path swapped for a FIFO after the check cannot hang.
+    FIFOs, sockets and devices are refused before a read can block or never end: the file is
+    opened non-blocking (opening a FIFO does not wait for a writer) and checked with fstat,
+    so a path swapped for a FIFO after any earlier check cannot hang either.
     """
-    max_bytes: int = getattr(limits, size_limit)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read {what}: {error.strerror or error}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{path}: {what} is not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > max_bytes:
-            raise LimitExceeded(
-                str(path), f"{what} has {info.st_size} bytes", Limits.key(size_limit), max_bytes
-            )
-        data = _read_up_to(fd, max_bytes + 1)
-    finally:
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
+        raise InputError(f"{path}: {what} is not a regular file ({_kind(mode)})")
+    return os.fdopen(fd, "rb")
+
+
+def read_file(path: Path, what: str, limits: Limits, size_limit: str) -> bytes:
+    """The bytes of a regular file no larger than the limit named `size_limit`."""
+    max_bytes: int = getattr(limits, size_limit)
+    with open_regular(path, what) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise LimitExceeded(
+                str(path), f"{what} has {size} bytes", Limits.key(size_limit), max_bytes
+            )
+        data = _read_up_to(handle, max_bytes + 1)
     if len(data) > max_bytes:  # grew while being read
         raise LimitExceeded(
             str(path), f"{what} is larger than {max_bytes} bytes", Limits.key(size_limit), max_bytes
@@ -56,10 +62,10 @@ def read_file(path: Path, what: str, limits: Limits, size_limit: str) -> bytes:
     return data
 
 
-def _read_up_to(fd: int, size: int) -> bytes:
+def _read_up_to(handle: BinaryIO, size: int) -> bytes:
     parts: list[bytes] = []
     while size > 0:
-        chunk = os.read(fd, min(size, 1 << 20))
+        chunk = handle.read(min(size, 1 << 20))
         if not chunk:
             break
         parts.append(chunk)

@@ -17,6 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from gpuship.errors import LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS, Limits
+
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BUFFER = 1 << 20
@@ -101,12 +104,27 @@ class VerifiedReader(io.RawIOBase):
 
 
 class HashingReader(io.RawIOBase):
-    """Passes decompressed bytes through sha256 (the layer's diff_id) and counts them."""
+    """Passes decompressed bytes through sha256 (the layer's diff_id) and counts them.
 
-    def __init__(self, inner: BinaryIO) -> None:
+    It stops a decompression bomb: past `layer-max-bytes`, or past `layer-ratio-after-bytes`
+    with more than `layer-max-ratio` decompressed bytes per compressed byte read so far, it
+    raises LimitExceeded instead of decompressing on (20 GB of zeros is 20 MB of gzip).
+    """
+
+    def __init__(
+        self,
+        inner: BinaryIO,
+        *,
+        compressed: VerifiedReader | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        name: str = "layer",
+    ) -> None:
         super().__init__()
         self._inner = inner
         self._hash = hashlib.sha256()
+        self._compressed = compressed
+        self._limits = limits
+        self._name = name
         self.bytes_read = 0
 
     def readable(self) -> bool:
@@ -119,7 +137,29 @@ class HashingReader(io.RawIOBase):
             return 0
         self._hash.update(view[:got])
         self.bytes_read += got
+        self._check_limits()
         return int(got)
+
+    def _check_limits(self) -> None:
+        limits = self._limits
+        if self.bytes_read > limits.layer_max_bytes:
+            raise LimitExceeded(
+                self._name,
+                f"decompresses to more than {limits.layer_max_bytes} bytes",
+                Limits.key("layer_max_bytes"),
+                limits.layer_max_bytes,
+            )
+        if self._compressed is None or self.bytes_read <= limits.layer_ratio_after_bytes:
+            return
+        compressed = max(self._compressed.bytes_read, 1)
+        if self.bytes_read > limits.layer_max_ratio * compressed:
+            raise LimitExceeded(
+                self._name,
+                f"decompresses to {self.bytes_read} bytes from the first {compressed} "
+                "compressed bytes (a decompression bomb?)",
+                Limits.key("layer_max_ratio"),
+                limits.layer_max_ratio,
+            )
 
     @property
     def digest(self) -> str:
@@ -199,7 +239,12 @@ class LayerStream:
 
 @contextmanager
 def open_layer(
-    raw: BinaryIO, *, digest: str | None, size: int | None, name: str
+    raw: BinaryIO,
+    *,
+    digest: str | None,
+    size: int | None,
+    name: str,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[LayerStream]:
     """Open one blob for a single pass: sniff compression, decompress, hash both sides."""
     verified = VerifiedReader(raw, digest=digest, size=size, name=name)
@@ -212,7 +257,7 @@ def open_layer(
         inner = _open_zstd(buffered)
     else:
         inner = buffered
-    uncompressed = HashingReader(inner)
+    uncompressed = HashingReader(inner, compressed=verified, limits=limits, name=name)
     try:
         yield LayerStream(
             tar=io.BufferedReader(uncompressed, buffer_size=_BUFFER),

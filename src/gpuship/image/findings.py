@@ -15,6 +15,7 @@ from typing import Any
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
+from gpuship.image.layerscan import LIMIT_PROBLEM
 from gpuship.image.requirement import (
     CudaRequirement,
     TargetCoverage,
@@ -436,7 +437,12 @@ def judge(
     """Findings, result and tables for one analysed image."""
     out = _Findings(dockerfile)
     for layer, problem in analysis.problems:
-        out.add(rules.UNSAFE_ENTRY, f"layer {layer}: {problem.message}: '{problem.path}'", layer)
+        if problem.kind == LIMIT_PROBLEM:
+            out.add(rules.LAYER_UNCHECKED, f"{problem.message}; its content is unchecked", layer)
+        else:
+            out.add(
+                rules.UNSAFE_ENTRY, f"layer {layer}: {problem.message}: '{problem.path}'", layer
+            )
     labels = analysis.image.config.labels
     for label in config.required_labels:
         if not labels.get(label):

@@ -9,13 +9,17 @@ from typing import BinaryIO
 
 from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis, analyze
-from gpuship.image.layerscan import LayerError, LayerScan, scan_layer
+from gpuship.image.layerscan import EntryBudget, LayerError, LayerScan, scan_layer
 from gpuship.image.location import open_source
 from gpuship.image.source import BlobRef, Platform, ResolvedImage
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 
 def check_diff_ids(image: ResolvedImage, scans: Sequence[LayerScan]) -> None:
-    """Every layer's uncompressed content must hash to the config's `rootfs.diff_ids` entry."""
+    """Every layer's uncompressed content must hash to the config's `rootfs.diff_ids` entry.
+
+    A layer a limit stopped has no diff_id to compare; it is reported as unchecked instead.
+    """
     expected = image.config.rootfs.diff_ids
     if len(expected) != len(scans):
         raise InputError(
@@ -23,7 +27,7 @@ def check_diff_ids(image: ResolvedImage, scans: Sequence[LayerScan]) -> None:
             f"rootfs.diff_ids lists {len(expected)}"
         )
     for index, (scan, diff_id) in enumerate(zip(scans, expected, strict=True)):
-        if scan.diff_id != diff_id:
+        if not scan.unchecked and scan.diff_id != diff_id:
             raise InputError(
                 f"{image.reference}: layer {index} ({scan.digest}) content hashes to "
                 f"{scan.diff_id}, but the config says {diff_id}"
@@ -39,14 +43,16 @@ def inspect_image(
     insecure: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     progress: Callable[[LayerScan], None] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageAnalysis:
     """Scan every layer of `reference` once (in parallel where the source allows) and analyse.
 
     `progress` is called with each finished layer scan, possibly from worker threads.
     """
     wanted = Platform.parse(platform)
+    budget = EntryBudget(limits.image_max_entries)
     with (
-        open_source(reference, insecure=insecure, environ=environ) as source,
+        open_source(reference, insecure=insecure, environ=environ, limits=limits) as source,
         tempfile.TemporaryDirectory(prefix="gpuship-inspect-") as scratch,
     ):
 
@@ -59,6 +65,8 @@ def inspect_image(
                 tmpdir=Path(scratch),
                 scan_elf=scan_gpu_code,
                 verify_digest=not source.verifies_blobs,
+                limits=limits,
+                budget=budget,
             )
             if progress is not None:
                 progress(scan)

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import struct
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from gpuship.errors import LimitExceeded
 from gpuship.image import paths, weights
-from gpuship.image.blobstream import BlobError, decompress_errors, open_layer
+from gpuship.image.blobstream import BlobError, LayerStream, decompress_errors, open_layer
 from gpuship.image.fatbin import FATBIN_MAGIC, FatbinError, GpuCode, gpu_code_of_elf
 from gpuship.image.tarwalk import HARDLINK, REGULAR, TarFormatError, TarMember, TarWalker
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 _TEXT_LIMIT = 64 * 1024
 # Linux PATH_MAX: no engine can create a longer path, so a longer name is hostile.
 MAX_PATH_BYTES = 4096
-# Far above real layers (a big node_modules holds a few hundred thousand files); a cap keeps a
-# layer of millions of empty files from growing the entry lists without bound.
-MAX_ENTRIES = 2_000_000
+LIMIT_PROBLEM = "limit"
 _ELF_MAGIC = b"\x7fELF"
 _ELF_SHARED = 3  # e_type ET_DYN
 _FATBIN_MAGIC = struct.pack("<I", FATBIN_MAGIC)
@@ -88,6 +89,31 @@ class LayerScan:
     gpu_binaries: tuple[GpuBinary, ...]
     texts: dict[str, str] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
+    # Why the layer was not read to its end (a limit); its content is then unverified, so it
+    # contributes no entries and its diff_id is unknown ("").
+    unchecked: str = ""
+
+
+class EntryBudget:
+    """Tar entries left for one image (`image-max-entries`), shared by its layer scans."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._left = limit
+        self._lock = threading.Lock()
+
+    def take(self, count: int) -> None:
+        """Count `count` more entries; LimitExceeded once the image has more than its limit."""
+        with self._lock:
+            self._left -= count
+            exceeded = self._left < 0
+        if exceeded:
+            raise LimitExceeded(
+                "image",
+                f"its layers hold more than {self.limit} entries together",
+                Limits.key("image_max_entries"),
+                self.limit,
+            )
 
 
 def normalize_member_path(name: str) -> tuple[str | None, str | None]:
@@ -121,22 +147,34 @@ class _Collector:
     index: int
     tmpdir: Path
     scan_elf: bool
+    name: str
+    max_entries: int
+    budget: EntryBudget
     entries: list[Entry] = field(default_factory=list)
     weights: list[WeightFile] = field(default_factory=list)
     gpu: list[GpuBinary] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    members: int = 0  # every tar member, kept or not (an unsafe path is still work)
 
     def member(self, walker: TarWalker, member: TarMember) -> None:
+        counted = self.members
+        self.members += 1
+        if counted >= self.max_entries:
+            raise LimitExceeded(
+                self.name,
+                f"holds more than {self.max_entries} entries",
+                Limits.key("layer_max_entries"),
+                self.max_entries,
+            )
+        self.budget.take(1)
         if len(member.name.encode("utf-8")) > MAX_PATH_BYTES:
             shown = member.name[:80] + "..."
             self.problems.append(
                 Problem("unsafe-path", shown, f"path longer than {MAX_PATH_BYTES} bytes")
             )
             return
-        if len(self.entries) >= MAX_ENTRIES:
-            raise TarFormatError(f"more than {MAX_ENTRIES} entries in one layer")
         path, problem = normalize_member_path(member.name)
         if problem:
             self.problems.append(Problem("unsafe-path", member.name, problem))
@@ -220,35 +258,33 @@ def scan_layer(
     tmpdir: Path,
     scan_elf: bool = True,
     verify_digest: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
+    budget: EntryBudget | None = None,
 ) -> LayerScan:
     """Read one layer blob once; raise LayerError if it is corrupt or not what it claims.
 
-    `verify_digest=False` is for sources that check the digest themselves (registry client).
+    A layer that passes a limit (decompressed size or ratio, entries) is not read further and
+    comes back `unchecked`, with a problem naming the limit. `verify_digest=False` is for
+    sources that check the digest themselves (registry client).
     """
     name = f"layer {index} ({digest or 'no digest stated'})"
-    collector = _Collector(index=index, tmpdir=tmpdir, scan_elf=scan_elf)
+    collector = _Collector(
+        index=index,
+        tmpdir=tmpdir,
+        scan_elf=scan_elf,
+        name=name,
+        max_entries=limits.layer_max_entries,
+        budget=budget or EntryBudget(limits.image_max_entries),
+    )
     errors = decompress_errors()
     try:
         with open_layer(
-            raw, digest=digest if verify_digest else None, size=size, name=name
+            raw, digest=digest if verify_digest else None, size=size, name=name, limits=limits
         ) as layer:
-            walker = TarWalker(layer.tar)
-            for member in walker.members():
-                collector.member(walker, member)
-            layer.finish()
-            return LayerScan(
-                index=index,
-                digest=digest or layer.uncompressed.digest,
-                diff_id=layer.uncompressed.digest,
-                compressed_size=layer.verified.bytes_read,
-                uncompressed_size=layer.uncompressed.bytes_read,
-                compression=layer.compression,
-                entries=tuple(collector.entries),
-                weights=tuple(collector.weights),
-                gpu_binaries=tuple(collector.gpu),
-                texts=collector.texts,
-                problems=tuple(collector.problems),
-            )
+            try:
+                return _walk(layer, collector, index, digest, limits)
+            except LimitExceeded as reached:
+                return _unchecked(layer, index, digest, str(reached))
     except BlobError as error:
         raise LayerError(str(error)) from None
     except TarFormatError as error:
@@ -257,3 +293,42 @@ def scan_layer(
         raise LayerError(
             f"{name}: compressed data is corrupt or truncated ({type(error).__name__}: {error})"
         ) from None
+
+
+def _walk(
+    layer: LayerStream, collector: _Collector, index: int, digest: str | None, limits: Limits
+) -> LayerScan:
+    walker = TarWalker(layer.tar, max_metadata_bytes=limits.tar_header_max_bytes)
+    for member in walker.members():
+        collector.member(walker, member)
+    layer.finish()
+    return LayerScan(
+        index=index,
+        digest=digest or layer.uncompressed.digest,
+        diff_id=layer.uncompressed.digest,
+        compressed_size=layer.verified.bytes_read,
+        uncompressed_size=layer.uncompressed.bytes_read,
+        compression=layer.compression,
+        entries=tuple(collector.entries),
+        weights=tuple(collector.weights),
+        gpu_binaries=tuple(collector.gpu),
+        texts=collector.texts,
+        problems=tuple(collector.problems),
+    )
+
+
+def _unchecked(layer: LayerStream, index: int, digest: str | None, why: str) -> LayerScan:
+    """The scan of a layer a limit stopped: sizes read so far, no content, the reason."""
+    return LayerScan(
+        index=index,
+        digest=digest or "",
+        diff_id="",
+        compressed_size=layer.verified.bytes_read,
+        uncompressed_size=layer.uncompressed.bytes_read,
+        compression=layer.compression,
+        entries=(),
+        weights=(),
+        gpu_binaries=(),
+        problems=(Problem(LIMIT_PROBLEM, "", why),),
+        unchecked=why,
+    )

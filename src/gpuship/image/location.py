@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpuship.errors import InputError
 from gpuship.image.source import ImageSource
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 DOCKER_PREFIX = "docker://"
 REGISTRY_PREFIX = "registry://"
@@ -25,7 +26,11 @@ def _split_oci(text: str) -> tuple[Path, str | None]:
 
 
 def open_source(
-    text: str, *, insecure: Sequence[str] = (), environ: Mapping[str, str] | None = None
+    text: str,
+    *,
+    insecure: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageSource:
     """The adapter for the IMAGE argument.
 
@@ -37,18 +42,18 @@ def open_source(
     if text.startswith(DOCKER_PREFIX):
         from gpuship.image.sources.docker_engine import DockerEngineSource
 
-        return DockerEngineSource(text[len(DOCKER_PREFIX) :], environ or {})
+        return DockerEngineSource(text[len(DOCKER_PREFIX) :], environ or {}, limits)
     if text.startswith(ARCHIVE_PREFIX):
         from gpuship.image.sources.docker_archive import DockerArchiveSource
 
-        return DockerArchiveSource(Path(text[len(ARCHIVE_PREFIX) :]))
+        return DockerArchiveSource(Path(text[len(ARCHIVE_PREFIX) :]), limits)
     if text.startswith(OCI_PREFIX):
         from gpuship.image.sources.oci_layout import OciLayoutSource
 
         path, tag = _split_oci(text[len(OCI_PREFIX) :])
-        return OciLayoutSource(path, tag)
+        return OciLayoutSource(path, tag, limits)
     from gpuship.image.sources.registry import RegistrySource
 
     if text.startswith(REGISTRY_PREFIX):
         text = text[len(REGISTRY_PREFIX) :]
-    return RegistrySource(text, insecure=insecure, environ=environ)
+    return RegistrySource(text, insecure=insecure, environ=environ, limits=limits)

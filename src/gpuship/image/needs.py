@@ -10,6 +10,7 @@ from gpuship.image.inspect import inspect_image
 from gpuship.image.location import open_source
 from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(frozen=True)
@@ -47,18 +48,25 @@ def read_image_needs(
     insecure_registries: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     deep: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageNeeds:
     """Read the image's needs; `deep=False` reads only the config (no layer data at all)."""
     if deep:
         analysis = inspect_image(
-            reference, platform=platform, insecure=insecure_registries, environ=environ
+            reference,
+            platform=platform,
+            insecure=insecure_registries,
+            environ=environ,
+            limits=limits,
         )
         image = analysis.image
         evidence = analysis.cuda_evidence
         libraries = analysis.gpu_libraries
         has_cuda_compat = analysis.has_cuda_compat
     else:
-        with open_source(reference, insecure=insecure_registries, environ=environ) as source:
+        with open_source(
+            reference, insecure=insecure_registries, environ=environ, limits=limits
+        ) as source:
             image = source.resolve(Platform.parse(platform))
         evidence = env_cuda_evidence(image.config.env)
         libraries = ()

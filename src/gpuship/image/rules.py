@@ -12,6 +12,7 @@ E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 
 UNSAFE_ENTRY = "GSI001"
 LABEL_MISSING = "GSI002"
+LAYER_UNCHECKED = "GSI003"
 WEIGHTS = "GSI201"
 HUB_CACHE = "GSI202"
 PACKAGE_CACHE = "GSI301"
@@ -53,6 +54,22 @@ RULES: tuple[Rule, ...] = (
         fix="Add the labels at build time (docker/metadata-action or `gpuship build` do it).",
         bad_example="docker build -t app .",
         good_example="docker build --label org.opencontainers.image.revision=$GITHUB_SHA ...",
+    ),
+    Rule(
+        id=LAYER_UNCHECKED,
+        name="layer-unchecked",
+        category="security",
+        severity=E,
+        summary="A layer passes one of gpuship's limits (decompressed size or ratio, entries), "
+        "so it was not read to its end and nothing in it was checked.",
+        rationale="A decompression bomb (20 GB of zeros is 20 MB of gzip) or millions of tiny "
+        "files would take the runner's time and memory; stopping at a limit keeps the check "
+        "bounded, and content that was never read can hide anything, so it fails closed.",
+        fix="Shrink the layer; if it is genuine, raise the limit the message names under "
+        "`limits:` in gpuship.yaml.",
+        bad_example="a 20 MB gzip layer that decompresses to 20 GB of zeros",
+        good_example="layers whose content gpuship can read within limits.layer-max-ratio",
+        security_severity=5.0,
     ),
     Rule(
         id=WEIGHTS,

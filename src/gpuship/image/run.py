@@ -12,6 +12,7 @@ from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
 from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 
 def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
@@ -34,6 +35,7 @@ def inspect_and_judge(
     platform: str | None = None,
     dockerfile: Path | None = None,
     show_progress: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Judgement:
     """Read `reference` without pulling it and judge it against the `inspect:` settings.
 
@@ -49,6 +51,7 @@ def inspect_and_judge(
             insecure=insecure,
             environ=environ,
             progress=progress,
+            limits=limits,
         )
     finally:
         if progress is not None:

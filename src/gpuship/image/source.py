@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -19,8 +18,10 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuship.errors import InputError
+from gpuship.documents import load_json
+from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.manifest import (
     Descriptor,
     ImageIndex,
@@ -29,10 +30,25 @@ from gpuship.registry.manifest import (
     select_platform,
 )
 
-# Config blobs are small JSON; a bigger one is hostile or broken.
-MAX_CONFIG_BYTES = 16 << 20
-MAX_MANIFEST_BYTES = 4 << 20
 _MAX_INDEX_DEPTH = 4
+# What `inspect` reads as an image (image-spec media types; Docker image manifest v2.2).
+CONFIG_MEDIA_TYPES = frozenset(
+    {"application/vnd.oci.image.config.v1+json", "application/vnd.docker.container.image.v1+json"}
+)
+LAYER_MEDIA_TYPES = frozenset(
+    {
+        "application/vnd.oci.image.layer.v1.tar",
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+        "application/vnd.oci.image.layer.v1.tar+zstd",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+        "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
+        "application/vnd.docker.image.rootfs.diff.tar",
+        "application/vnd.docker.image.rootfs.diff.tar.gzip",
+        "application/vnd.docker.image.rootfs.diff.tar.zstd",
+        "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+    }
+)
 
 
 class _Document(BaseModel):
@@ -80,12 +96,11 @@ class ImageConfigDocument(_Document):
         return dict(self.config.labels or {}) if self.config else {}
 
 
-def parse_config(data: bytes, where: str) -> ImageConfigDocument:
+def parse_config(data: bytes, where: str, limits: Limits = DEFAULT_LIMITS) -> ImageConfigDocument:
     """Validate an image config blob; InputError naming `where` when it is not one."""
+    document = load_json(data, f"{where}: image config", limits)
     try:
-        return ImageConfigDocument.model_validate(json.loads(data))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{where}: image config is not JSON: {error}") from None
+        return ImageConfigDocument.model_validate(document)
     except ValidationError as error:
         first = error.errors()[0]
         at = ".".join(str(part) for part in first["loc"])
@@ -211,11 +226,29 @@ class ImageSource(abc.ABC):
         self.close()
 
 
-def layer_blobs(descriptors: Sequence[Descriptor]) -> tuple[BlobRef, ...]:
+def layer_blobs(descriptors: Sequence[Descriptor], where: str) -> tuple[BlobRef, ...]:
+    """The layers of an image manifest; InputError for one whose media type is not a layer's."""
+    for index, item in enumerate(descriptors):
+        if item.media_type not in LAYER_MEDIA_TYPES:
+            raise InputError(
+                f"{where}: layer {index} ({item.digest}) has media type "
+                f"{item.media_type[:100]!r}, which is not an image layer type"
+            )
     return tuple(BlobRef(item.digest, item.size, item.media_type) for item in descriptors)
 
 
-def read_limited(stream: BinaryIO, limit: int, what: str) -> bytes:
+def check_image_config(manifest: ImageManifest, where: str) -> None:
+    """InputError when the manifest's config is not an image config (an OCI artifact)."""
+    media_type = manifest.config.media_type
+    if media_type not in CONFIG_MEDIA_TYPES:
+        kind = f" (artifact type {manifest.artifact_type})" if manifest.artifact_type else ""
+        raise InputError(
+            f"{where} is not a container image{kind}: its config has media type "
+            f"{media_type[:100]!r}"
+        )
+
+
+def read_limited(stream: BinaryIO, limit: int, what: str, limit_name: str) -> bytes:
     """Read a small document to its end, refusing one larger than `limit`."""
     parts: list[bytes] = []
     total = 0
@@ -226,7 +259,9 @@ def read_limited(stream: BinaryIO, limit: int, what: str) -> bytes:
         parts.append(chunk)
         total += len(chunk)
         if total > limit:
-            raise InputError(f"{what} is larger than {limit} bytes")
+            raise LimitExceeded(
+                what, f"is larger than {limit} bytes", Limits.key(limit_name), limit
+            )
 
 
 def check_digest(data: bytes, digest: str, what: str) -> None:
@@ -246,15 +281,17 @@ def descend_to_manifest(
     fetch: Callable[[Descriptor], bytes],
     platform: Platform,
     where: str,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[ImageManifest, str, tuple[str, ...]]:
-    """Follow indexes down to the manifest for `platform`.
+    """Follow indexes down to the image manifest for `platform`.
 
     Returns (manifest, its digest, platforms the index offers; empty for a single manifest).
     """
     platforms: tuple[str, ...] = ()
     for _ in range(_MAX_INDEX_DEPTH):
-        document = parse_manifest(data, media_type)
+        document = parse_manifest(data, media_type, limits, where)
         if isinstance(document, ImageManifest):
+            check_image_config(document, where)
             return document, digest, platforms
         chosen, available = choose_platform(document, platform, where)
         platforms = platforms or available

@@ -8,14 +8,17 @@ skips member contents in fixed-size chunks so memory stays flat whatever the lay
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from gpuship.errors import LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS, Limits
+
 BLOCK = 512
-# Pax records and GNU long names are paths and a few attributes; 1 MiB is far beyond any
-# legitimate use and keeps a hostile header from exhausting memory.
-MAX_METADATA_BYTES = 1 << 20
+_ZERO_BLOCK = bytes(BLOCK)
+_ADLER_MOD = 65521
 _SKIP_CHUNK = 1 << 20
 
 REGULAR = "file"
@@ -51,14 +54,15 @@ class TarMember:
 
 
 def _nul_terminated(field: bytes) -> str:
-    end = field.find(b"\0")
-    if end >= 0:
-        field = field[:end]
     # Invalid UTF-8 is replaced, never kept as surrogates that would break JSON/SARIF output.
-    return field.decode("utf-8", "replace")
+    return field.partition(b"\0")[0].decode("utf-8", "replace")
 
 
 def _number(field: bytes, what: str, offset: int) -> int:
+    try:  # the common form: octal digits, NUL- or space-terminated
+        return int(field.partition(b"\0")[0], 8)
+    except ValueError:
+        pass
     if field and field[0] & 0x80:
         # GNU base-256: big-endian two's complement with the top bit as the marker.
         value = int.from_bytes(field, "big", signed=False) & ~(0x80 << (8 * (len(field) - 1)))
@@ -82,12 +86,20 @@ def _checksum_ok(block: bytes) -> bool:
         expected = int(stored, 8)
     except ValueError:
         return False
-    unsigned = sum(block) - sum(block[148:156]) + 8 * 32
+    unsigned = _byte_sum(block) - sum(block[148:156]) + 8 * 32
     if expected == unsigned:
         return True
     # Some old tar writers summed signed chars; only checked when the common form fails.
     high = sum(1 for b in block[:148] + block[156:] if b > 127)
     return expected == unsigned - 256 * high
+
+
+def _byte_sum(block: bytes) -> int:
+    """The sum of a header's bytes, in C: adler32's low half is 1 + the byte sum modulo
+    65521, exact for 256 bytes (at most 65280), so two halves give the sum of 512."""
+    low = zlib.adler32(block[:256]) & 0xFFFF
+    high = zlib.adler32(block[256:]) & 0xFFFF
+    return (low - 1) % _ADLER_MOD + (high - 1) % _ADLER_MOD
 
 
 def _parse_pax(data: bytes, offset: int) -> dict[str, str]:
@@ -117,7 +129,12 @@ class TarWalker:
     Content not read by the caller is skipped before the next header is parsed.
     """
 
-    def __init__(self, stream: BinaryIO, *, max_metadata_bytes: int = MAX_METADATA_BYTES) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        max_metadata_bytes: int = DEFAULT_LIMITS.tar_header_max_bytes,
+    ) -> None:
         self._stream = stream
         self._max_metadata = max_metadata_bytes
         self._offset = 0
@@ -136,8 +153,12 @@ class TarWalker:
         return self._offset
 
     def _read_exact(self, size: int) -> bytes:
-        parts: list[bytes] = []
-        missing = size
+        data = self._stream.read(size)  # buffered streams return it whole but at the end
+        if len(data) == size or not data:
+            self._offset += len(data)
+            return data
+        parts: list[bytes] = [data]
+        missing = size - len(data)
         while missing > 0:
             chunk = self._stream.read(missing)
             if not chunk:
@@ -197,9 +218,13 @@ class TarWalker:
 
     def _read_metadata(self, size: int, what: str) -> bytes:
         if size > self._max_metadata:
-            raise TarFormatError(
-                f"{what} of {size} bytes at byte {self._offset} exceeds the "
-                f"{self._max_metadata}-byte limit"
+            # Pax records and GNU long names are paths and a few attributes; a bound keeps a
+            # hostile header from exhausting memory.
+            raise LimitExceeded(
+                f"tar header at byte {self._offset}",
+                f"{what} of {size} bytes",
+                Limits.key("tar_header_max_bytes"),
+                self._max_metadata,
             )
         data = self._read_exact(size)
         if len(data) < size:
@@ -213,14 +238,15 @@ class TarWalker:
         long_name: str | None = None
         long_link: str | None = None
         while True:
-            self._finish_member()
+            if self._remaining or self._padding:
+                self._finish_member()
             header_at = self._offset
             block = self._read_exact(BLOCK)
-            if not block:
-                return  # no end-of-archive marker; tolerated like GNU tar does
             if len(block) < BLOCK:
+                if not block:
+                    return  # no end-of-archive marker; tolerated like GNU tar does
                 raise TarFormatError(f"tar stream truncated inside a header at byte {header_at}")
-            if block == bytes(BLOCK):
+            if block == _ZERO_BLOCK:
                 return
             if not _checksum_ok(block):
                 raise TarFormatError(f"tar header checksum mismatch at byte {header_at}")

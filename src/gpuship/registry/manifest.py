@@ -6,11 +6,11 @@ pushed anywhere are always the original bytes, never a re-serialisation.
 
 from __future__ import annotations
 
-import json
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpuship.documents import load_json
 from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -94,15 +94,38 @@ class ImageIndex(_Document):
     annotations: dict[str, str] = Field(default_factory=dict)
 
 
-def parse_manifest(data: bytes, media_type: str) -> ImageManifest | ImageIndex:
-    """Parse manifest bytes served with `media_type` into an ImageManifest or ImageIndex."""
-    try:
-        document = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"manifest ({media_type}) is not JSON: {error}") from None
+def parse_manifest(
+    data: bytes, media_type: str, limits: Limits = DEFAULT_LIMITS, where: str = ""
+) -> ImageManifest | ImageIndex:
+    """Parse manifest bytes served with `media_type` into an ImageManifest or ImageIndex.
+
+    A document whose own `mediaType` is not a manifest or index type (a schema 1 manifest, a
+    config or layer served as a manifest), or that says it is an index where it was served as
+    a manifest (or the reverse), is refused rather than read as something it is not. `where`
+    (the image reference) starts every error message when given.
+    """
+    label = f"{where}: manifest ({media_type})" if where else f"manifest ({media_type})"
+    if len(data) > limits.manifest_max_bytes:
+        raise InputError(
+            f"{label} has {len(data)} bytes "
+            f"(limit {Limits.key('manifest_max_bytes')}: {limits.manifest_max_bytes})"
+        )
+    document = load_json(data, label, limits)
     if not isinstance(document, dict):
-        raise InputError(f"manifest ({media_type}) is not a JSON object")
-    kind = document.get("mediaType") or media_type
+        raise InputError(f"{label} is not a JSON object")
+    declared = document.get("mediaType")
+    if declared is not None and declared not in MANIFEST_MEDIA_TYPES:
+        raise InputError(
+            f"{label} declares media type {str(declared)[:100]!r}, which is "
+            f"not a manifest or index type ({', '.join(MANIFEST_MEDIA_TYPES)})"
+        )
+    if (
+        declared is not None
+        and media_type in MANIFEST_MEDIA_TYPES
+        and (declared in INDEX_MEDIA_TYPES) != (media_type in INDEX_MEDIA_TYPES)
+    ):
+        raise InputError(f"{label} declares itself {declared}")
+    kind = declared or media_type
     is_index = kind in INDEX_MEDIA_TYPES or ("manifests" in document and "config" not in document)
     try:
         if is_index:
@@ -110,8 +133,8 @@ def parse_manifest(data: bytes, media_type: str) -> ImageManifest | ImageIndex:
         return ImageManifest.model_validate(document)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InputError(f"manifest ({kind}) is invalid at {where}: {first['msg']}") from None
+        at = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"{label} is invalid at {at}: {first['msg']}") from None
 
 
 def select_platform(

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
 
 
@@ -20,6 +21,7 @@ def read_gpu_needs(
     insecure_registries: Sequence[str],
     environ: Mapping[str, str],
     deep: bool,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
     """Labels and env from the image config; with `deep`, a layer scan fills what labels lack."""
     from gpuship.image.needs import read_image_needs
@@ -30,6 +32,7 @@ def read_gpu_needs(
         insecure_registries=insecure_registries,
         environ=environ,
         deep=False,
+        limits=limits,
     )
     needs = replace(
         needs_from_env_and_labels(reference, reading.env, reading.labels),
@@ -44,6 +47,7 @@ def read_gpu_needs(
         insecure_registries=insecure_registries,
         environ=environ,
         deep=True,
+        limits=limits,
     )
     return with_scan(
         needs,

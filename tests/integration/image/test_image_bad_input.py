@@ -115,14 +115,18 @@ def test_unsafe_paths_and_link_loops_are_findings_and_nothing_is_written(tmp_pat
     assert not Path("/abs/file").exists()
 
 
-def test_huge_pax_header_is_refused(tmp_path: Path) -> None:
+def test_huge_pax_header_leaves_the_layer_unchecked(tmp_path: Path) -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
         info = tarfile.TarInfo("f")
         info.pax_headers = {"comment": "x" * (2 << 20)}
         archive.addfile(info, io.BytesIO(b""))
-    with pytest.raises(InputError, match="exceeds"):
-        _inspect_layout(tmp_path, make_image([buffer.getvalue()]))
+    analysis = _inspect_layout(tmp_path, make_image([buffer.getvalue()]))
+    findings = judge(analysis, ImageStageConfig()).findings
+    unchecked = [f for f in findings if f.rule == rules.LAYER_UNCHECKED]
+    assert len(unchecked) == 1
+    assert "limits.tar-header-max-bytes" in unchecked[0].message
+    assert analysis.layers[0].files == 0
 
 
 def test_platform_selection_and_no_matching_platform(registry: Registry) -> None:

@@ -5,12 +5,21 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import random
 import tarfile
+import zlib
 from pathlib import Path
 
 import pytest
 
-from gpuship.image.layerscan import LayerError, normalize_member_path, scan_layer
+from gpuship.image.layerscan import (
+    LIMIT_PROBLEM,
+    EntryBudget,
+    LayerError,
+    normalize_member_path,
+    scan_layer,
+)
+from gpuship.limits import DEFAULT_LIMITS
 
 
 def _tar(members: list[tuple[str, bytes, bytes, str]]) -> bytes:
@@ -113,13 +122,77 @@ def test_path_longer_than_path_max_is_a_problem_not_an_entry(tmp_path: Path) -> 
     assert [p.message for p in scan.problems] == ["path longer than 4096 bytes"]
 
 
-def test_entry_count_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuship.image import layerscan
-
-    monkeypatch.setattr(layerscan, "MAX_ENTRIES", 3)
+def test_entries_at_the_layer_limit_and_past_it(tmp_path: Path) -> None:
     blob = _tar([(f"f{n}", tarfile.REGTYPE, b"", "") for n in range(5)])
-    with pytest.raises(LayerError, match="more than 3 entries"):
-        _scan(blob, tmp_path)
+    limits = DEFAULT_LIMITS.override(layer_max_entries=5)
+    scan = _scan(blob, tmp_path, limits=limits)
+    assert len(scan.entries) == 5
+    assert not scan.unchecked
+    stopped = _scan(blob, tmp_path, limits=limits.override(layer_max_entries=4))
+    assert stopped.entries == ()
+    assert stopped.diff_id == ""
+    assert "holds more than 4 entries (limit limits.layer-max-entries: 4)" in stopped.unchecked
+    assert [p.kind for p in stopped.problems] == [LIMIT_PROBLEM]
+
+
+def test_unsafe_members_count_toward_the_entry_limit(tmp_path: Path) -> None:
+    blob = _tar([(f"../x{n}", tarfile.REGTYPE, b"", "") for n in range(3)])
+    scan = _scan(blob, tmp_path, limits=DEFAULT_LIMITS.override(layer_max_entries=2))
+    assert "more than 2 entries" in scan.unchecked
+
+
+def test_image_entry_budget_is_shared_by_its_layers(tmp_path: Path) -> None:
+    blob = _tar([(f"f{n}", tarfile.REGTYPE, b"", "") for n in range(3)])
+    budget = EntryBudget(5)
+    assert not _scan(blob, tmp_path, budget=budget).unchecked  # 3 of 5
+    second = _scan(blob, tmp_path, budget=budget)  # 6 > 5
+    assert "image: its layers hold more than 5 entries" in second.unchecked
+    exact = EntryBudget(6)
+    assert not _scan(blob, tmp_path, budget=exact).unchecked
+    assert not _scan(blob, tmp_path, budget=exact).unchecked
+
+
+def test_decompressed_bytes_at_the_limit_and_past_it(tmp_path: Path) -> None:
+    tar = _tar([("f", tarfile.REGTYPE, b"x" * 5000, "")])
+    blob = gzip.compress(tar)
+    at = _scan(blob, tmp_path, limits=DEFAULT_LIMITS.override(layer_max_bytes=len(tar)))
+    assert at.uncompressed_size == len(tar)
+    assert not at.unchecked
+    past = _scan(blob, tmp_path, limits=DEFAULT_LIMITS.override(layer_max_bytes=len(tar) - 1))
+    assert "limits.layer-max-bytes" in past.unchecked
+
+
+def test_a_zero_bomb_stops_at_the_ratio_limit(tmp_path: Path) -> None:
+    # 64 MiB of zeros gzip to 64 KiB (ratio ~1000); the scan stops long before the end.
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = bytes(1 << 20)
+    blob = b"".join(compressor.compress(chunk) for _ in range(64)) + compressor.flush()
+    limits = DEFAULT_LIMITS.override(layer_ratio_after_bytes=4 << 20, layer_max_ratio=100)
+    scan = _scan(blob, tmp_path, limits=limits)
+    assert "limits.layer-max-ratio" in scan.unchecked
+    assert scan.uncompressed_size < 32 << 20
+
+
+def test_ratio_at_the_limit_passes(tmp_path: Path) -> None:
+    # Incompressible data: ratio about 1, far under any ratio limit once past the grace bytes.
+    tar = _tar([("f", tarfile.REGTYPE, random.Random(7).randbytes(300_000), "")])
+    blob = gzip.compress(tar)
+    limits = DEFAULT_LIMITS.override(layer_ratio_after_bytes=1, layer_max_ratio=2)
+    assert not _scan(blob, tmp_path, limits=limits).unchecked
+    ratio = -(-len(tar) // len(blob))  # the whole layer's ratio, rounded up: still passes
+    assert not _scan(blob, tmp_path, limits=limits.override(layer_max_ratio=ratio)).unchecked
+
+
+def test_pax_header_past_the_limit_leaves_the_layer_unchecked(tmp_path: Path) -> None:
+    info = tarfile.TarInfo("f")
+    info.pax_headers = {"comment": "z" * 5000}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.addfile(info, io.BytesIO(b""))
+    scan = _scan(
+        buffer.getvalue(), tmp_path, limits=DEFAULT_LIMITS.override(tar_header_max_bytes=1024)
+    )
+    assert "limits.tar-header-max-bytes" in scan.unchecked
 
 
 def test_deep_directory_trees_do_not_recurse(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import tarfile
 
 import pytest
 
+from gpuship.errors import LimitExceeded
 from gpuship.image.tarwalk import DIRECTORY, HARDLINK, REGULAR, SYMLINK, TarFormatError, TarWalker
 
 
@@ -72,12 +73,14 @@ def test_truncated_member_is_an_error() -> None:
         list(TarWalker(io.BytesIO(data[:2048])).members())
 
 
-def test_pax_header_over_the_limit_is_refused() -> None:
+def test_pax_header_at_the_limit_and_past_it() -> None:
     info = _info("file")
     info.pax_headers = {"comment": "z" * 5000}
     data = _tar([(info, b"1")])
-    with pytest.raises(TarFormatError, match="exceeds"):
-        list(TarWalker(io.BytesIO(data), max_metadata_bytes=1024).members())
+    pax_size = int(data[124:136].rstrip(b"\0 "), 8)
+    assert [m.name for m in TarWalker(io.BytesIO(data), max_metadata_bytes=pax_size).members()]
+    with pytest.raises(LimitExceeded, match=r"pax header of \d+ bytes \(limit limits.tar-header"):
+        list(TarWalker(io.BytesIO(data), max_metadata_bytes=pax_size - 1).members())
 
 
 def test_missing_end_of_archive_marker_is_tolerated() -> None:

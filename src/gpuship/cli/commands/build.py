@@ -143,6 +143,7 @@ def _image_check(ctx: Context) -> ImageCheck:
             insecure=ctx.config.registries.insecure,
             environ=ctx.environ,
             dockerfile=dockerfile,
+            limits=ctx.limits,
         )
         return judgement.findings, judgement.rules, judgement.result
 

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 insecure_registries=ctx.config.registries.insecure,
                 environ=ctx.environ,
                 deep=args.deep,
+                limits=ctx.limits,
             )
             for ref in args.image
         )

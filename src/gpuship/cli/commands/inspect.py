@@ -65,6 +65,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         platform=args.platform,
         dockerfile=args.dockerfile,
         show_progress=True,
+        limits=ctx.limits,
     )
     result = judgement.result
     return Report(

@@ -190,6 +190,7 @@ def _lint_image(
         environ=ctx.environ,
         platform=args.platform,
         dockerfile=dockerfile,
+        limits=ctx.limits,
     )
     report.findings.extend(judgement.findings)
     report.rules.update(judgement.rules)

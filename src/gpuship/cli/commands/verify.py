@@ -82,6 +82,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             insecure_registries=ctx.config.registries.insecure,
             environ=ctx.environ,
             deep=args.deep,
+            limits=ctx.limits,
         )
     verdict = judge(audit, needs, config, args.gpu)
     smoke: tuple[Check, ...] = ()

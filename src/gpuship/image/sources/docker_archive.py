@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import posixpath
 import re
@@ -20,10 +19,10 @@ from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpuship.documents import load_json, open_regular
 from gpuship.errors import InputError
 from gpuship.image.blobstream import GZIP_MAGIC
 from gpuship.image.source import (
-    MAX_CONFIG_BYTES,
     BlobRef,
     ImageSource,
     Platform,
@@ -32,6 +31,7 @@ from gpuship.image.source import (
     parse_config,
 )
 from gpuship.image.tarwalk import HARDLINK, REGULAR, SYMLINK, TarFormatError, TarWalker
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 _BLOB_NAME = re.compile(r"^blobs/(?P<alg>sha256|sha512)/(?P<hex>[0-9a-f]+)$")
 _LEGACY_CONFIG = re.compile(r"^(?P<hex>[0-9a-f]{64})\.json$")
@@ -99,22 +99,29 @@ class DockerArchiveSource(ImageSource):
 
     kind = "docker-archive"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, limits: Limits = DEFAULT_LIMITS) -> None:
         self._path = path
         self._where = f"docker-archive:{path}"
+        self._limits = limits
+        if path.is_dir():
+            hint = " (an OCI layout: use oci:PATH)" if (path / "index.json").exists() else ""
+            raise InputError(
+                f"{self._where}: is a directory; docker-archive: reads the tar file "
+                f"`docker save` writes{hint}"
+            )
         self._members = self._index()
 
     def _index(self) -> dict[str, _Member]:
         members: dict[str, _Member] = {}
         try:
-            with self._path.open("rb") as handle:
+            with open_regular(self._path, "archive") as handle:
                 if handle.read(2) == GZIP_MAGIC:
                     raise InputError(
                         f"{self._where}: is gzip-compressed; "
                         "gunzip a `docker save | gzip` file first"
                     )
                 handle.seek(0)
-                walker = TarWalker(handle)
+                walker = TarWalker(handle, max_metadata_bytes=self._limits.tar_header_max_bytes)
                 for member in walker.members():
                     name = posixpath.normpath(member.name).lstrip("/")
                     if member.kind in (SYMLINK, HARDLINK):
@@ -124,8 +131,6 @@ class DockerArchiveSource(ImageSource):
                         members[name] = _Member(0, 0, True, posixpath.normpath(target).lstrip("/"))
                     elif member.kind == REGULAR:
                         members[name] = _Member(walker.offset, member.size, False, "")
-        except FileNotFoundError:
-            raise InputError(f"{self._where}: file not found") from None
         except TarFormatError as error:
             raise InputError(f"{self._where}: not a docker save archive: {error}") from None
         return members
@@ -141,21 +146,33 @@ class DockerArchiveSource(ImageSource):
             name = member.target
         raise InputError(f"{self._where}: member {name} is a link loop")
 
-    def _read_small(self, name: str, limit: int) -> bytes:
+    def _read_small(self, name: str, size_limit: str) -> bytes:
         _, member = self._member(name)
+        limit: int = getattr(self._limits, size_limit)
         if member.size > limit:
-            raise InputError(f"{self._where}: {name} is larger than {limit} bytes")
+            raise InputError(
+                f"{self._where}: {name} has {member.size} bytes "
+                f"(limit {Limits.key(size_limit)}: {limit})"
+            )
         with _Slice(self._path, member.offset, member.size) as handle:
             return handle.read()
 
-    def resolve(self, platform: Platform) -> ResolvedImage:
+    def _entries(self) -> list[ArchiveEntry]:
+        data = self._read_small("manifest.json", "manifest_max_bytes")
+        document = load_json(data, f"{self._where}: manifest.json", self._limits)
+        if not isinstance(document, list):
+            raise InputError(f"{self._where}: manifest.json is not a list of images")
         try:
-            entries = [
-                ArchiveEntry.model_validate(item)
-                for item in json.loads(self._read_small("manifest.json", MAX_CONFIG_BYTES))
-            ]
-        except (ValueError, TypeError, ValidationError) as error:
-            raise InputError(f"{self._where}: manifest.json is invalid: {error}") from None
+            return [ArchiveEntry.model_validate(item) for item in document]
+        except ValidationError as error:
+            first = error.errors()[0]
+            at = ".".join(str(part) for part in first["loc"]) or "(document)"
+            raise InputError(
+                f"{self._where}: manifest.json is invalid at {at}: {first['msg']}"
+            ) from None
+
+    def resolve(self, platform: Platform) -> ResolvedImage:
+        entries = self._entries()
         if len(entries) != 1:
             tags = [", ".join(entry.repo_tags or ["<untagged>"]) for entry in entries]
             raise InputError(
@@ -164,13 +181,13 @@ class DockerArchiveSource(ImageSource):
             )
         entry = entries[0]
         config_name, _ = self._member(entry.config)
-        data = self._read_small(config_name, MAX_CONFIG_BYTES)
+        data = self._read_small(config_name, "json_max_bytes")
         config_digest = digest_of_member(config_name)
         if config_digest is not None:
             check_digest(data, config_digest, f"{self._where} config")
         else:
             config_digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
-        config = parse_config(data, f"{self._where} config")
+        config = parse_config(data, f"{self._where} config", self._limits)
         layers: list[BlobRef] = []
         for layer in entry.layers:
             name, member = self._member(layer)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import posixpath
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -18,11 +17,11 @@ from typing import Any, BinaryIO
 from pydantic import ValidationError
 
 from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
+from gpuship.documents import load_json
 from gpuship.errors import DockerUnavailable, InputError
 from gpuship.image.blobstream import GZIP_MAGIC, ZSTD_MAGIC
 from gpuship.image.layerscan import LayerScan
 from gpuship.image.source import (
-    MAX_CONFIG_BYTES,
     BlobRef,
     ContainerConfig,
     ImageConfigDocument,
@@ -36,6 +35,7 @@ from gpuship.image.source import (
 )
 from gpuship.image.sources.docker_archive import LAYER_MEDIA_TYPE, ArchiveEntry, digest_of_member
 from gpuship.image.tarwalk import REGULAR, SYMLINK, TarWalker
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 _CHUNK = 1 << 20
 _MAX_LINK_HOPS = 8
@@ -99,8 +99,11 @@ class DockerEngineSource(ImageSource):
 
     kind = "docker"
 
-    def __init__(self, reference: str, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self, reference: str, environ: Mapping[str, str], limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self._reference = reference
+        self._limits = limits
         self._where = f"docker://{reference}"
         self._engine = Engine.connect(environ)
 
@@ -145,7 +148,10 @@ class DockerEngineSource(ImageSource):
         scans: dict[str, LayerScan] = {}
         try:
             chunks = self._engine.export_image(self._reference, _CHUNK)
-            walker = TarWalker(io.BufferedReader(_ChunkStream(iter(chunks)), _CHUNK))
+            walker = TarWalker(
+                io.BufferedReader(_ChunkStream(iter(chunks)), _CHUNK),
+                max_metadata_bytes=self._limits.tar_header_max_bytes,
+            )
             for member in walker.members():
                 name = posixpath.normpath(member.name).lstrip("/")
                 if member.kind == SYMLINK:
@@ -157,8 +163,12 @@ class DockerEngineSource(ImageSource):
                     continue
                 head = walker.read_content(512)
                 if head.lstrip()[:1] in (b"{", b"["):
-                    if member.size > MAX_CONFIG_BYTES:
-                        raise InputError(f"{self._where}: {name} is larger than {MAX_CONFIG_BYTES}")
+                    limit = self._limits.json_max_bytes
+                    if member.size > limit:
+                        raise InputError(
+                            f"{self._where}: {name} has {member.size} bytes "
+                            f"(limit {Limits.key('json_max_bytes')}: {limit})"
+                        )
                     documents[name] = head + walker.read_content(member.size)
                 elif _looks_like_layer(head):
                     blob = BlobRef(digest_of_member(name), member.size, LAYER_MEDIA_TYPE, name)
@@ -181,11 +191,14 @@ class DockerEngineSource(ImageSource):
         links: Mapping[str, str],
         scans: Mapping[str, LayerScan],
     ) -> tuple[ResolvedImage, list[LayerScan]]:
+        if "manifest.json" not in documents:
+            raise InputError(f"{self._where}: export has no manifest.json")
+        document = load_json(
+            documents["manifest.json"], f"{self._where} manifest.json", self._limits
+        )
         try:
-            entries = [
-                ArchiveEntry.model_validate(item) for item in json.loads(documents["manifest.json"])
-            ]
-        except (KeyError, ValueError, TypeError, ValidationError) as error:
+            entries = [ArchiveEntry.model_validate(item) for item in document]
+        except (TypeError, ValidationError) as error:
             raise InputError(
                 f"{self._where}: export has no valid manifest.json ({error})"
             ) from None
@@ -199,7 +212,7 @@ class DockerEngineSource(ImageSource):
         config_digest = digest_of_member(config_name) or ""
         if config_digest:
             check_digest(data, config_digest, f"{self._where} config")
-        config = parse_config(data, f"{self._where} config")
+        config = parse_config(data, f"{self._where} config", self._limits)
         ordered: list[LayerScan] = []
         blobs: list[BlobRef] = []
         for index, layer in enumerate(entry.layers):

@@ -7,7 +7,6 @@ from contextlib import AbstractContextManager
 from typing import BinaryIO
 
 from gpuship.image.source import (
-    MAX_CONFIG_BYTES,
     BlobRef,
     ImageSource,
     Platform,
@@ -17,6 +16,7 @@ from gpuship.image.source import (
     parse_config,
     read_limited,
 )
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import Descriptor
 from gpuship.registry.reference import Reference, parse_reference
@@ -34,8 +34,10 @@ class RegistrySource(ImageSource):
         *,
         insecure: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._reference: Reference = parse_reference(reference)
+        self._limits = limits
         self._client = RegistryClient(insecure=insecure, environ=environ)
 
     def _fetch(self, descriptor: Descriptor) -> bytes:
@@ -45,12 +47,23 @@ class RegistrySource(ImageSource):
         where = str(self._reference)
         fetched = self._client.get_manifest(self._reference)
         manifest, digest, platforms = descend_to_manifest(
-            fetched.data, fetched.media_type, fetched.digest, self._fetch, platform, where
+            fetched.data,
+            fetched.media_type,
+            fetched.digest,
+            self._fetch,
+            platform,
+            where,
+            self._limits,
         )
         config_digest = manifest.config.digest
         with self._client.open_blob(self._reference.repository, config_digest) as blob:
-            data = read_limited(blob, MAX_CONFIG_BYTES, f"{where} config")  # type: ignore[arg-type]
-        config = parse_config(data, f"{where} config {config_digest}")
+            data = read_limited(
+                blob,  # type: ignore[arg-type]
+                self._limits.json_max_bytes,
+                f"{where} config",
+                "json_max_bytes",
+            )
+        config = parse_config(data, f"{where} config {config_digest}", self._limits)
         return ResolvedImage(
             source=self.kind,
             reference=where,
@@ -58,7 +71,7 @@ class RegistrySource(ImageSource):
             platforms=platforms,
             config=config,
             config_digest=config_digest,
-            layers=layer_blobs(manifest.layers),
+            layers=layer_blobs(manifest.layers, where),
         )
 
     def open_blob(self, blob: BlobRef) -> AbstractContextManager[BinaryIO]:
