@@ -34,8 +34,6 @@ def open_regular(path: Path, what: str) -> BinaryIO:
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} not found") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read {what}: {error.strerror or error}") from None
     mode = os.fstat(fd).st_mode
@@ -106,7 +104,7 @@ def load_json(data: bytes | str, where: str, limits: Limits) -> Any:
     except RecursionError:
         value, deep = None, True
     except ValueError as error:  # JSONDecodeError, bad UTF-8, a number of 5,000+ digits
-        raise InputError(f"{where}: not valid JSON: {_first_line(error)}") from None
+        raise InputError(f"{where}: not JSON: {_first_line(error)}") from None
     else:
         deep = _nests_deeper(value, limits.json_max_depth)
     if deep:

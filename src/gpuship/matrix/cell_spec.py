@@ -6,12 +6,13 @@ the keys `gpuship matrix` writes are validated here, extra keys (axis values) ar
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpuship.documents import load_json
 from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 
 class CellSpec(BaseModel):
@@ -37,13 +38,9 @@ class CellSpec(BaseModel):
     arch_list: str | None = None
 
 
-def parse_cell(text: str) -> CellSpec:
+def parse_cell(text: str, limits: Limits = DEFAULT_LIMITS) -> CellSpec:
     """Validate `--cell` JSON; InputError naming the first bad key."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"--cell: not JSON: {exc.msg} at column {exc.colno}") from None
-    return cell_from_dict(data)
+    return cell_from_dict(load_json(text, "--cell", limits))
 
 
 def cell_from_dict(data: Any) -> CellSpec:

@@ -19,6 +19,7 @@ from typing import Any
 from gpuship import labels as L
 from gpuship.cuda.arch import ArchTarget
 from gpuship.errors import ConfigError, InputError
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.matrix.config import CacheConfig, ImageConfig, axis_text
 from gpuship.matrix.expand import ExpansionError, expand
 from gpuship.matrix.needs import GpuNeeds, InvalidCell, gpu_needs
@@ -133,13 +134,14 @@ def plan_image(
     targets: tuple[ArchTarget, ...],
     lock: Mapping[str, str] | None,
     source: SourceFacts = SourceFacts(),
+    max_cells: int = DEFAULT_LIMITS.matrix_max_cells,
 ) -> ImagePlan:
     """All cells of `image`. `lock` None plans without pinning bases (used by `gpuship lock`)."""
     templates = _check_image(image)
     config_json = image.model_dump(mode="json", by_alias=True)
     plan = ImagePlan()
     seen: dict[str, Mapping[str, str]] = {}
-    for values, from_include in _combination_values(image):
+    for values, from_include in _combination_values(image, max_cells):
         cell_id = _cell_id(image, templates, values, from_include)
         if cell_id in seen:
             if seen[cell_id] == values:
@@ -159,7 +161,11 @@ def plan_image(
     return plan
 
 
-def base_references(image: ImageConfig, targets: tuple[ArchTarget, ...]) -> list[str]:
+def base_references(
+    image: ImageConfig,
+    targets: tuple[ArchTarget, ...],
+    max_cells: int = DEFAULT_LIMITS.matrix_max_cells,
+) -> list[str]:
     """Every distinct base image tag the combinations of `image` use (for `gpuship lock`).
 
     Combinations the knowledge base rules out still get their base locked: validity is the
@@ -169,7 +175,7 @@ def base_references(image: ImageConfig, targets: tuple[ArchTarget, ...]) -> list
     if templates.base_image is None:
         return []
     references: set[str] = set()
-    for values, _ in _combination_values(image):
+    for values, _ in _combination_values(image, max_cells):
         try:
             needs = gpu_needs(values.get("cuda"), values.get("torch"), targets, image.allow_unknown)
         except InvalidCell:
@@ -185,13 +191,14 @@ def base_references(image: ImageConfig, targets: tuple[ArchTarget, ...]) -> list
     return sorted(references)
 
 
-def _combination_values(image: ImageConfig) -> list[tuple[dict[str, str], bool]]:
+def _combination_values(image: ImageConfig, max_cells: int) -> list[tuple[dict[str, str], bool]]:
     """(resolved values, created by an include entry) of every combination."""
     try:
         combinations = expand(
             {axis: [axis_text(v) for v in values] for axis, values in image.axes.items()},
             [{k: axis_text(v) for k, v in entry.items()} for entry in image.include],
             [{k: axis_text(v) for k, v in entry.items()} for entry in image.exclude],
+            max_cells,
         )
     except ExpansionError as exc:
         raise ConfigError(f"images[{image.name}]: {exc}") from None

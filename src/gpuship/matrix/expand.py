@@ -16,6 +16,7 @@ github/docs `data/reusables/actions/jobs/matrix-include.md` and `matrix-exclude.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,12 +33,29 @@ class Combination:
     from_include: bool = False
 
 
+def combination_count(axes: Mapping[str, Sequence[object]], include: Sequence[object] = ()) -> int:
+    """The most combinations `expand` can make (before excludes), without expanding anything:
+    the product of the axis lengths plus one per include entry."""
+    return (math.prod(len(values) for values in axes.values()) if axes else 0) + len(include)
+
+
 def expand(
     axes: Mapping[str, Sequence[str]],
     include: Sequence[Mapping[str, str]] = (),
     exclude: Sequence[Mapping[str, str]] = (),
+    max_combinations: int | None = None,
 ) -> list[Combination]:
-    """All combinations, originals first (product order) then include-created ones."""
+    """All combinations, originals first (product order) then include-created ones.
+
+    With `max_combinations`, axes that could make more are refused before any is made (six
+    axes of ten values are a million combinations in a few lines of YAML).
+    """
+    count = combination_count(axes, include)
+    if max_combinations is not None and count > max_combinations:
+        raise ExpansionError(
+            f"the axes and include entries make up to {count} combinations, more than "
+            f"limits.matrix-max-cells ({max_combinations})"
+        )
     for axis, values in axes.items():
         if not values:
             raise ExpansionError(f"axis '{axis}' has no values")

@@ -21,7 +21,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuship.errors import ConfigError
+from gpuship.documents import load_yaml, read_file
+from gpuship.errors import ConfigError, InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 LOCK_FILE_NAME = "gpuship.lock"
 _HEADER = "# Written by `gpuship lock`; commit it. `gpuship lock --check` fails when it is stale.\n"
@@ -61,17 +63,16 @@ class LockChange:
         return f"{self.reference} moved from {self.locked} to {self.current}"
 
 
-def read_lock(path: Path) -> LockFile | None:
+def read_lock(path: Path, limits: Limits = DEFAULT_LIMITS) -> LockFile | None:
     """The lock file at `path`, or None when it does not exist; ConfigError when invalid."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read lock file: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(text) or {}
+        text = read_file(path, "lock file", limits, "yaml_max_bytes").decode("utf-8")
+        data = load_yaml(text, str(path), limits) or {}
         return LockFile.model_validate(data)
+    except (InputError, UnicodeDecodeError) as exc:  # unreadable, not a file, past a limit
+        raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     except ValidationError as exc:

@@ -13,9 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuship.errors import ConfigError, UsageError
+from gpuship.errors import ConfigError, LimitExceeded, UsageError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.matrix.cells import ImagePlan, SourceFacts, plan_image
 from gpuship.matrix.config import ImageConfig
+from gpuship.matrix.expand import combination_count
 from gpuship.matrix.lockfile import LOCK_FILE_NAME, read_lock
 from gpuship.matrix.targets import image_targets
 
@@ -27,10 +29,14 @@ class Project:
     images: tuple[ImageConfig, ...]
     directory: Path
     lock_path: Path
+    limits: Limits = DEFAULT_LIMITS
 
 
 def load_project(
-    config_path: Path | None, images: Sequence[ImageConfig], lock_path: str | None = None
+    config_path: Path | None,
+    images: Sequence[ImageConfig],
+    lock_path: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Project:
     """The project declared by `images:` of the config file at `config_path` (None: no file,
     paths relative to the working directory); ConfigError when it declares no images."""
@@ -39,7 +45,7 @@ def load_project(
         where = config_path or "gpuship.yaml"
         raise ConfigError(f"{where}: no 'images:' declared; nothing to expand or build")
     lock = Path(lock_path) if lock_path else directory / LOCK_FILE_NAME
-    return Project(images=tuple(images), directory=directory, lock_path=lock)
+    return Project(images=tuple(images), directory=directory, lock_path=lock, limits=limits)
 
 
 def select_images(project: Project, names: Sequence[str]) -> list[ImageConfig]:
@@ -66,13 +72,37 @@ def source_facts(environ: Mapping[str, str]) -> SourceFacts:
 def plan_images(
     project: Project, images: Sequence[ImageConfig], environ: Mapping[str, str]
 ) -> list[ImagePlan]:
-    """Plan every image against the lock file (a missing lock pins nothing)."""
-    lock = read_lock(project.lock_path)
+    """Plan every image against the lock file (a missing lock pins nothing).
+
+    The size of the whole matrix is checked against `limits.matrix-max-cells` first, from the
+    axis lengths alone, so a matrix of a million cells is refused before one is made.
+    """
+    check_matrix_size(images, project.limits)
+    lock = read_lock(project.lock_path, project.limits)
     bases = dict(lock.bases) if lock else {}
     facts = source_facts(environ)
+    limit = project.limits.matrix_max_cells
     return [
-        plan_image(image, image_targets(image, project.directory), bases, facts) for image in images
+        plan_image(
+            image, image_targets(image, project.directory, project.limits), bases, facts, limit
+        )
+        for image in images
     ]
+
+
+def check_matrix_size(images: Sequence[ImageConfig], limits: Limits) -> None:
+    """LimitExceeded when the images' axes and include entries could make too many cells."""
+    counts = {image.name: combination_count(image.axes, image.include) for image in images}
+    total = sum(counts.values())
+    if total > limits.matrix_max_cells:
+        largest = max(counts, key=lambda name: counts[name])
+        raise LimitExceeded(
+            f"images[{largest}]",
+            f"the selected images' axes and include entries make up to {total} cells "
+            f"({counts[largest]} from this image)",
+            Limits.key("matrix_max_cells"),
+            limits.matrix_max_cells,
+        )
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,21 @@ import yaml
 from gpuship.cuda.arch import ArchTarget, ComputeCapability, parse_arch_list
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.gpus import gpu_compute_capability
-from gpuship.errors import ConfigError
+from gpuship.documents import load_yaml, read_file
+from gpuship.errors import ConfigError, InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.matrix.config import ImageConfig
 
 
-def image_targets(image: ImageConfig, project_dir: Path) -> tuple[ArchTarget, ...]:
+def image_targets(
+    image: ImageConfig, project_dir: Path, limits: Limits = DEFAULT_LIMITS
+) -> tuple[ArchTarget, ...]:
     """The parsed targets of `image` (empty when it declares none)."""
     where = f"images[{image.name}].targets"
     if image.targets is None:
         return ()
     if isinstance(image.targets, str):
-        return _fleet_targets(project_dir / image.targets, where)
+        return _fleet_targets(project_dir / image.targets, where, limits)
     return _parse(image.targets, where)
 
 
@@ -40,11 +44,12 @@ def _parse(items: Sequence[str], where: str) -> tuple[ArchTarget, ...]:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _fleet_targets(path: Path, where: str) -> tuple[ArchTarget, ...]:
+def _fleet_targets(path: Path, where: str, limits: Limits) -> tuple[ArchTarget, ...]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read fleet file {path}: {exc.strerror}") from None
+        text = read_file(path, "fleet file", limits, "yaml_max_bytes").decode("utf-8")
+        data = load_yaml(text, str(path), limits)
+    except (InputError, UnicodeDecodeError) as exc:  # unreadable, not a file, past a limit
+        raise ConfigError(f"{where}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     gpus = data.get("gpus") if isinstance(data, dict) else data

@@ -9,7 +9,6 @@ the model.
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -19,7 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuship import __version__
+from gpuship.documents import read_json
 from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.nvml.readings import NvmlReadings
 from gpuship.verify.container import ContainerReadings, SystemReading
 
@@ -95,14 +96,9 @@ def audit_json_schema() -> dict[str, Any]:
     return schema
 
 
-def load_audit(path: Path) -> HostAudit:
+def load_audit(path: Path, limits: Limits = DEFAULT_LIMITS) -> HostAudit:
     """Read an audit file: the bare document or gpuship's JSON report with it as `result`."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"{path}: cannot read audit file: {error.strerror}") from None
-    except ValueError as error:
-        raise InputError(f"{path}: not JSON: {error}") from None
+    data = read_json(path, "audit file", limits)
     if isinstance(data, dict) and data.get("tool") == "gpuship" and "result" in data:
         data = data["result"]
     return audit_from_document(data, str(path))

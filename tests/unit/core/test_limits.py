@@ -71,7 +71,7 @@ def test_json_items_at_limit_and_past_it() -> None:
     ids=["truncated", "not-utf8", "5000-digit-number", "trailing-comma", "empty"],
 )
 def test_invalid_json_is_an_input_error(data: bytes) -> None:
-    with pytest.raises(InputError, match=r"^doc: not valid JSON: "):
+    with pytest.raises(InputError, match=r"^doc: not JSON: "):
         load_json(data, "doc", DEFAULT_LIMITS)
 
 

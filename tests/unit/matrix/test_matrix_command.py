@@ -166,3 +166,49 @@ def test_several_images_and_the_github_job_limit(tmp_path: Path) -> None:
     only = json.loads(out)
     assert code == 0 and not only["findings"]
     assert {c["role"] for c in only["result"]["include"]} == {"data-prep"}
+
+
+def _axes_config(values_per_axis: int, axes: int, include: int = 0) -> str:
+    lines = [
+        "images:",
+        "  - name: wide",
+        "    repository: 127.0.0.1:5000/acme/wide",
+        "    cell-id: 'wide-{a0}-{a1}-{a2}-{a3}-{a4}-{a5}'" if axes == 6 else "",
+        "    axes:",
+    ]
+    for axis in range(axes):
+        lines.append(f"      a{axis}: [{', '.join(f'v{n}' for n in range(values_per_axis))}]")
+    if include:
+        lines.append("    include:")
+        lines += [f"      - {{extra: x{n}}}" for n in range(include)]
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def test_a_million_cells_are_refused_before_one_is_made(tmp_path: Path) -> None:
+    (tmp_path / "gpuship.yaml").write_text(_axes_config(10, 6))
+    code, out, err = run(tmp_path, "matrix")
+    assert code == 2
+    assert out == ""
+    assert "images[wide]: the selected images' axes and include entries make up to " in err
+    assert "1000000 cells" in err
+    assert "(limit limits.matrix-max-cells: 10000)" in err
+
+
+def test_matrix_cells_at_the_limit_and_past_it(tmp_path: Path) -> None:
+    # 2 x 2 axes + 1 include entry = 5 cells at most.
+    (tmp_path / "gpuship.yaml").write_text(_axes_config(2, 2, include=1))
+    at = run(tmp_path, "matrix", "--format", "json", env={"GPUSHIP_LIMITS__MATRIX_MAX_CELLS": "5"})
+    assert at[0] == 0, at[2]
+    # The include entry extends the four originals instead of adding a fifth cell.
+    assert len(json.loads(at[1])["result"]["include"]) == 4
+    past = run(tmp_path, "matrix", env={"GPUSHIP_LIMITS__MATRIX_MAX_CELLS": "4"})
+    assert past[0] == 2
+    assert "make up to 5 cells" in past[2]
+
+
+@pytest.mark.parametrize("flag", ["--include", "--exclude"])
+def test_deeply_nested_include_is_a_usage_error_not_a_traceback(tmp_path: Path, flag: str) -> None:
+    code, _, err = run(tmp_path, "matrix", flag, "[" * 50_000 + "]" * 50_000)
+    assert code == 2
+    assert f"gpuship: error: {flag}: JSON nests deeper than 64 levels" in err
+    assert "Traceback" not in err

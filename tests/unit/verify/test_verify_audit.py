@@ -42,7 +42,10 @@ def test_gpuship_json_report_envelope_is_accepted(tmp_path: Path) -> None:
         ("{not json", "not JSON"),
         ('{"schema_version": 3}', "schema_version 3 is not supported"),
         ('{"schema_version": 1, "runner": {}}', "not a gpuship audit"),
+        ("[" * 100_000 + "]" * 100_000, r"JSON nests deeper than 64 levels \(limit"),
+        ('{"schema_version": ' + "9" * 100_000 + "}", "not JSON"),
     ],
+    ids=["not-json", "schema-version", "not-an-audit", "deep", "huge-number"],
 )
 def test_bad_audit_files_are_one_line_input_errors(
     tmp_path: Path, content: str, message: str

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if args.cell:
         if args.set:
             raise UsageError("--set picks a cell of --image; it cannot be used with --cell")
-        cell = parse_cell(args.cell)
+        cell = parse_cell(args.cell, ctx.limits)
     else:
         cell = cell_from_dict(_pick_cell(args, ctx))
     commit = args.commit or ctx.environ.get("GITHUB_SHA") or _git_commit(directory)
@@ -160,7 +160,7 @@ def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {pair}: expected AXIS=VALUE")
         wanted[name.strip()] = value.strip()
-    project = load_project(ctx.config_path, ctx.config.images, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
     chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
     if len(chosen) == 1:

@@ -77,7 +77,7 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.docs.image_map import render_image_map
     from gpuship.matrix.project import load_project, plan_images
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     plans = plan_images(project, project.images, ctx.environ)
     pools = None
     if args.fleet:

@@ -46,20 +46,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.verify.audit import load_audit
     from gpuship.verify.fleet import build_fleet, needs_from_matrix
 
-    audits = [load_audit(path) for path in audit_paths(args.audits)]
+    audits = [load_audit(path, ctx.limits) for path in audit_paths(args.audits)]
     images = []
     if args.matrix:
+        from gpuship.documents import read_json
+
         path = Path(args.matrix)
-        try:
-            matrix = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            from gpuship.errors import InputError
-
-            raise InputError(f"{path}: cannot read matrix: {error.strerror}") from None
-        except ValueError as error:
-            from gpuship.errors import InputError
-
-            raise InputError(f"{path}: not JSON: {error}") from None
+        matrix = read_json(path, "matrix", ctx.limits)
         images.extend(needs_from_matrix(matrix, str(path)))
     if args.image:
         from gpuship.verify.image_source import read_gpu_needs

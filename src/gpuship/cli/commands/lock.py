@@ -26,22 +26,27 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.matrix import rules
     from gpuship.matrix.cells import base_references
     from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_lock
-    from gpuship.matrix.project import load_project
+    from gpuship.matrix.project import check_matrix_size, load_project
     from gpuship.matrix.targets import image_targets
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_reference
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock)
+    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    check_matrix_size(project.images, project.limits)
     references = sorted(
         {
             ref
             for image in project.images
-            for ref in base_references(image, image_targets(image, project.directory))
+            for ref in base_references(
+                image,
+                image_targets(image, project.directory, project.limits),
+                project.limits.matrix_max_cells,
+            )
         }
     )
     with RegistryClient(insecure=ctx.config.registries.insecure, environ=ctx.environ) as client:
         current = {ref: client.resolve_digest(parse_reference(ref)) for ref in references}
-    existing = read_lock(project.lock_path)
+    existing = read_lock(project.lock_path, project.limits)
     changes = lock_changes(existing.bases if existing else {}, current)
     report = Report(command=NAME, rules=rules.RULES)
     report.result = {"lock": str(project.lock_path), "bases": current}

@@ -18,6 +18,7 @@ NAME = "matrix"
 HELP = "expand gpuship.yaml images into a validated build matrix (JSON for fromJSON)"
 
 if TYPE_CHECKING:
+    from gpuship.limits import Limits
     from gpuship.matrix.project import MatrixOverrides
 
 # docs.github.com "Running variations of jobs": a matrix generates at most 256 jobs per run.
@@ -55,8 +56,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.matrix import rules
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock)
-    images = apply_overrides(select_images(project, args.image), _overrides(args))
+    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
     plans = plan_images(project, images, ctx.environ)
     invalid = [combo for plan in plans for combo in plan.invalid]
     if invalid and not args.drop_invalid:
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     return report
 
 
-def _overrides(args: argparse.Namespace) -> MatrixOverrides:
+def _overrides(args: argparse.Namespace, limits: Limits) -> MatrixOverrides:
     from gpuship.matrix.project import MatrixOverrides
 
     axes: dict[str, list[str]] = {}
@@ -130,18 +131,17 @@ def _overrides(args: argparse.Namespace) -> MatrixOverrides:
         axes[name.strip()] = split
     return MatrixOverrides(
         axes=axes,
-        include=_entries("--include", args.include),
-        exclude=_entries("--exclude", args.exclude),
+        include=_entries("--include", args.include, limits),
+        exclude=_entries("--exclude", args.exclude, limits),
     )
 
 
-def _entries(flag: str, text: str | None) -> list[dict[str, Any]]:
+def _entries(flag: str, text: str | None, limits: Limits) -> list[dict[str, Any]]:
+    from gpuship.documents import load_json
+
     if not text or not text.strip():
         return []
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{flag}: not JSON: {exc.msg} at column {exc.colno}") from None
+    data = load_json(text, flag, limits)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):

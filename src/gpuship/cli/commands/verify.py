@@ -71,7 +71,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
     ).verify
-    audit = load_audit(Path(args.audit)) if args.audit else audit_this_host(ctx.environ, config)
+    audit = (
+        load_audit(Path(args.audit), ctx.limits)
+        if args.audit
+        else audit_this_host(ctx.environ, config)
+    )
     needs = None
     if args.image:
         from gpuship.verify.image_source import read_gpu_needs
