@@ -120,6 +120,16 @@ class Limits:
         "Largest build-context file read as text (requirements, scripts, .dockerignore); "
         "a larger one is reported and not read.",
     )
+    script_max_bytes: int = _limit(
+        256 * KIB,
+        "Largest script from the build context that lint follows from a RUN (`RUN "
+        "./install.sh`); shell parsing is lint's slowest step, about a second for 256 KiB.",
+    )
+    run_max_commands: int = _limit(
+        5_000,
+        "Most shell commands lint reads in one RUN, the scripts it runs included; the rest "
+        "of a longer one is reported and not checked.",
+    )
     context_max_entries: int = _limit(
         200_000, "Most build-context entries walked (a home directory given by mistake)."
     )

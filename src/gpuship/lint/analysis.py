@@ -106,6 +106,33 @@ class Run:
         return any(m.type in kinds and any(f in m.target for f in fragments) for m in self.mounts)
 
 
+class _CommandBudget:
+    """`run-max-commands` for one RUN: counts commands as scripts are parsed and followed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen = 0
+
+    @property
+    def exceeded(self) -> bool:
+        return self.seen > self.limit
+
+    def count(self, script: Script) -> None:
+        self.seen += len(script.commands)
+
+    def cap(self, scripts: list[Script]) -> list[Script]:
+        """The scripts cut to the first `limit` commands."""
+        kept: list[Script] = []
+        room = self.limit
+        for script in scripts:
+            if room <= 0:
+                break
+            commands = script.commands[:room]
+            kept.append(Script(script.source, script.file, commands))
+            room -= len(commands)
+        return kept
+
+
 class Analysis:
     """The shared view of one Dockerfile that every rule reads."""
 
@@ -123,6 +150,8 @@ class Analysis:
         self.context = context
         self.config = config
         self._shell = ShellParser()
+        # RUN instructions whose commands passed `run-max-commands` (the rest is unchecked).
+        self.capped_runs: list[Instruction] = []
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -176,8 +205,14 @@ class Analysis:
                         scripts.append(self._shell.parse(heredoc.body))
             else:
                 scripts.append(self._shell.parse(body))
+        budget = _CommandBudget(self.context.limits.run_max_commands)
+        for script in scripts:
+            budget.count(script)
         for script in list(scripts):
-            scripts.extend(self._followed(stage, instruction, state, script, depth=0))
+            scripts.extend(self._followed(stage, instruction, state, script, 0, budget))
+        if budget.exceeded:
+            self.capped_runs.append(instruction)
+            scripts = budget.cap(scripts)
         for script in scripts:
             python.extend(self._inline_python(script))
         return Run(instruction, stage, state, tuple(scripts), tuple(python), mounts)
@@ -208,13 +243,21 @@ class Analysis:
                         yield command.source.sub(target.start, target.end)
 
     def _followed(
-        self, stage: Stage, instruction: Instruction, state: State, script: Script, depth: int
+        self,
+        stage: Stage,
+        instruction: Instruction,
+        state: State,
+        script: Script,
+        depth: int,
+        budget: _CommandBudget,
     ) -> list[Script]:
         """Scripts from the build context that this script runs (`./x.sh`, `bash x.sh`)."""
         if depth >= 3:
             return []
         found: list[Script] = []
         for command in script.commands:
+            if budget.exceeded:
+                break
             path = _script_path(command)
             if path is None:
                 continue
@@ -222,13 +265,14 @@ class Analysis:
             source = self.context_source(stage, instruction, container)
             if source is None:
                 continue
-            text = self.context.read_text(source)
+            text = self.context.read_text(source, "script_max_bytes")
             if text is None:
                 continue
             file = self.context.root / source
             nested = self._shell.parse(file_text(text), file)
+            budget.count(nested)
             found.append(nested)
-            found.extend(self._followed(stage, instruction, state, nested, depth + 1))
+            found.extend(self._followed(stage, instruction, state, nested, depth + 1, budget))
         return found
 
     def file_specs(

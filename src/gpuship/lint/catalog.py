@@ -38,6 +38,36 @@ RULES: tuple[Rule, ...] = (
         good_example="COPY requirements.lock /app/",
     ),
     Rule(
+        id="GSL003",
+        name="lint-limit-reached",
+        category="metadata",
+        severity=W,
+        summary="Part of the Dockerfile or its build context passes one of gpuship's limits, "
+        "so it was not checked.",
+        rationale="An ARG that doubles on each line reaches gigabytes in a few lines, a script "
+        "of a hundred megabytes takes minutes to parse: lint stops at a limit (`limits:` in "
+        "gpuship.yaml) and says what it left unchecked instead of exhausting the runner. An ARG "
+        "or ENV value longer than Linux's MAX_ARG_STRLEN (128 KiB) also fails every RUN.",
+        fix="Shorten the value or split the script; if it is genuine, raise the limit named in "
+        "the message.",
+        bad_example="ARG A=xxxxxxxx\nARG A=$A$A\nARG A=$A$A  # ... 30 more lines",
+        good_example="ARG A=xxxxxxxx",
+    ),
+    Rule(
+        id="GSL004",
+        name="dockerignore-invalid-pattern",
+        category="metadata",
+        severity=E,
+        summary="A `.dockerignore` line Docker refuses (an invalid range such as `[z-a]`, or "
+        "a lone `!`).",
+        rationale="moby/patternmatcher compiles each pattern to a Go regular expression; one it "
+        "cannot compile fails every build of the context with 'syntax error in pattern'. gpuship "
+        "reports the line and applies the others.",
+        fix="Fix or remove the pattern (ranges go low to high: `[a-z]`).",
+        bad_example="[z-a]*.tmp",
+        good_example="[a-z]*.tmp",
+    ),
+    Rule(
         id="GSL101",
         name="base-image-untagged",
         category="pinning",

@@ -9,13 +9,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from gpuship.lint.dockerignore import IgnoreRules, ignore_file_for
-
-# Walking stops after this many entries: a context that large is a problem of its own,
-# and linting must stay fast on a developer's home directory given by mistake.
-MAX_CONTEXT_ENTRIES = 200_000
-# Bytes of a context text file (requirements, scripts) we read.
-MAX_TEXT_BYTES = 2 * 1024 * 1024
+from gpuship.documents import read_file
+from gpuship.errors import InputError, LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.lint.dockerignore import IgnoreProblem, IgnoreRules, ignore_file_for
 
 
 @dataclass(frozen=True)
@@ -26,17 +23,37 @@ class ContextFile:
     size: int
 
 
-class BuildContext:
-    """The files of a build context, filtered by the ignore file BuildKit would use."""
+@dataclass(frozen=True)
+class Unread:
+    """A context file (or the context walk) that a limit kept lint from reading."""
 
-    def __init__(self, root: Path, dockerfile: Path) -> None:
+    path: str
+    why: str
+
+
+class BuildContext:
+    """The files of a build context, filtered by the ignore file BuildKit would use.
+
+    Files are read within `limits`: only regular files inside the context, no larger than
+    `context-file-max-bytes` (scripts a RUN runs: `script-max-bytes`); what a limit kept
+    unread is listed in `unread`, so lint can say what it did not check.
+    """
+
+    def __init__(self, root: Path, dockerfile: Path, limits: Limits = DEFAULT_LIMITS) -> None:
         self.root = root
+        self.limits = limits
+        self.unread: list[Unread] = []
         ignore = ignore_file_for(dockerfile, root) if root.is_dir() else None
-        if ignore is not None:
-            text = ignore.read_text(encoding="utf-8", errors="replace")
-            self.ignore = IgnoreRules.parse(text, str(ignore))
-        else:
-            self.ignore = IgnoreRules()
+        self.ignore = self._read_ignore(ignore) if ignore is not None else IgnoreRules()
+
+    def _read_ignore(self, path: Path) -> IgnoreRules:
+        try:
+            data = read_file(path, "ignore file", self.limits, "context_file_max_bytes")
+        except InputError as error:
+            # Docker reads it whole; without it the context cannot be known: say so.
+            return IgnoreRules(origin=str(path), problems=(IgnoreProblem(1, str(error), True),))
+        text = data.decode("utf-8", errors="replace")
+        return IgnoreRules.parse(text, str(path), self.limits.dockerignore_max_patterns)
 
     @property
     def exists(self) -> bool:
@@ -60,15 +77,20 @@ class BuildContext:
         path = self._path(relative)
         return path is not None and path.is_dir()
 
-    def read_text(self, relative: str) -> str | None:
-        """The text of a context file, or None when it is absent, ignored or not text."""
+    def read_text(self, relative: str, size_limit: str = "context_file_max_bytes") -> str | None:
+        """The text of a context file, or None when it is absent, ignored, not text, a link
+        out of the context, or larger than the limit named `size_limit` (then in `unread`)."""
         path = self._path(relative)
         if path is None or not path.is_file() or not self.sent(relative):
             return None
+        if not path.resolve().is_relative_to(self.root.resolve()):
+            return None  # the builder sends the link, not a file outside the context
         try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_TEXT_BYTES)
-        except OSError:
+            data = read_file(path, "context file", self.limits, size_limit)
+        except LimitExceeded as error:
+            self.unread.append(Unread(relative, str(error)))
+            return None
+        except InputError:
             return None
         if b"\x00" in data[:4096]:
             return None
@@ -121,7 +143,15 @@ class BuildContext:
                     continue
                 files.append(ContextFile(relative, size))
             seen += len(subdirs)
-            if seen > MAX_CONTEXT_ENTRIES:
+            if seen > self.limits.context_max_entries:
+                self.unread.append(
+                    Unread(
+                        ".",
+                        f"the build context has more than {self.limits.context_max_entries} "
+                        f"entries; the rest was not walked "
+                        f"(limit {Limits.key('context_max_entries')})",
+                    )
+                )
                 break
         return tuple(files)
 

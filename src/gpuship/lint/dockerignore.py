@@ -6,46 +6,94 @@ number of directories; a `!` pattern re-includes; the LAST matching pattern deci
 pattern that matches a directory excludes everything below it (`MatchesOrParentMatches`).
 BuildKit also prefers `<Dockerfile name>.dockerignore` next to the Dockerfile over the
 context's `.dockerignore` (see `ignore_file_for`).
+
+Patterns become RE2 regular expressions, as moby/patternmatcher turns them into Go `regexp`
+ones (the same RE2 syntax): matching takes time linear in the path whatever the pattern (a
+backtracking engine takes exponential time on `*a*a*a*a*a*b`), and a pattern Go's regexp
+refuses (`[z-a]`) is refused here with the same reason. Docker then fails every build of the
+context ("syntax error in pattern"); here that line is a problem to report, and the other
+lines still apply.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
-import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(frozen=True)
 class _Pattern:
-    regex: re.Pattern[str]
+    regex: Any  # a compiled RE2 pattern (the binding ships no type stubs)
     exclusion: bool
     text: str
 
 
 @dataclass(frozen=True)
+class IgnoreProblem:
+    """A line of the ignore file that Docker refuses, or that passes a gpuship limit."""
+
+    line: int
+    message: str
+    limit: bool = False  # True: gpuship's limit, not Docker's error
+
+
+@dataclass(frozen=True)
 class IgnoreRules:
-    """The compiled patterns of one ignore file."""
+    """The compiled patterns of one ignore file, and its lines that could not be used."""
 
     patterns: tuple[_Pattern, ...] = ()
     origin: str | None = None
+    problems: tuple[IgnoreProblem, ...] = ()
 
     @classmethod
-    def parse(cls, text: str, origin: str | None = None) -> IgnoreRules:
-        """Compile the lines of an ignore file."""
+    def parse(
+        cls,
+        text: str,
+        origin: str | None = None,
+        max_patterns: int = DEFAULT_LIMITS.dockerignore_max_patterns,
+    ) -> IgnoreRules:
+        """Compile the lines of an ignore file; a bad line is a problem, never an exception."""
         patterns: list[_Pattern] = []
-        for raw in text.splitlines():
+        problems: list[IgnoreProblem] = []
+        for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
             exclusion = line.startswith("!")
             if exclusion:
                 line = line[1:].strip()
+                if not line:
+                    problems.append(IgnoreProblem(number, "illegal exclusion pattern '!'"))
+                    continue
             cleaned = posixpath.normpath(line).lstrip("/") if line else ""
             if not cleaned or cleaned == ".":
                 continue
-            patterns.append(_Pattern(_compile(cleaned), exclusion, line))
-        return cls(tuple(patterns), origin)
+            if len(patterns) >= max_patterns:
+                problems.append(
+                    IgnoreProblem(
+                        number,
+                        f"more than {max_patterns} patterns: this one and the rest are not "
+                        f"applied (limit {Limits.key('dockerignore_max_patterns')})",
+                        limit=True,
+                    )
+                )
+                break
+            re2, options = _re2()
+            try:
+                regex = re2.compile(_translate(cleaned), options)
+            except re2.error as error:
+                reason = error.args[0] if error.args else error
+                if isinstance(reason, bytes):
+                    reason = reason.decode("utf-8", "replace")
+                problems.append(IgnoreProblem(number, f"invalid pattern {line!r}: {reason}"))
+                continue
+            patterns.append(_Pattern(regex, exclusion, line))
+        return cls(tuple(patterns), origin, tuple(problems))
 
     def excluded(self, path: str) -> bool:
         """True when `path` (relative, `/`-separated) is left out of the build context."""
@@ -58,6 +106,17 @@ class IgnoreRules:
         return verdict
 
 
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options, imported only when a context has an ignore file
+    (about 30 ms that lint of a context without one does not pay)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern to stderr
+    return re2, options
+
+
 def ignore_file_for(dockerfile: Path, context: Path) -> Path | None:
     """The ignore file BuildKit uses for this Dockerfile and context, if any."""
     specific = dockerfile.with_name(dockerfile.name + ".dockerignore")
@@ -67,7 +126,13 @@ def ignore_file_for(dockerfile: Path, context: Path) -> Path | None:
     return general if general.is_file() else None
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def _literal(char: str) -> str:
+    # Everything but letters, digits and `/` as a code point escape, which RE2 reads the same
+    # way in and out of a character class.
+    return char if char.isalnum() or char in "/_" else f"\\x{{{ord(char):x}}}"
+
+
+def _translate(pattern: str) -> str:
     out: list[str] = []
     index = 0
     length = len(pattern)
@@ -88,7 +153,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
         elif char == "[":
             close = pattern.find("]", index + 1)
             if close < 0:
-                out.append(re.escape(char))
+                out.append(_literal(char))
             else:
                 body = pattern[index + 1 : close]
                 if body.startswith("^"):
@@ -97,8 +162,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
                 index = close
         elif char == "\\" and index + 1 < length:
             index += 1
-            out.append(re.escape(pattern[index]))
+            out.append(_literal(pattern[index]))
         else:
-            out.append(re.escape(char))
+            out.append(_literal(char))
         index += 1
-    return re.compile("".join(out))
+    return "".join(out)

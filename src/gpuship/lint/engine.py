@@ -19,10 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint import catalog
 from gpuship.lint.analysis import Analysis
 from gpuship.lint.context import BuildContext, guess_context
-from gpuship.lint.rules import cache, cuda, layers, meta, pinning, security, toolchain, weights
+from gpuship.lint.rules import (
+    cache,
+    cuda,
+    layers,
+    meta,
+    pinning,
+    security,
+    toolchain,
+    unchecked,
+    weights,
+)
 from gpuship.lint.rules.base import Hit
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
@@ -30,6 +41,7 @@ from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
 
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
+    unchecked.check,
     meta.check,
     pinning.check,
     weights.check,
@@ -150,6 +162,7 @@ def lint_file(
     config: LintSettings,
     policy: Mapping[str, Severity | None],
     platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> FileResult:
     """Lint one Dockerfile. Unparseable content is a GSL001 finding, never an exception.
 
@@ -179,13 +192,14 @@ def lint_file(
     }
     if parsed.instructions and not hits:
         try:
-            builds = build_targets(parsed, build_args, target, platform)
+            builds = build_targets(parsed, build_args, target, platform, limits)
         except TargetNotFound as exc:
             raise InputError(f"{display}: {exc}") from None
         if context_dir is None:
             context_dir = guess_context(path, _literal_sources(parsed))
         summary["context"] = str(context_dir)
-        analysis = Analysis(display, parsed, builds[0], BuildContext(context_dir, path), config)
+        context = BuildContext(context_dir, path, limits)
+        analysis = Analysis(display, parsed, builds[0], context, config)
         for build in builds:
             analysis = analysis.for_target(build)
             for check in CHECKS:

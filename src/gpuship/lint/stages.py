@@ -8,6 +8,7 @@ global scope (FROM lines) always, inside a stage only after `ARG TARGETARCH` dec
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import platform as _platform
 import posixpath
@@ -15,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.source import Instruction, ParsedDockerfile
 
 _VARIABLE = re.compile(
@@ -39,16 +41,31 @@ _MACHINES = {
 Env = Mapping[str, "str | None"]  # None: declared, value unknown until build time
 
 
-def expand(text: str, env: Env) -> tuple[str, bool]:
+class _TooLong(Exception):
+    """An expansion would pass `expansion-max-bytes` (ARG values that double on each line)."""
+
+
+def expand(
+    text: str, env: Env, max_bytes: int = DEFAULT_LIMITS.expansion_max_bytes
+) -> tuple[str, bool]:
     """Substitute `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR:+alt}` as BuildKit does.
 
     Returns the text and whether every variable had a known value; unknown ones are kept
     verbatim so callers can tell "unpinned" from "decided at build time". A `${X:-word}` whose
-    X has no value takes `word`, the value the build uses unless told otherwise.
+    X has no value takes `word`, the value the build uses unless told otherwise. A result
+    longer than `max_bytes` is never built: the text comes back as is, incomplete.
     """
-    complete = True
+    try:
+        return _substitute(text, env, max_bytes)
+    except _TooLong:
+        return text, False
 
-    def replace(match: re.Match[str]) -> str:
+
+def _substitute(text: str, env: Env, max_bytes: int) -> tuple[str, bool]:
+    complete = True
+    growth = 0  # how much longer than `text` the result is so far
+
+    def value_of(match: re.Match[str]) -> str:
         nonlocal complete
         if match.group(0) == "\\$":
             return "$"
@@ -61,21 +78,34 @@ def expand(text: str, env: Env) -> tuple[str, bool]:
             # build uses the default word: judge that (`ARG REF` + `${REF:-main}` is `main`).
             empty = value is None or (op == ":-" and value == "")
             if empty:
-                return expand(match.group("word") or "", env)[0]
+                return _substitute(match.group("word") or "", env, max_bytes)[0]
             return value or ""
         if op in (":+", "+"):
             if declared and value is None:
                 complete = False
                 return match.group(0)
-            return expand(match.group("word") or "", env)[0] if value else ""
+            word = match.group("word") or ""
+            return _substitute(word, env, max_bytes)[0] if value else ""
         if value is None:
             complete = False
             return match.group(0)
         return value
 
+    def replace(match: re.Match[str]) -> str:
+        # The result up to this value is a prefix of the final one: past the limit, stop.
+        nonlocal growth
+        value = value_of(match)
+        if match.start() + growth + len(value) > max_bytes:
+            raise _TooLong
+        growth += len(value) - len(match.group(0))
+        return value
+
     if "$" not in text:
         return text, True
-    return _VARIABLE.sub(replace, text), complete
+    result = _VARIABLE.sub(replace, text)
+    if len(result) > max_bytes:  # the literal text after the last value
+        raise _TooLong
+    return result, complete
 
 
 _QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([^'\"]+)")
@@ -152,6 +182,15 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class TooLong:
+    """An ARG or ENV whose value would pass `expansion-max-bytes`; its value is left unknown."""
+
+    instruction: Instruction
+    name: str
+    limit: int
+
+
+@dataclass(frozen=True)
 class Build:
     """All stages, the global ARGs, and which stages the target needs."""
 
@@ -160,6 +199,7 @@ class Build:
     target: int
     final_chain: tuple[int, ...]  # the target and the stages it is built FROM (target first)
     reachable: frozenset[int]  # every stage the build runs (FROM parents and COPY --from)
+    too_long: tuple[TooLong, ...] = ()
 
     def root_base(self, stage: Stage) -> Stage:
         """The first stage of `stage`'s FROM chain, whose base is an external image."""
@@ -175,17 +215,36 @@ class TargetNotFound(ValueError):
     """`--target` names no stage."""
 
 
+class _Values:
+    """ARG/ENV values within `expansion-max-bytes`, remembering which ones passed it."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.too_long: list[TooLong] = []
+
+    def expand(
+        self, text: str, env: Env, instruction: Instruction, name: str
+    ) -> tuple[str | None, bool]:
+        """(value, complete); a value past the limit is None (unknown) and remembered."""
+        try:
+            return _substitute(text, env, self.max_bytes)
+        except _TooLong:
+            self.too_long.append(TooLong(instruction, name, self.max_bytes))
+            return None, False
+
+
 def build_stages(
     parsed: ParsedDockerfile,
     build_args: Mapping[str, str],
     target: str | None,
     platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Build:
     """Group instructions into stages and resolve ARG/ENV/WORKDIR/USER for each.
 
     The Build is for `target`, or for the last stage when `target` is None.
     """
-    return build_targets(parsed, build_args, target, platform)[0]
+    return build_targets(parsed, build_args, target, platform, limits)[0]
 
 
 def build_targets(
@@ -193,12 +252,14 @@ def build_targets(
     build_args: Mapping[str, str],
     target: str | None,
     platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Build, ...]:
     """One Build per target: `target` alone when given, else every stage that no other stage
     builds on or copies from (the last stage first), so a file with several targets is linted
     whole, not only for its last stage."""
     # Automatic platform ARGs first: a --build-arg or global ARG of the same name wins.
     automatic = platform_args(platform)
+    values = _Values(limits.expansion_max_bytes)
     global_args: dict[str, str | None] = {
         name: build_args.get(name, value) for name, value in automatic.items()
     }
@@ -209,7 +270,9 @@ def build_targets(
         if instruction.keyword == "FROM":
             if current_from is not None:
                 stages.append(
-                    _stage(len(stages), current_from, pending, stages, global_args, build_args)
+                    _stage(
+                        len(stages), current_from, pending, stages, global_args, build_args, values
+                    )
                 )
             current_from, pending = instruction, []
         elif current_from is None:
@@ -217,17 +280,23 @@ def build_targets(
                 for name, default in _arg_pairs(instruction):
                     value = build_args.get(name)
                     if value is None and default is not None:
-                        value = expand(default, global_args)[0]
+                        value = values.expand(default, global_args, instruction, name)[0]
                     if value is not None or name not in global_args:
                         global_args[name] = value
         else:
             pending.append(instruction)
     if current_from is not None:
-        stages.append(_stage(len(stages), current_from, pending, stages, global_args, build_args))
+        stages.append(
+            _stage(len(stages), current_from, pending, stages, global_args, build_args, values)
+        )
     frozen = tuple(stages)
+    too_long = tuple(values.too_long)
     if not frozen:
-        return (Build((), global_args, -1, (), frozenset()),)
-    return tuple(_graph(frozen, global_args, index) for index in _target_indexes(frozen, target))
+        return (Build((), global_args, -1, (), frozenset(), too_long),)
+    return tuple(
+        dataclasses.replace(_graph(frozen, global_args, index), too_long=too_long)
+        for index in _target_indexes(frozen, target)
+    )
 
 
 def _arg_pairs(instruction: Instruction) -> list[tuple[str, str | None]]:
@@ -251,6 +320,7 @@ def _stage(
     previous: list[Stage],
     global_args: Mapping[str, str | None],
     build_args: Mapping[str, str],
+    values: _Values,
 ) -> Stage:
     args = from_instruction.args
     image_text = args[0] if args else ""
@@ -279,14 +349,14 @@ def _stage(
                 if arg_name in build_args:
                     env[arg_name] = build_args[arg_name]
                 elif default is not None:
-                    env[arg_name] = expand(default, env)[0]
+                    env[arg_name] = values.expand(default, env, instruction, arg_name)[0]
                 elif arg_name in global_args:
                     env[arg_name] = global_args[arg_name]
                 else:
                     env[arg_name] = None
         elif keyword == "ENV":
             for env_name, raw in env_pairs(instruction):
-                value, complete = expand(raw, env)
+                value, complete = values.expand(raw, env, instruction, env_name)
                 env[env_name] = value if complete else None
                 env_names.add(env_name)
         elif keyword == "WORKDIR" and instruction.args:

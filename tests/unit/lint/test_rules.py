@@ -211,6 +211,30 @@ BAD = [
     ("GSL903", "FROM python:3.12\nUSER root\n", {}, [(2, 6)]),
     ("GSL002", "FROM python:3.12\nCOPY missing.txt /x\n", {}, [(2, 6)]),
     (
+        "GSL003",
+        "FROM python:3.12\nARG A=0123456789abcdef\n" + "ARG A=$A$A\n" * 20,
+        {},
+        [(16, 5)],  # 16 bytes doubled: 128 KiB exactly on line 15, past it on line 16
+    ),
+    (
+        "GSL003",
+        "FROM python:3.12\nCOPY install.sh /\nRUN /install.sh\n",
+        {"install.sh": "echo x\n" * 5_000},  # 5,000 commands + the RUN's own: past the limit
+        [(3, 1)],
+    ),
+    (
+        "GSL003",
+        "FROM python:3.12\nCOPY install.sh /\nRUN /install.sh\n",
+        {"install.sh": "echo x\n" * 40_000},  # 320,000 bytes > 256 KiB
+        [(1, 1)],
+    ),
+    (
+        "GSL004",
+        "FROM python:3.12\nCOPY . /app\n",
+        {".dockerignore": "*.pyc\n[z-a]\n!\n", "app.py": "print()\n"},
+        [(2, 1), (3, 1)],
+    ),
+    (
         "GSL002",
         "FROM python:3.12\nCOPY secret.env /x\n",
         {"secret.env": "x", ".dockerignore": "*.env\n"},
@@ -542,6 +566,18 @@ GOOD = [
         "GSL904",
         "FROM ubuntu:22.04\nRUN curl -fsSLo /x https://e.com/x -K cfg && wget -q https://e.com/y\n",
         {},
+    ),
+    ("GSL003", "FROM python:3.12\nARG A=0123456789abcdef\n" + "ARG A=$A$A\n" * 13, {}),
+    (
+        "GSL003",
+        "FROM python:3.12\nCOPY install.sh /\nRUN /install.sh\n",
+        # 262,144 bytes (the size limit) in 4,096 commands + the RUN's own (under 5,000).
+        {"install.sh": ("echo " + "x" * 58 + "\n") * 4_096},
+    ),
+    (
+        "GSL004",
+        "FROM python:3.12\nCOPY . /app\n",
+        {".dockerignore": "*.pyc\n[a-z]*.tmp\n**/*a*a*a*a*a*a*a*a*a*a*b\n", "app.py": "x\n"},
     ),
 ]
 

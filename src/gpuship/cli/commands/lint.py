@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             config=settings,
             policy=policy,
             platform=args.platform,
+            limits=ctx.limits,
         )
         report.findings.extend(result.findings)
         summaries.append(result.summary)
