@@ -20,8 +20,9 @@ NO_KERNEL_IMAGE = (
     "no kernel image is available for execution on the device (cudaErrorNoKernelImageForDevice)"
 )
 
-_DOTTED = re.compile(r"([0-9]+)\.([0-9])")
-_COMPACT = re.compile(r"([0-9]+)([0-9])")
+# Majors have one or two digits today; a bound keeps a 100,000-digit input from reaching int().
+_DOTTED = re.compile(r"([0-9]{1,4})\.([0-9])")
+_COMPACT = re.compile(r"([0-9]{1,4})([0-9])")
 
 
 @functools.total_ordering
@@ -75,8 +76,8 @@ class ArchTarget:
         return f"{prefix}_{self.cc.major}{self.cc.minor}{self.variant}"
 
 
-_NVCC_NAME = re.compile(r"(sm|compute)_([0-9]+)([0-9])([af]?)")
-_TORCH_NAME = re.compile(r"([0-9]+)\.([0-9])([af]?)(\+ptx)?")
+_NVCC_NAME = re.compile(r"(sm|compute)_([0-9]{1,4})([0-9])([af]?)")
+_TORCH_NAME = re.compile(r"([0-9]{1,4})\.([0-9])([af]?)(\+ptx)?")
 
 
 def _parse_token(token: str) -> list[ArchTarget]:

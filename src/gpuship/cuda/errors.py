@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuship.errors import InputError
+from gpuship.errors import InputError, shown
 
 
 class UnknownVersion(InputError):
@@ -14,7 +14,7 @@ class UnknownVersion(InputError):
     def __init__(self, kind: str, value: str, detail: str = "") -> None:
         self.kind = kind
         self.value = value
-        message = f"unknown {kind} {value!r}: not in the gpuship CUDA knowledge base"
+        message = f"unknown {kind} {shown(value)}: not in the gpuship CUDA knowledge base"
         super().__init__(f"{message} ({detail})" if detail else message)
 
 
@@ -24,7 +24,7 @@ class InvalidVersion(InputError):
     def __init__(self, text: str, what: str = "version") -> None:
         self.text = text
         self.what = what
-        super().__init__(f"invalid {what} {text!r}")
+        super().__init__(f"invalid {what} {shown(text)}")
 
 
 class InvalidRequirement(InputError):
@@ -41,5 +41,5 @@ class InvalidRequirement(InputError):
         self.term = term
         self.reason = reason
         self.variable = variable
-        where = f"{variable}={expression!r}" if variable else repr(expression)
-        super().__init__(f"invalid requirement {where}: term {term!r}: {reason}")
+        where = f"{variable}={shown(expression)}" if variable else shown(expression)
+        super().__init__(f"invalid requirement {where}: term {shown(term)}: {reason}")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuship.cuda.errors import InvalidRequirement
+from gpuship.errors import shown
 
 REQUIRE_PREFIX = "NVIDIA_REQUIRE_"
 JETPACK_PREFIX = "NVIDIA_REQUIRE_JETPACK"
@@ -132,7 +133,8 @@ def legacy_cuda_requirement(cuda_version: str) -> str:
     text = "v" + cuda_version.removeprefix("v")
     match = _GO_SEMVER.fullmatch(text)
     major, minor = (match.group("major"), match.group("minor") or "0") if match else ("", "")
-    if not match or int(major) >= 2**32 or int(minor) >= 2**32:
+    # No leading zeros here: more than 10 digits is >= 2**32 without converting 100,000 digits.
+    if not match or any(len(n) > 10 or int(n) >= 2**32 for n in (major, minor)):
         raise InvalidRequirement(
             cuda_version,
             cuda_version,
@@ -204,10 +206,12 @@ def _leading_number(text: str, start: int, term: str) -> tuple[int, int]:
     while end < len(text) and text[end].isdigit():
         end += 1
     if end == start:
-        raise _Invalid(term, f"{text!r} is not a dotted version")
-    number = int(text[start:end])
+        raise _Invalid(term, f"{shown(text)} is not a dotted version")
+    digits = text[start:end].lstrip("0")
+    # strtoumax overflows past 20 digits; saying so spares an int() of 100,000 digits.
+    number = int(digits or "0") if len(digits) <= len(str(_UINTMAX)) else _UINTMAX
     if number >= _UINTMAX:
-        raise _Invalid(term, f"{text!r} has a number too large")
+        raise _Invalid(term, f"{shown(text)} has a number too large")
     return number, end
 
 

@@ -16,7 +16,7 @@ from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.version import Version, as_version
 
-_VARIANT = re.compile(r"cu([0-9]+)([0-9])")
+_VARIANT = re.compile(r"cu([0-9]{1,4})([0-9])")
 
 
 def variant_name(cuda: str | Version) -> str:

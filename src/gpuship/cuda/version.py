@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from gpuship.cuda.errors import InvalidVersion
 
-_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+# At most 18 digits a component (an int64), 16 components: no real version comes near, and a
+# 100,000-digit "version" is refused by the pattern instead of costing an int() of it.
+_VERSION = re.compile(r"[0-9]{1,18}(?:\.[0-9]{1,18}){0,15}")
 
 
 def _significant(parts: tuple[int, ...]) -> tuple[int, ...]:
@@ -29,7 +31,8 @@ class Version:
 
     @classmethod
     def parse(cls, text: str, what: str = "version") -> Version:
-        """Parse `[0-9]+(.[0-9]+)*`; anything else raises InvalidVersion."""
+        """Parse dotted numbers (`[0-9]+(.[0-9]+)*`, bounded); anything else raises
+        InvalidVersion."""
         stripped = text.strip()
         if not _VERSION.fullmatch(stripped):
             raise InvalidVersion(text, what)
