@@ -185,6 +185,13 @@ def _check_yaml_events(text: str, where: str, limits: Limits) -> None:
     nodes = 0
     for event in yaml.parse(text, Loader=_YAML_LOADER):
         if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for anchor, _ in open_at):
+                # An alias inside its own anchor: a structure that contains itself, which
+                # every walk over it (positions, validation) would follow for ever.
+                raise InputError(
+                    f"{where}:{_line(event)}: YAML alias *{event.anchor} refers to a "
+                    "mapping or sequence that contains it (a recursive structure)"
+                )
             nodes += anchored.get(event.anchor or "", 1)
         elif isinstance(event, yaml.ScalarEvent):
             nodes += 1

@@ -118,8 +118,12 @@ def gpu_code_of_elf(stream: IO[bytes]) -> GpuCode | None:
             return None
         offset = int(section["sh_offset"])
         size = int(section["sh_size"])
-    except (ELFError, struct.error, ValueError) as error:
+    except ELFError as error:
         raise FatbinError(f"unreadable ELF: {error}") from None
+    except Exception as error:
+        # pyelftools lets many types escape on hostile headers (OverflowError, struct.error,
+        # IndexError... found by fuzzing); all mean the same: not an ELF it can read.
+        raise FatbinError(f"unreadable ELF: {type(error).__name__}: {error}") from None
     try:
         return parse_fatbin(stream, offset, size)
     except struct.error:
