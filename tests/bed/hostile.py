@@ -188,3 +188,36 @@ def doubling_dockerfile(lines: int = 40) -> str:
 def backtracking_globs() -> Sequence[str]:
     """`.dockerignore` lines that take a backtracking regex engine exponential time."""
     return ["*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", "**/*a*a*a*a*a*a*a*a*a*a*a*a*c"]
+
+
+def deep_docker_archive(path: Path, depth: int = 100_000) -> Path:
+    """A `docker save` tar whose manifest.json nests `depth` levels deep."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, mode="w") as archive:
+        data = nested_json(depth)
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def huge_file(path: Path, size: int, line: bytes) -> Path:
+    """`path` filled with `line` repeated up to `size` bytes, written in 1 MiB pieces."""
+    chunk = line * (max(1, (1 << 20) // len(line)))
+    with path.open("wb") as handle:
+        written = 0
+        while written < size:
+            piece = chunk[: size - written]
+            handle.write(piece)
+            written += len(piece)
+    return path
+
+
+def wide_matrix_config(values_per_axis: int = 10, axes: int = 6) -> str:
+    """`images:` whose axes multiply to values_per_axis ** axes cells."""
+    lines = ["images:", "  - name: wide", "    repository: 127.0.0.1:5000/acme/wide", "    axes:"]
+    for axis in range(axes):
+        lines.append(f"      a{axis}: [{', '.join(f'v{n}' for n in range(values_per_axis))}]")
+    return "\n".join(lines) + "\n"

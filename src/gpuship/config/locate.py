@@ -45,8 +45,10 @@ def find_config_file(explicit: str | None, cwd: Path) -> Path | None:
         path = Path(explicit)
         if not path.is_absolute():
             path = cwd / path
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(f"config file {explicit} not found")
+        if not path.is_file():  # a FIFO would block the read that follows
+            raise ConfigError(f"config file {explicit} is not a regular file")
         return path
     default = cwd / DEFAULT_CONFIG_NAME
     return default if default.is_file() else None

@@ -1,0 +1,309 @@
+"""The hostile-input catalog of issue 19: every case through the real `gpuship` command.
+
+Each case runs `gpuship ...` as a child process and must end with exit 0-3, no traceback,
+within the time bound and under 300 MB of peak RSS (GNU time's measure of that process).
+The time bound is a correctness bound, not a benchmark: the CPU time the command used must
+stay under 10 s; wall time is only a guard against a hang (a blocked read uses no CPU), kept
+loose because a shared CI runner's wall clock also measures its neighbours.
+
+Registry cases (redirects, slow or endless bodies, deadlines) are the registry client's and
+are tested with it; so are the Dockerfile parser's own size and line-continuation bounds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bed import hostile
+
+pytestmark = pytest.mark.integration
+
+CPU_SECONDS = 10.0
+WALL_GUARD_SECONDS = 60.0
+MAX_RSS_BYTES = 300 * 1024 * 1024
+GPUSHIP = str(Path(sys.executable).with_name("gpuship"))
+TIME = "/usr/bin/time"  # GNU time, installed by scripts/install-test-deps
+AUDIT = Path(__file__).resolve().parents[2] / "data" / "gpu-readings"
+DIGITS = "1" * 100_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input: how to make it, the command line, what must come out."""
+
+    make: Callable[[Path], list[str]]  # builds the input under the dir, returns gpuship args
+    exit_code: int
+    says: str  # a fragment of stderr (an error) or stdout (a finding)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _config(text: str) -> Callable[[Path], list[str]]:
+    def make(root: Path) -> list[str]:
+        config = _write(root / "gpuship.yaml", text)
+        _write(root / "ctx" / "Dockerfile", "FROM scratch\n")
+        return ["--config", str(config), "lint", str(root / "ctx")]
+
+    return make
+
+
+def _lint(dockerfile: str, files: dict[str, str] | None = None) -> Callable[[Path], list[str]]:
+    def make(root: Path) -> list[str]:
+        _write(root / "Dockerfile", dockerfile)
+        for name, text in (files or {}).items():
+            _write(root / name, text)
+        return ["lint", str(root)]
+
+    return make
+
+
+def _big_script(root: Path) -> list[str]:
+    _write(root / "Dockerfile", "FROM python:3.12\nCOPY script.sh /\nRUN ./script.sh\n")
+    hostile.huge_file(root / "script.sh", 100 << 20, b"pip install torch numpy && echo ok\n")
+    return ["lint", str(root)]
+
+
+def _layout(build: Callable[[Path], Path]) -> Callable[[Path], list[str]]:
+    def make(root: Path) -> list[str]:
+        return ["inspect", f"oci:{build(root / 'layout')}"]
+
+    return make
+
+
+def _bomb(compression: str) -> Callable[[Path], Path]:
+    media = hostile.OCI_LAYER_GZIP if compression == "gzip" else hostile.OCI_LAYER_ZSTD
+    return lambda d: hostile.raw_layer_layout(
+        d, hostile.zero_bomb(20, compression), diff_id="sha256:" + "0" * 64, media_type=media
+    )
+
+
+def _million(directory: Path) -> Path:
+    blob, diff_id = hostile.many_files_tar_gzip(1_000_000)
+    return hostile.raw_layer_layout(directory, blob, diff_id=diff_id)
+
+
+def _media_type(layer: str = hostile.OCI_LAYER_GZIP, config: str = hostile.OCI_CONFIG):
+    def build(directory: Path) -> Path:
+        from bed.images import layer_tar
+        from bed.oci import gzip_layer, sha256_digest
+
+        tar = layer_tar({"app/x": b"x"})
+        return hostile.raw_layer_layout(
+            directory,
+            gzip_layer(tar),
+            diff_id=sha256_digest(tar),
+            media_type=layer,
+            config_media_type=config,
+        )
+
+    return build
+
+
+def _declared_media_type(directory: Path) -> Path:
+    layout, _ = hostile.plain_layout(directory)
+    from bed.oci import OCI_MANIFEST, Blob, canonical_json
+
+    odd = Blob(OCI_MANIFEST, b'{"schemaVersion": 2, "mediaType": "text/html", "config": {}}')
+    hostile.blob_path(layout, odd.digest).write_bytes(odd.data)
+    index = {"schemaVersion": 2, "manifests": [odd.descriptor()]}
+    (layout / "index.json").write_bytes(canonical_json(index))
+    return layout
+
+
+def _archive_dir(root: Path) -> list[str]:
+    (root / "saved").mkdir()
+    return ["inspect", f"docker-archive:{root / 'saved'}"]
+
+
+def _archive_deep(root: Path) -> list[str]:
+    return ["inspect", f"docker-archive:{hostile.deep_docker_archive(root / 'a.tar')}"]
+
+
+def _deep_audit(root: Path) -> list[str]:
+    audit = root / "audit.json"
+    audit.write_bytes(hostile.nested_json(100_000))
+    return ["fleet", str(audit)]
+
+
+def _deep_matrix_file(root: Path) -> list[str]:
+    matrix = root / "matrix.json"
+    matrix.write_bytes(hostile.nested_json(100_000))
+    audit = next(AUDIT.glob("*.audit.json"))
+    return ["fleet", str(audit), "--matrix", str(matrix)]
+
+
+def _deep_include(root: Path) -> list[str]:
+    config = _write(
+        root / "gpuship.yaml",
+        "images:\n  - name: a\n    repository: 127.0.0.1:5000/a\n    axes: {cuda: ['12.4']}\n",
+    )
+    nested = "[" * 50_000 + "]" * 50_000
+    return ["--config", str(config), "matrix", "--include", nested]
+
+
+def _wide_matrix(root: Path) -> list[str]:
+    config = _write(root / "gpuship.yaml", hostile.wide_matrix_config())
+    return ["--config", str(config), "matrix"]
+
+
+def _fifo_config(root: Path) -> list[str]:
+    os.mkfifo(root / "gpuship.yaml")
+    return ["--config", str(root / "gpuship.yaml"), "lint", str(root)]
+
+
+CATALOG: dict[str, Case] = {
+    # JSON nested past the recursion limit, in every local JSON reader.
+    "oci-index-deep": Case(
+        _layout(lambda d: hostile.deep_json_layout(d, "index")), 2, "JSON nests deeper than 64"
+    ),
+    "oci-manifest-deep": Case(
+        _layout(lambda d: hostile.deep_json_layout(d, "manifest")), 2, "nests deeper than 64"
+    ),
+    "oci-config-deep": Case(
+        _layout(lambda d: hostile.deep_json_layout(d, "config")), 2, "image config: JSON nests"
+    ),
+    "docker-archive-manifest-deep": Case(_archive_deep, 2, "manifest.json: JSON nests deeper"),
+    "fleet-audit-deep": Case(_deep_audit, 2, "audit file: JSON nests deeper than 64"),
+    "fleet-matrix-deep": Case(_deep_matrix_file, 2, "matrix: JSON nests deeper than 64"),
+    "matrix-include-deep": Case(_deep_include, 2, "--include: JSON nests deeper than 64"),
+    # gpuship.yaml
+    "config-deep": Case(_config(hostile.deep_yaml(200)), 2, "YAML nests deeper than 64 levels"),
+    "config-alias-bomb": Case(_config(hostile.alias_bomb()), 2, "once its aliases are expanded"),
+    "config-recursive-alias": Case(_config("a: &a [x, *a]\n"), 2, "a recursive structure"),
+    "config-50mb": Case(
+        _config("fail-on: error\n" + "# padding\n" * 5_000_000),
+        2,
+        "limit limits.yaml-max-bytes",
+    ),
+    "config-fifo": Case(_fifo_config, 2, "is not a regular file"),
+    # Dockerfile and build context
+    "dockerignore-invalid-range": Case(
+        _lint("FROM scratch\nCOPY . /\n", {".dockerignore": "*.tmp\n[z-a]\n", "a": "x"}),
+        1,
+        "GSL004 invalid pattern '[z-a]'",
+    ),
+    "dockerignore-backtracking": Case(
+        _lint(
+            "FROM scratch\nCOPY . /\n",
+            {".dockerignore": "\n".join(hostile.backtracking_globs()), "a" * 200: "x"},
+        ),
+        0,
+        "0 errors",
+    ),
+    "arg-doubling": Case(_lint(hostile.doubling_dockerfile(40)), 0, "limits.expansion-max-bytes"),
+    "script-100mb": Case(_big_script, 0, "limit limits.script-max-bytes"),
+    # Images
+    "docker-archive-directory": Case(_archive_dir, 2, "is a directory"),
+    "gzip-bomb-20gib": Case(_layout(_bomb("gzip")), 1, "limits.layer-max-ratio"),
+    "zstd-bomb-20gib": Case(_layout(_bomb("zstd")), 1, "limits.layer-max-ratio"),
+    "million-files": Case(_layout(_million), 1, "limits.layer-max-entries"),
+    "blob-fifo": Case(
+        _layout(lambda d: hostile.layer_blob_replaced(d, "fifo")), 2, "not a regular file (a FIFO)"
+    ),
+    "blob-symlink-out": Case(
+        _layout(lambda d: hostile.layer_blob_replaced(d, "symlink-out")), 2, "out of the layout"
+    ),
+    "blob-device": Case(
+        _layout(lambda d: hostile.layer_blob_replaced(d, "device")), 2, "out of the layout"
+    ),
+    "layer-media-type": Case(
+        _layout(_media_type(layer="text/html")), 2, "which is not an image layer type"
+    ),
+    "config-media-type": Case(
+        _layout(_media_type(config="application/vnd.cncf.helm.config.v1+json")),
+        2,
+        "is not a container image",
+    ),
+    "manifest-media-type": Case(
+        _layout(_declared_media_type), 2, "which is not a manifest or index type"
+    ),
+    # Numbers
+    "version-100k-digits": Case(lambda _: ["kb", "driver-for", DIGITS], 2, "invalid CUDA version"),
+    "driver-100k-digits": Case(
+        lambda _: ["kb", "check-require", "--driver", DIGITS], 2, "invalid --driver version"
+    ),
+    "matrix-million-cells": Case(_wide_matrix, 2, "limit limits.matrix-max-cells"),
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    stdout: str
+    stderr: str
+    wall: float
+    cpu: float
+    max_rss: int
+
+
+def run_gpuship(args: list[str], cwd: Path) -> Outcome:
+    """Run `gpuship args` under GNU time, which reports that one process's peak RSS and CPU.
+
+    (wait4's rusage from this interpreter would carry pytest's own RSS into the child's
+    high-water mark through fork.) A run past the wall guard is killed with its group.
+    """
+    measured = cwd / "time.txt"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSHIP_", "GITHUB_"))}
+    command = [TIME, "-f", "%M %U %S", "-o", str(measured), GPUSHIP, *args]
+    started = time.monotonic()
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=environ,
+        text=True,
+        start_new_session=True,
+    ) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=WALL_GUARD_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            stdout, stderr = child.communicate()
+    wall = time.monotonic() - started
+    fields = measured.read_text().split() if measured.exists() else []
+    # GNU time writes "Command exited with non-zero status N" before the format line.
+    rss_kib, user, system = fields[-3:] if len(fields) >= 3 else ["0", "inf", "0"]
+    return Outcome(
+        exit_code=child.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        wall=wall,
+        cpu=float(user) + float(system),
+        max_rss=int(rss_kib) * 1024,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_hostile_input_ends_cleanly(name: str, tmp_path: Path) -> None:
+    case = CATALOG[name]
+    args = case.make(tmp_path)
+    outcome = run_gpuship(args, tmp_path)
+    where = f"{name}: exit {outcome.exit_code}, {outcome.wall:.1f} s wall, {outcome.cpu:.1f} s CPU"
+    where += f", {outcome.max_rss >> 20} MiB\n{outcome.stderr[-3000:]}"
+    assert outcome.wall < WALL_GUARD_SECONDS, "hung: " + where
+    assert outcome.exit_code == case.exit_code, where
+    assert "Traceback" not in outcome.stderr, where
+    assert case.says in outcome.stderr + outcome.stdout, where
+    assert outcome.cpu < CPU_SECONDS, where
+    assert outcome.max_rss < MAX_RSS_BYTES, where
+    if outcome.exit_code in (2, 3):
+        errors = [line for line in outcome.stderr.splitlines() if line.startswith("gpuship:")]
+        assert len(errors) == 1, where
+        assert len(errors[0]) < 600, where
+    shutil.rmtree(tmp_path, ignore_errors=True)  # 20 MB bombs and million-file layers
