@@ -16,6 +16,9 @@ from dataclasses import dataclass
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuship.documents import compose_yaml
+from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.lint.shell import Command, Word
 
 _PIP = re.compile(r"^pip[0-9.]*$")
@@ -461,8 +464,10 @@ class EnvFileSpec:
 def parse_conda_env(text: str) -> list[EnvFileSpec]:
     """Dependencies of a conda `environment.yml`, conda and `pip:` sections, with lines."""
     try:
-        document = yaml.compose(text)
-    except yaml.YAMLError:
+        # Within the default YAML limits: a PR's environment.yml can nest deeper than Python
+        # recurses or hide an alias bomb; then it is not read, like invalid YAML.
+        document = compose_yaml(text, "environment.yml", DEFAULT_LIMITS)
+    except (yaml.YAMLError, InputError):
         return []
     result: list[EnvFileSpec] = []
     if not isinstance(document, yaml.MappingNode):

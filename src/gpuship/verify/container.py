@@ -7,7 +7,6 @@ spec"), never an exception, because a host without Docker is a fact the verdict 
 
 from __future__ import annotations
 
-import json
 import platform
 import re
 import shutil
@@ -19,7 +18,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuship.errors import DockerUnavailable
+from gpuship.documents import load_json, load_yaml, read_file
+from gpuship.errors import DockerUnavailable, InputError
+from gpuship.limits import DEFAULT_LIMITS
 
 DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
@@ -199,9 +200,13 @@ def read_cdi_specs(directories: Iterable[str]) -> list[CdiSpecReading]:
 def parse_cdi_spec(path: Path) -> CdiSpecReading:
     """One CDI spec: `kind` plus each device name gives `kind=name` (CDI's qualified name)."""
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
+        raw = read_file(path, "CDI spec", DEFAULT_LIMITS, "yaml_max_bytes")
+        where = str(path)
+        if path.suffix == ".json":
+            data = load_json(raw, where, DEFAULT_LIMITS)
+        else:
+            data = load_yaml(raw.decode("utf-8"), where, DEFAULT_LIMITS)
+    except (InputError, UnicodeDecodeError, yaml.YAMLError) as error:
         return CdiSpecReading(path=str(path), error=_first_line(str(error)))
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
         return CdiSpecReading(path=str(path), error="not a CDI spec: no 'kind'")
