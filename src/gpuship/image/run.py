@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from gpuship.documents import open_regular
 from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis
 from gpuship.image.config import ImageStageConfig
@@ -18,8 +19,9 @@ from gpuship.limits import DEFAULT_LIMITS, Limits
 def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
     """Which Dockerfile line made each layer of the analysed image."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        with open_regular(path, "Dockerfile") as handle:  # a FIFO would block the read
+            text = handle.read().decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
     created_by = [layer.created_by for layer in analysis.layers]
     lines = map_layers(created_by, final_stage_instructions(text))

@@ -160,6 +160,12 @@ def _wide_matrix(root: Path) -> list[str]:
     return ["--config", str(config), "matrix"]
 
 
+def _fifo_dockerfile(root: Path) -> list[str]:
+    _write(root / "app" / "Dockerfile", "FROM python:3.12\n")
+    os.mkfifo(root / "app" / "Dockerfile.dev")
+    return ["lint", str(root / "app")]
+
+
 def _fifo_config(root: Path) -> list[str]:
     os.mkfifo(root / "gpuship.yaml")
     return ["--config", str(root / "gpuship.yaml"), "lint", str(root)]
@@ -191,6 +197,7 @@ CATALOG: dict[str, Case] = {
     ),
     "config-fifo": Case(_fifo_config, 2, "is not a regular file"),
     # Dockerfile and build context
+    "dockerfile-fifo": Case(_fifo_dockerfile, 0, "1 Dockerfile(s)"),
     "dockerignore-invalid-range": Case(
         _lint("FROM scratch\nCOPY . /\n", {".dockerignore": "*.tmp\n[z-a]\n", "a": "x"}),
         1,

@@ -84,8 +84,10 @@ def discover(root: Path) -> list[Path]:
     for directory, subdirs, names in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if d not in _SKIP_DIRS)
         for name in sorted(names):
-            if is_dockerfile_name(name):
-                found.append(Path(directory) / name)
+            path = Path(directory) / name
+            # A FIFO or socket named Dockerfile would block the read: regular files only.
+            if is_dockerfile_name(name) and path.is_file():
+                found.append(path)
     return found
 
 
@@ -122,6 +124,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             files.extend(discover(path))
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            raise InputError(f"{raw}: not a regular file or directory")
         else:
             raise InputError(f"{raw}: no such file or directory")
     if args.paths and not files:
