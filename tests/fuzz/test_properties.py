@@ -29,7 +29,7 @@ from gpuship.documents import load_json, load_yaml
 from gpuship.errors import ConfigError, InputError, LimitExceeded
 from gpuship.image.tarwalk import DIRECTORY, HARDLINK, REGULAR, SYMLINK, TarWalker
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.lint.dockerignore import IgnoreRules
+from gpuship.lint.dockerignore import IgnoreRules, _translate
 from gpuship.lint.stages import expand
 from gpuship.registry.manifest import MEDIA_OCI_MANIFEST, parse_manifest
 
@@ -124,36 +124,8 @@ def test_config_loader_raises_only_config_errors(tmp_path: Path, text: str) -> N
 
 
 def _reference_regex(pattern: str) -> re.Pattern[str]:
-    """The same translation with Python's own escaping (the engine under test is RE2)."""
-    out = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "*":
-            if pattern.startswith("**", index):
-                index += 2
-                if pattern.startswith("/", index):
-                    index += 1
-                    out.append("(?:.*/)?")
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and pattern.find("]", index + 1) >= 0:
-            close = pattern.find("]", index + 1)
-            body = pattern[index + 1 : close]
-            body = "!" + body[1:] if body.startswith("^") else body
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            index = close
-        elif char == "\\" and index + 1 < len(pattern):
-            index += 1
-            out.append(re.escape(pattern[index]))
-        else:
-            out.append(re.escape(char))
-        index += 1
-    return re.compile("".join(out))
+    """The same translation with Python's escaping, run by Python's engine (not RE2)."""
+    return re.compile(_translate(pattern, re.escape))
 
 
 PATTERN_CHARS = st.sampled_from(list("ab./*?[]!-+({$\\ "))

@@ -102,9 +102,14 @@ def parse_config(data: bytes, where: str, limits: Limits = DEFAULT_LIMITS) -> Im
     try:
         return ImageConfigDocument.model_validate(document)
     except ValidationError as error:
-        first = error.errors()[0]
-        at = ".".join(str(part) for part in first["loc"])
-        raise InputError(f"{where}: image config is invalid at {at}: {first['msg']}") from None
+        raise invalid_document(f"{where}: image config", error) from None
+
+
+def invalid_document(what: str, error: ValidationError) -> InputError:
+    """The error for a document pydantic refused: where in it, and the first problem."""
+    first = error.errors()[0]
+    at = ".".join(str(part) for part in first["loc"]) or "(document)"
+    return InputError(f"{what} is invalid at {at}: {first['msg']}")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,8 @@ def _literal(char: str) -> str:
     return char if char.isalnum() or char in "/_" else f"\\x{{{ord(char):x}}}"
 
 
-def _translate(pattern: str) -> str:
+def _translate(pattern: str, literal: Callable[[str], str] = _literal) -> str:
+    """The regular expression of a cleaned pattern; `literal` escapes a plain character."""
     out: list[str] = []
     index = 0
     length = len(pattern)
@@ -153,7 +155,7 @@ def _translate(pattern: str) -> str:
         elif char == "[":
             close = pattern.find("]", index + 1)
             if close < 0:
-                out.append(_literal(char))
+                out.append(literal(char))
             else:
                 body = pattern[index + 1 : close]
                 if body.startswith("^"):
@@ -162,8 +164,8 @@ def _translate(pattern: str) -> str:
                 index = close
         elif char == "\\" and index + 1 < length:
             index += 1
-            out.append(_literal(pattern[index]))
+            out.append(literal(pattern[index]))
         else:
-            out.append(_literal(char))
+            out.append(literal(char))
         index += 1
     return "".join(out)

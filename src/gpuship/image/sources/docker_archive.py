@@ -28,6 +28,7 @@ from gpuship.image.source import (
     Platform,
     ResolvedImage,
     check_digest,
+    invalid_document,
     parse_config,
 )
 from gpuship.image.tarwalk import HARDLINK, REGULAR, SYMLINK, TarFormatError, TarWalker
@@ -165,11 +166,7 @@ class DockerArchiveSource(ImageSource):
         try:
             return [ArchiveEntry.model_validate(item) for item in document]
         except ValidationError as error:
-            first = error.errors()[0]
-            at = ".".join(str(part) for part in first["loc"]) or "(document)"
-            raise InputError(
-                f"{self._where}: manifest.json is invalid at {at}: {first['msg']}"
-            ) from None
+            raise invalid_document(f"{self._where}: manifest.json", error) from None
 
     def resolve(self, platform: Platform) -> ResolvedImage:
         entries = self._entries()

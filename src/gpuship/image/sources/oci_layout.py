@@ -22,6 +22,7 @@ from gpuship.image.source import (
     ResolvedImage,
     check_digest,
     descend_to_manifest,
+    invalid_document,
     layer_blobs,
     parse_config,
 )
@@ -75,11 +76,7 @@ class OciLayoutSource(ImageSource):
         try:
             index = ImageIndex.model_validate(document)
         except ValidationError as error:
-            first = error.errors()[0]
-            at = ".".join(str(part) for part in first["loc"]) or "(document)"
-            raise InputError(
-                f"{self._where}: index.json is invalid at {at}: {first['msg']}"
-            ) from None
+            raise invalid_document(f"{self._where}: index.json", error) from None
         entries = index.manifests
         if self._tag is not None:
             entries = [item for item in entries if item.annotations.get(REF_NAME) == self._tag]
