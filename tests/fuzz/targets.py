@@ -12,8 +12,11 @@ the fuzzer spends its time on structure, not on size.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import io
+import shutil
 import tempfile
 import zlib
 from collections.abc import Callable
@@ -48,22 +51,29 @@ LIMITS = DEFAULT_LIMITS.override(
     run_max_commands=500,
     dockerignore_max_patterns=200,
 )
-_SCRATCH = Path(tempfile.mkdtemp(prefix="gpuship-fuzz-"))
-_CONTEXT = _SCRATCH / "context"
 _SETTINGS = LintSettings()
 _POLICY = rule_policy(_SETTINGS)
 
 
+@functools.cache
+def _scratch() -> Path:
+    """A private directory for the files targets write, removed when the process ends."""
+    path = Path(tempfile.mkdtemp(prefix="gpuship-fuzz-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+@functools.cache
 def _context() -> Path:
     """A small build context the fuzzed Dockerfile can COPY from and RUN scripts of."""
-    if not _CONTEXT.exists():
-        (_CONTEXT / "src").mkdir(parents=True)
-        (_CONTEXT / "requirements.txt").write_text("torch==2.5.1\nnumpy>=1.26\n")
-        (_CONTEXT / "install.sh").write_text("set -e\npip install transformers\nexport A=1\n")
-        (_CONTEXT / ".dockerignore").write_text("**/*.pyc\n!keep.pyc\n[a-c]*.tmp\n")
-        (_CONTEXT / "src" / "app.py").write_text("print('hi')\n")
-        (_CONTEXT / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
-    return _CONTEXT
+    context = _scratch() / "context"
+    (context / "src").mkdir(parents=True)
+    (context / "requirements.txt").write_text("torch==2.5.1\nnumpy>=1.26\n")
+    (context / "install.sh").write_text("set -e\npip install transformers\nexport A=1\n")
+    (context / ".dockerignore").write_text("**/*.pyc\n!keep.pyc\n[a-c]*.tmp\n")
+    (context / "src" / "app.py").write_text("print('hi')\n")
+    (context / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    return context
 
 
 def lint(data: bytes) -> None:
@@ -122,7 +132,7 @@ def layer(data: bytes) -> None:
             index=0,
             digest=None,
             size=None,
-            tmpdir=_SCRATCH,
+            tmpdir=_scratch(),
             limits=LIMITS,
         )
 
@@ -164,7 +174,7 @@ def dockerignore(data: bytes) -> None:
 
 def config(data: bytes) -> None:
     """`gpuship.yaml` bytes through the config loader (YAML, limits, validation)."""
-    path = _SCRATCH / "gpuship.yaml"
+    path = _scratch() / "gpuship.yaml"
     path.write_bytes(data)
     environ = {
         "GPUSHIP_LIMITS__YAML_MAX_BYTES": str(LIMITS.yaml_max_bytes),
