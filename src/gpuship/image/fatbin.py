@@ -124,6 +124,9 @@ def gpu_code_of_elf(stream: IO[bytes]) -> GpuCode | None:
         # pyelftools lets many types escape on hostile headers (OverflowError, struct.error,
         # IndexError... found by fuzzing); all mean the same: not an ELF it can read.
         raise FatbinError(f"unreadable ELF: {type(error).__name__}: {error}") from None
+    length = stream.seek(0, 2)
+    if offset + size > length:  # a header may claim any 64-bit offset; seek() takes less
+        raise FatbinError(f"fatbin section ({size} bytes at {offset}) lies past the file's end")
     try:
         return parse_fatbin(stream, offset, size)
     except struct.error:
