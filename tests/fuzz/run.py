@@ -12,6 +12,7 @@ non-zero exit and writes the input to `-artifact_prefix`.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -27,7 +28,10 @@ def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
         raise SystemExit(f"usage: run.py {{{','.join(TARGETS)}}} [libFuzzer args]")
     target = TARGETS[sys.argv[1]]
-    atheris.Setup([sys.argv[0], *sys.argv[2:]], target)
+    # libFuzzer re-runs argv[0] through the shell for -merge and -fork: make it this very
+    # interpreter, script and target.
+    itself = " ".join(shlex.quote(part) for part in (sys.executable, __file__, sys.argv[1]))
+    atheris.Setup([itself, *sys.argv[2:]], target)
     atheris.Fuzz()
 
 
