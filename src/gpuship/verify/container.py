@@ -200,12 +200,12 @@ def read_cdi_specs(directories: Iterable[str]) -> list[CdiSpecReading]:
 def parse_cdi_spec(path: Path) -> CdiSpecReading:
     """One CDI spec: `kind` plus each device name gives `kind=name` (CDI's qualified name)."""
     try:
-        raw = read_file(path, "CDI spec", DEFAULT_LIMITS, "yaml_max_bytes")
+        text = read_file(path, "CDI spec", DEFAULT_LIMITS, "yaml_max_bytes").decode("utf-8")
         where = str(path)
         if path.suffix == ".json":
-            data = load_json(raw, where, DEFAULT_LIMITS)
+            data = load_json(text, where, DEFAULT_LIMITS)
         else:
-            data = load_yaml(raw.decode("utf-8"), where, DEFAULT_LIMITS)
+            data = load_yaml(text, where, DEFAULT_LIMITS)
     except (InputError, UnicodeDecodeError, yaml.YAMLError) as error:
         return CdiSpecReading(path=str(path), error=_first_line(str(error)))
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
