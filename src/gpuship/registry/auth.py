@@ -37,6 +37,7 @@ import requests
 from gpuship.errors import InputError
 from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
+from gpuship.registry.limits import load_json
 from gpuship.registry.origin import Origin, may_carry_credentials
 
 # token.md: "expires_in ... defaults to 60 seconds"; renew a little early so a slow request
@@ -272,8 +273,8 @@ class Authenticator:
                     status=response.status_code,
                 )
             try:
-                body = response.json()
-            except ValueError:
+                body = load_json(response.content, f"token answer from {realm}")
+            except InputError:
                 body = None
         value = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
         if not isinstance(value, str) or not value:

@@ -8,7 +8,6 @@ the scopes they need, so Bearer tokens are asked for exactly that access.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import ssl
 import threading
@@ -21,7 +20,7 @@ from urllib.parse import urljoin
 import requests
 
 from gpuship import __version__
-from gpuship.errors import GpushipError, RegistryUnavailable
+from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
 from gpuship.registry.errors import (
@@ -30,6 +29,7 @@ from gpuship.registry.errors import (
     RegistryAuthError,
     RegistryRequestError,
 )
+from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits, load_json
 from gpuship.registry.manifest import (
     MANIFEST_MEDIA_TYPES,
     MEDIA_OCI_INDEX,
@@ -41,7 +41,7 @@ from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.registry.tls import TlsTrust
-from gpuship.registry.transport import RetryPolicy, Transport, uses_plain_http
+from gpuship.registry.transport import Deadline, RetryPolicy, Transport, uses_plain_http
 
 PULL = "pull"
 PUSH = "pull,push"
@@ -49,6 +49,10 @@ DELETE = "delete"
 _ACCEPT = ", ".join(MANIFEST_MEDIA_TYPES)
 _ERROR_BODY_LIMIT = 300
 DEFAULT_CHUNK_SIZE = 16 << 20
+# Content that does not match its digest (a body cut short, a wrong Docker-Content-Digest) is
+# read again this many times in all before it is an error: a proxy or a registry node can
+# garble one answer.
+VERIFY_ATTEMPTS = 3
 
 
 class FetchedManifest(NamedTuple):
@@ -81,8 +85,8 @@ def _media_type(response: requests.Response, data: bytes | None) -> str:
     Content-Type without parameters."""
     if data:
         try:
-            document = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            document = load_json(data, "manifest")
+        except InputError:
             document = None
         if isinstance(document, dict) and isinstance(document.get("mediaType"), str):
             return str(document["mediaType"])
@@ -93,8 +97,8 @@ def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
     """OCI error codes and a short text from an error body (which may not be JSON at all)."""
     text = response.text[:_ERROR_BODY_LIMIT].strip() if response.content else ""
     try:
-        body = response.json()
-    except ValueError:
+        body = load_json(response.content, "error body") if response.content else None
+    except InputError:
         return (), text
     errors = body.get("errors") if isinstance(body, dict) else None
     if not isinstance(errors, list):
@@ -117,6 +121,8 @@ class RegistryClient:
         retry: RetryPolicy | None = None,
         docker_config: Path | None = None,
         session: requests.Session | None = None,
+        deadline: Deadline | None = None,
+        limits: RegistryLimits | None = None,
     ) -> None:
         self._insecure = tuple(insecure)
         self._schemes: dict[str, str] = {}
@@ -126,11 +132,20 @@ class RegistryClient:
         self._session.headers["User-Agent"] = f"gpuship/{__version__}"
         self._tls = TlsTrust(environ)
         self._tls.mount(self._session)
-        self._transport = Transport(self._session, retry or RetryPolicy())
+        self.limits = limits or RegistryLimits()
+        self._transport = Transport(
+            self._session, retry or RetryPolicy(), deadline=deadline, limits=self.limits
+        )
         self._auth = Authenticator(self._send, environ, docker_config, self._insecure)
+
+    @property
+    def deadline(self) -> Deadline:
+        """The deadline every request of this client runs under."""
+        return self._transport.deadline
 
     def close(self) -> None:
         """Release pooled connections."""
+        self._transport.close()
         self._session.close()
 
     def __enter__(self) -> RegistryClient:
@@ -167,9 +182,9 @@ class RegistryClient:
 
     def _probe_tls(self, host: str) -> str:
         try:
-            self._session.get(
+            self._transport.probe(
+                "GET",
                 f"https://{host}/v2/",
-                timeout=self._transport.retry.timeout_s,
                 verify=self._tls.verify,
                 allow_redirects=False,
                 auth=_no_netrc,
@@ -284,7 +299,17 @@ class RegistryClient:
     # -- manifests --------------------------------------------------------------------------
 
     def get_manifest(self, ref: Reference) -> FetchedManifest:
-        """GET a manifest by tag or digest, with its digest verified."""
+        """GET a manifest by tag or digest, with its digest verified (read again if not)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._get_manifest_once(ref)
+            except DigestMismatch:
+                if attempt == VERIFY_ATTEMPTS:
+                    raise
+
+    def _get_manifest_once(self, ref: Reference) -> FetchedManifest:
         path = f"/v2/{ref.name}/manifests/{ref.identifier}"
         response = self._request(
             "GET",
@@ -293,6 +318,7 @@ class RegistryClient:
             access={ref.name: PULL},
             ok=(200,),
             headers={"Accept": _ACCEPT},
+            limit=self.limits.manifest_bytes,
         )
         with response:
             data = response.content
@@ -324,15 +350,15 @@ class RegistryClient:
             digest = response.headers.get("Docker-Content-Digest")
             media_type = _media_type(response, None)
             length = response.headers.get("Content-Length", "")
-        if not digest or not media_type or not length.isdigit():
-            # Registries before distribution-spec `main` may omit the digest header on HEAD.
+        mismatch = ref.digest is not None and digest != ref.digest
+        if not digest or not media_type or not length.isdigit() or mismatch:
+            # Registries before distribution-spec `main` may omit the digest header on HEAD; a
+            # header naming another digest than asked for is checked against the bytes.
             try:
                 fetched = self.get_manifest(ref)
             except NotFound:
                 return None
             return FetchedDescriptor(fetched.digest, fetched.media_type, len(fetched.data))
-        if ref.digest is not None and digest != ref.digest:
-            raise DigestMismatch(f"HEAD {ref} answered digest {digest}")
         return FetchedDescriptor(digest, media_type, int(length))
 
     def resolve_digest(self, ref: Reference) -> str:
@@ -345,27 +371,32 @@ class RegistryClient:
         return found.digest
 
     def put_manifest(self, ref: Reference, data: bytes, media_type: str) -> str:
-        """PUT exact manifest bytes under `ref.identifier` (tag or digest); return the digest."""
+        """PUT exact manifest bytes under `ref.identifier` (tag or digest); return the digest.
+
+        An answer naming another digest is sent again (the PUT is idempotent) before it is
+        an error: one garbled answer says nothing about what was stored.
+        """
         digest = sha256_digest(data)
         if ref.digest is not None and ref.digest != digest:
             raise DigestMismatch(f"refusing to PUT bytes hashing to {digest} as {ref.digest}")
         path = f"/v2/{ref.name}/manifests/{ref.identifier}"
-        response = self._request(
-            "PUT",
-            ref.repository,
-            path,
-            access={ref.name: PUSH},
-            ok=(200, 201, 202),
-            data=data,
-            headers={"Content-Type": media_type},
-        )
-        with response:
-            answered = response.headers.get("Docker-Content-Digest")
-        if answered and answered != digest:
-            raise DigestMismatch(
-                f"registry {ref.registry} stored {ref} as {answered}, expected {digest}"
+        for _ in range(VERIFY_ATTEMPTS):
+            response = self._request(
+                "PUT",
+                ref.repository,
+                path,
+                access={ref.name: PUSH},
+                ok=(200, 201, 202),
+                data=data,
+                headers={"Content-Type": media_type},
             )
-        return digest
+            with response:
+                answered = response.headers.get("Docker-Content-Digest")
+            if not answered or answered == digest:
+                return digest
+        raise DigestMismatch(
+            f"registry {ref.registry} stored {ref} as {answered}, expected {digest}"
+        )
 
     def delete_manifest(self, ref: Reference) -> None:
         """DELETE a manifest by digest (or a tag, on registries that support tag deletion)."""
@@ -399,6 +430,37 @@ class RegistryClient:
             stream=True,
         )
         return BlobReader(response, digest, f"{repo}")
+
+    def read_blob(self, repo: Repository, digest: str, limit: int) -> bytes:
+        """A small blob (a config, a record) read whole and verified; at most `limit` bytes.
+
+        A stream that breaks or does not match its digest is read again (VERIFY_ATTEMPTS).
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self.open_blob(repo, digest) as reader:
+                    if reader.size is not None and reader.size > limit:
+                        raise RegistryLimitExceeded(
+                            f"blob {digest} in {repo} has {reader.size} bytes, "
+                            f"more than the {limit} read here"
+                        )
+                    chunks: list[bytes] = []
+                    total = 0
+                    for chunk in reader.iter_chunks():
+                        total += len(chunk)
+                        if total > limit:
+                            raise RegistryLimitExceeded(
+                                f"blob {digest} in {repo} is larger than the {limit} bytes "
+                                "read here"
+                            )
+                        chunks.append(chunk)
+                data = b"".join(chunks)
+                return data
+            except RegistryUnavailable:  # DigestMismatch and broken streams
+                if attempt == VERIFY_ATTEMPTS:
+                    raise
 
     def mount_blob(self, repo: Repository, digest: str, source: Repository) -> bool:
         """Cross-repository mount in one registry: True if mounted, False if declined."""
@@ -438,9 +500,25 @@ class RegistryClient:
         """Upload a small blob held in memory; returns its digest.
 
         One POST carrying the content and its digest (distribution-spec end-4b); a registry
-        that opens a session instead (202) gets the content with a PUT.
+        that opens a session instead (202) gets the content with a PUT. If that fails, the
+        blob may still have landed (an answer lost): it is looked for before trying again.
         """
         digest = sha256_digest(data)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                self._push_blob_once(repo, data, digest)
+                return digest
+            except (RegistryUnavailable, RegistryRequestError) as error:
+                if isinstance(error, RegistryAuthError):
+                    raise
+                if self.blob_exists(repo, digest):
+                    return digest
+                if attempt == VERIFY_ATTEMPTS:
+                    raise
+
+    def _push_blob_once(self, repo: Repository, data: bytes, digest: str) -> None:
         response = self._request(
             "POST",
             repo,
@@ -453,7 +531,7 @@ class RegistryClient:
         )
         with response:
             if response.status_code == 201:
-                return digest
+                return
             location = response.headers.get("Location")
         if not location:
             raise RegistryRequestError(
@@ -469,7 +547,6 @@ class RegistryClient:
             data=data,
             headers={"Content-Type": "application/octet-stream"},
         ).close()
-        return digest
 
     def upload_blob(
         self,
@@ -600,7 +677,11 @@ class RegistryClient:
                 "GET", repo, url, access={repo.name: PULL}, ok=(200,), params=params
             )
             with response:
-                body = response.json() if response.content else {}
+                body = (
+                    load_json(response.content, f"tag list of {repo}") if response.content else {}
+                )
+                if not isinstance(body, dict):
+                    raise InputError(f"tag list of {repo} is not a JSON object")
                 next_link = response.links.get("next", {}).get("url")
                 page_url = response.url
             page = [t for t in (body.get("tags") or []) if isinstance(t, str)]

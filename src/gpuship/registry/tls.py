@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from gpuship.errors import InputError
+from gpuship.registry.watchdog import WatchedAdapter
 
 CERTS_DIR_VAR = "GPUSHIP_CERTS_DIR"
 DEFAULT_CERTS_DIR = Path("/etc/docker/certs.d")
 BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 
 
-class _ExtraCaAdapter(HTTPAdapter):
-    """An adapter whose TLS context trusts the default CAs plus a registry's own."""
+class _ExtraCaAdapter(WatchedAdapter):
+    """An adapter whose TLS context trusts the default CAs plus a registry's own (its
+    connections watched like every other's: `watchdog.py`)."""
 
     def __init__(self, ca_files: list[Path]) -> None:
         self._context = ssl.create_default_context()

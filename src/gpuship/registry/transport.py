@@ -1,40 +1,122 @@
-"""HTTP under the registry client: scheme choice, timeouts and retries with bounded backoff.
+"""HTTP under the registry client: scheme choice, the command deadline, per-request timeouts,
+bounded answers and retries with bounded backoff.
 
-Retried: connection errors and timeouts, 408, 429 and 5xx gateway/server errors (the list crane
-uses, google/go-containerregistry `pkg/v1/remote/options.go`), honouring `Retry-After` (seconds
-or an HTTP date) up to a cap, else exponential backoff. A request whose body is a stream cannot
-be re-sent and is tried once.
+Time: every request runs under the command's `Deadline`. One attempt may take
+`RetryPolicy.timeout_s` from sending to the last byte of the answer, never more than the time
+left; a watchdog shuts the socket down when that passes, because a socket timeout alone only
+bounds each read, and a server that trickles a byte a second never trips it. Streamed blobs
+(large by nature) are bounded by the socket timeout per read and by the deadline. Every
+timeout names the request.
+
+Size: answers are read here, at most `RegistryLimits` bytes; one that announces or sends more
+is refused (a manifest served without Content-Length that never ends stops at the limit).
+
+Redirects are the client's to follow (`redirects.py`, one hop per `send`); a redirect's body is
+never read, and a URL that is not http(s) (a redirect to `file://`) is refused here.
+
+Retried: connection errors, timeouts and answers broken mid-body, 408, 429 and 5xx
+gateway/server errors (the list crane uses, google/go-containerregistry
+`pkg/v1/remote/options.go`), honouring `Retry-After` (seconds or an HTTP date) up to a cap,
+else exponential backoff; never past the deadline. A request whose body is a stream cannot be
+re-sent and is tried once.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
+import urllib3
 
 from gpuship.errors import RegistryUnavailable
+from gpuship.registry.errors import RegistryRequestError
+from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits
+from gpuship.registry.redirects import MAX_REDIRECTS
+from gpuship.registry.watchdog import Watch, WatchedAdapter, watching
 
 RETRY_STATUSES = frozenset({408, 429, 499, 500, 502, 503, 504, 522})
 _NETWORK_ERRORS = (
     requests.ConnectionError,
     requests.Timeout,
     requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+    urllib3.exceptions.HTTPError,
+    OSError,
 )
+_READ_CHUNK = 64 << 10
+# Of the deadline, this share (at most DEADLINE_RESERVE_MAX_S) is kept back for undoing a
+# failed release: a run that spent its whole budget on the work could not put tags back.
+DEADLINE_RESERVE_SHARE = 0.2
+DEADLINE_RESERVE_MAX_S = 30.0
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard to try: total attempts, first backoff (doubled per try), caps and timeout."""
+    """How hard to try: total attempts, first backoff (doubled per try), caps and timeouts."""
 
     attempts: int = 5
     backoff_s: float = 0.5
     max_wait_s: float = 10.0
+    # One attempt, from sending to the last byte of the answer (streamed blobs: per read).
     timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+
+
+class DeadlineExceeded(RegistryUnavailable):
+    """The command's deadline passed before a request could be sent or answered."""
+
+
+class Deadline:
+    """When a command stops waiting on registries: a budget in seconds from its start.
+
+    Part of it is kept back (`reserve_s`) for `cleanup()`: undoing a failed release gets time
+    even when the work ran out of it.
+    """
+
+    def __init__(
+        self,
+        seconds: float | None,
+        *,
+        reserve_s: float | None = None,
+        start: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._end = math.inf if seconds is None else (clock() if start is None else start) + seconds
+        if reserve_s is None and seconds is not None:
+            reserve_s = min(seconds * DEADLINE_RESERVE_SHARE, DEADLINE_RESERVE_MAX_S)
+        self._reserve = reserve_s or 0.0
+        self._cleanup = False
+
+    def remaining(self) -> float:
+        """Seconds left for the current phase (the work, or the cleanup after it)."""
+        end = self._end if self._cleanup else self._end - self._reserve
+        return end - self._clock()
+
+    def until_end(self) -> float:
+        """Seconds left until the very end, the reserve included."""
+        return self._end - self._clock()
+
+    @contextmanager
+    def cleanup(self) -> Iterator[None]:
+        """Let what runs inside spend the reserve too."""
+        previous, self._cleanup = self._cleanup, True
+        try:
+            yield
+        finally:
+            self._cleanup = previous
+
+    def describe(self) -> str:
+        """`the command deadline (120 s)`, for messages."""
+        return f"the command deadline ({self.seconds:g} s)" if self.seconds else "no deadline"
 
 
 def uses_plain_http(host: str, insecure: Sequence[str]) -> bool:
@@ -66,52 +148,216 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 class Transport:
-    """Sends requests with timeouts everywhere and bounded retries."""
+    """Sends requests under a deadline, with bounded answers, redirects and retries."""
 
     def __init__(
         self,
         session: requests.Session,
         retry: RetryPolicy,
         sleep: Callable[[float], None] = time.sleep,
+        *,
+        deadline: Deadline | None = None,
+        limits: RegistryLimits | None = None,
     ) -> None:
         self.session = session
         self.retry = retry
+        self.deadline = deadline or Deadline(None)
+        self.limits = limits or RegistryLimits()
         self._sleep = sleep
+        adapter = WatchedAdapter(max_retries=0)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        # Only requests that ask requests to follow redirects (the GitHub API) use this cap.
+        session.max_redirects = MAX_REDIRECTS
+        # Command-wide: shuts every connection down at the very end (blob streams outlive the
+        # request that opened them).
+        self._deadline_watch = Watch(self.deadline.until_end())
+        self._deadline_watch.start()
 
-    def send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+    def close(self) -> None:
+        """Stop the deadline's watchdog (the session is the caller's to close)."""
+        self._deadline_watch.stop()
+
+    def send(
+        self, method: str, url: str, *, limit: int | None = None, **kwargs: Any
+    ) -> requests.Response:
         """Send one request, retrying transient failures; raise RegistryUnavailable when spent.
 
-        The final response is returned whatever its status (a last 5xx included); the caller
-        maps statuses to errors.
+        The answer's body is read (at most `limit` bytes, default `limits.document_bytes`)
+        unless `stream=True`. The final response is returned whatever its status (a last 5xx
+        included); the caller maps statuses to errors.
         """
+        what = f"{method} {_display(url)}"
         body = kwargs.get("data")
         replayable = body is None or isinstance(body, (bytes, str, dict, list))
         attempts = self.retry.attempts if replayable else 1
-        kwargs.setdefault("timeout", self.retry.timeout_s)
-        kwargs.setdefault("allow_redirects", True)
         attempt = 0
+        reason = ""
         while True:
             attempt += 1
+            left = self.deadline.remaining()
+            if left <= 0:
+                raise DeadlineExceeded(
+                    f"{what} failed after {attempt - 1} tries ({reason}); "
+                    f"{self.deadline.describe()} was reached"
+                    if reason
+                    else f"{what}: not sent, {self.deadline.describe()} was reached"
+                )
             try:
-                response = self.session.request(method, url, **kwargs)
+                response = self._attempt(method, url, left, replayable, limit, kwargs)
             except _NETWORK_ERRORS as error:
-                if attempt == attempts:
-                    raise RegistryUnavailable(
-                        f"{method} {_display(url)} failed after {attempts} tries: "
-                        f"{type(error).__name__}"
-                    ) from None
-                self._sleep(self._backoff(attempt))
+                reason = _reason(error)
+                if attempt == attempts or self.deadline.remaining() <= 0:
+                    raise self._spent(what, attempt, reason) from None
+                self._wait(self._backoff(attempt), what, attempt, reason)
                 continue
             if response.status_code not in RETRY_STATUSES or attempt == attempts:
                 return response
             wait = retry_after_seconds(response.headers.get("Retry-After"))
+            wait = min(wait, self.retry.max_wait_s) if wait is not None else self._backoff(attempt)
+            if wait >= self.deadline.remaining():
+                return response  # the caller reports the status; waiting would pass the deadline
+            reason = f"HTTP {response.status_code}"
             response.close()
-            self._sleep(
-                min(wait, self.retry.max_wait_s) if wait is not None else self._backoff(attempt)
+            self._sleep(wait)
+
+    def probe(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        """One try, no retries, under the same time limits as `send`. The `requests` error is
+        raised as it is, for a caller that tells kinds apart (is this TLS?); running out of
+        time is `requests.Timeout` too."""
+        left = self.deadline.remaining()
+        if left <= 0:
+            raise DeadlineExceeded(
+                f"{method} {_display(url)}: not sent, {self.deadline.describe()} was reached"
             )
+        try:
+            return self._attempt(method, url, left, True, None, kwargs)
+        except _TimedOut as error:
+            raise requests.Timeout(str(error)) from None
+
+    def _attempt(
+        self,
+        method: str,
+        url: str,
+        left: float,
+        replayable: bool,
+        limit: int | None,
+        kwargs: dict[str, Any],
+    ) -> requests.Response:
+        stream = bool(kwargs.get("stream"))
+        timeout = min(self.retry.timeout_s, left)
+        # A request body that is a stream (a large blob upload) takes what it takes; the socket
+        # timeout and the deadline bound it. Everything else gets the per-request limit.
+        watch = Watch(timeout if replayable else self.deadline.remaining())
+        watch.start()
+        with watching(watch, self._deadline_watch):
+            try:
+                response = self._one(method, url, timeout, kwargs)
+                if not stream:
+                    self._read_body(response, limit, method, url)
+            except _NETWORK_ERRORS as error:
+                if watch.fired:
+                    raise _TimedOut(f"timed out after {timeout:.3g} s") from error
+                if self._deadline_watch.fired:
+                    raise _TimedOut(f"stopped at {self.deadline.describe()}") from error
+                raise
+            finally:
+                watch.stop()
+        return response
+
+    def _one(
+        self, method: str, url: str, timeout: float, kwargs: dict[str, Any]
+    ) -> requests.Response:
+        options = {key: value for key, value in kwargs.items() if key != "stream"}
+        connect = min(self.retry.connect_timeout_s, timeout)
+        try:
+            return self.session.request(
+                method, url, stream=True, timeout=(connect, timeout), **options
+            )
+        except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as error:
+            raise RegistryRequestError(
+                f"{method} {_display(url)}: not an http(s) URL a registry is reached at; "
+                f"not sent ({type(error).__name__})",
+                status=0,
+            ) from None
+        except requests.TooManyRedirects:
+            raise RegistryRequestError(
+                f"{method} {_display(url)}: more than {self.session.max_redirects} redirects",
+                status=0,
+            ) from None
+
+    def _read_body(
+        self, response: requests.Response, limit: int | None, method: str, url: str
+    ) -> None:
+        """Read the whole answer into `response.content`, refusing more than the limit; a
+        redirect's body is left unread (the client follows its Location and closes it)."""
+        if response.is_redirect:
+            return
+        failed = response.status_code >= 400
+        cap = self.limits.error_body_bytes if failed else (limit or self.limits.document_bytes)
+        length = response.headers.get("Content-Length", "")
+        if not failed and length.isdigit() and int(length) > cap:
+            response.close()
+            raise _too_large(method, url, cap, f"it announces {int(length)} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        complete = True
+        for chunk in response.raw.stream(_READ_CHUNK, decode_content=True):
+            total += len(chunk)
+            if total > cap:
+                if not failed:
+                    response.close()
+                    raise _too_large(method, url, cap, "it sent more")
+                chunks.append(chunk[: cap - (total - len(chunk))])
+                complete = False
+                break
+            chunks.append(chunk)
+        response._content = b"".join(chunks)
+        if complete:
+            response.raw.release_conn()
+        else:
+            response.close()
+
+    def _spent(self, what: str, attempts: int, reason: str) -> RegistryUnavailable:
+        tries = "1 try" if attempts == 1 else f"{attempts} tries"
+        if self.deadline.remaining() <= 0:
+            return DeadlineExceeded(
+                f"{what} failed after {tries} ({reason}); {self.deadline.describe()} was reached"
+            )
+        return RegistryUnavailable(f"{what} failed after {tries}: {reason}")
+
+    def _wait(self, seconds: float, what: str, attempt: int, reason: str) -> None:
+        if seconds >= self.deadline.remaining():
+            tries = "1 try" if attempt == 1 else f"{attempt} tries"
+            raise DeadlineExceeded(
+                f"{what} failed after {tries} ({reason}); {self.deadline.describe()} leaves "
+                "no time for another"
+            )
+        self._sleep(seconds)
 
     def _backoff(self, attempt: int) -> float:
         return float(min(self.retry.backoff_s * 2 ** (attempt - 1), self.retry.max_wait_s))
+
+
+class _TimedOut(OSError):
+    """A watchdog shut the connection down: the attempt ran out of time."""
+
+
+def _reason(error: BaseException) -> str:
+    """Why a request failed, in words: the timeout, else the error's kind."""
+    if isinstance(error, _TimedOut):
+        return str(error)
+    if isinstance(error, requests.Timeout | urllib3.exceptions.TimeoutError | TimeoutError):
+        return "timed out"
+    if isinstance(error, requests.ConnectionError) and "refused" in str(error).lower():
+        return "connection refused"
+    return type(error).__name__
+
+
+def _too_large(method: str, url: str, cap: int, how: str) -> RegistryLimitExceeded:
+    return RegistryLimitExceeded(
+        f"the answer to {method} {_display(url)} is larger than {cap} bytes ({how}); refused"
+    )
 
 
 def _display(url: str) -> str:
