@@ -5,17 +5,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuship.config.locate import DEFAULT_FAIL_ON, has_config_input
+from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON, has_config_input
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
     from gpuship.registry.client import RegistryClient
+    from gpuship.registry.transport import Deadline, RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class Context:
     config_path: Path | None
     environ: Mapping[str, str]
     fail_on_flag: str | None = None
+    deadline_flag: float | None = None
+    # When the command started: its deadline counts from here.
+    started: float = field(default_factory=time.monotonic)
 
     @functools.cached_property
     def config(self) -> GpushipConfig:
@@ -65,10 +70,15 @@ class Context:
         return self.config.fail_on if self.has_config_input else DEFAULT_FAIL_ON
 
     def registry_client(self) -> RegistryClient:
-        """A registry client honouring `registries.insecure` and this command's environment."""
+        """A registry client honouring `registries:`, this command's deadline and environment."""
         from gpuship.registry.client import RegistryClient
 
-        return RegistryClient(insecure=self.config.registries.insecure, environ=self.environ)
+        return RegistryClient(
+            insecure=self.config.registries.insecure,
+            environ=self.environ,
+            retry=self.retry_policy,
+            deadline=self.deadline,
+        )
 
     def config_digest(self) -> str:
         """sha256 of the config file used (of the effective config when there is no file):
@@ -79,3 +89,28 @@ class Context:
             dumped = self.config.model_dump(mode="json", by_alias=True)
             data = json.dumps(dumped, sort_keys=True, separators=(",", ":")).encode()
         return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    @functools.cached_property
+    def deadline(self) -> Deadline:
+        """The command's deadline, counted from its start: `--deadline`, else
+        `GPUSHIP_DEADLINE` or `deadline:` in gpuship.yaml, else 600 s."""
+        from gpuship.registry.transport import Deadline
+
+        seconds = self.deadline_flag
+        if seconds is None:
+            seconds = self.config.deadline if self.has_config_input else DEFAULT_DEADLINE_S
+        return Deadline(seconds, start=self.started)
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """Per-request timeout and retries for registries, from `registries:`."""
+        from gpuship.registry.transport import RetryPolicy
+
+        if not self.has_config_input:
+            return RetryPolicy()
+        registries = self.config.registries
+        return RetryPolicy(
+            attempts=registries.attempts,
+            backoff_s=registries.backoff,
+            timeout_s=registries.request_timeout,
+        )

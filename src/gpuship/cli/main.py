@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 import traceback
@@ -72,11 +73,29 @@ def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
         help="lowest severity that fails the command (default: config fail-on, else error)",
     )
     group.add_argument(
+        "--deadline",
+        metavar="SECONDS",
+        type=_seconds,
+        default=default(None),
+        help="most seconds the command waits on registries in all (default: config "
+        "`deadline`, else 600)",
+    )
+    group.add_argument(
         "--output", metavar="FILE", default=default(None), help="write the report to FILE"
     )
     group.add_argument(
         "--sarif", metavar="FILE", default=default(None), help="also write a SARIF report to FILE"
     )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +174,7 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,
         fail_on_flag=args.fail_on,
+        deadline_flag=args.deadline,
     )
     ctx.validate_config()
     report = command.run(args, ctx)

@@ -24,6 +24,7 @@ TOP_LEVEL_KEYS = frozenset(
     {
         "version",
         "fail-on",
+        "deadline",
         "registries",
         "verify",
         "route",
@@ -37,6 +38,9 @@ TOP_LEVEL_KEYS = frozenset(
 )
 # `GpushipConfig.fail_on` takes its default from here, so runs that validate nothing agree.
 DEFAULT_FAIL_ON: Final = "error"
+# Seconds a command may wait on registries in all (`deadline`); under the 15 minutes the
+# example release jobs get (`timeout-minutes`), so gpuship reports before the runner kills it.
+DEFAULT_DEADLINE_S: Final = 600.0
 
 
 def find_config_file(explicit: str | None, cwd: Path) -> Path | None:

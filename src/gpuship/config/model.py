@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpuship.config.locate import DEFAULT_FAIL_ON
+from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON
 from gpuship.config.section import Section
 from gpuship.image.config import ImageStageConfig
 from gpuship.limits import Limits
@@ -28,6 +28,27 @@ class RegistriesConfig(Section):
             "is tried first; localhost and 127.0.0.0/8 always may)."
         ),
     )
+    request_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        description=(
+            "Seconds one registry request may take, from sending it to the last byte of the "
+            "answer (blob streams: between two reads); never more than the deadline leaves."
+        ),
+    )
+    attempts: int = Field(
+        default=5,
+        ge=1,
+        description="Tries per registry request (connection errors, timeouts, 429 and 5xx).",
+    )
+    backoff: float = Field(
+        default=0.5,
+        ge=0,
+        description=(
+            "Seconds before the second try, doubled for each further one (at most 10); a "
+            "`Retry-After` answer is honoured instead."
+        ),
+    )
 
 
 class GpushipConfig(Section):
@@ -37,6 +58,15 @@ class GpushipConfig(Section):
     fail_on: Literal["error", "warning", "note", "never"] = Field(
         default=DEFAULT_FAIL_ON,
         description="Lowest finding severity that makes a command exit 1.",
+    )
+    deadline: float = Field(
+        default=DEFAULT_DEADLINE_S,
+        gt=0,
+        description=(
+            "Seconds a command may spend waiting on registries in all; then it stops with exit "
+            "3 naming the request (a failed release keeps a fifth of it, at most 30 s, to put "
+            "tags back). Also `GPUSHIP_DEADLINE` or `--deadline`."
+        ),
     )
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
     verify: VerifyConfig = Field(default_factory=VerifyConfig)

@@ -153,6 +153,9 @@ class Report:
     outputs: dict[str, str] = field(default_factory=dict)
     # A stage verdict that fails independently of finding severities (verify, promote).
     failed: bool = False
+    # The exit code of a failed verdict: 1, or 3 when the environment (a registry that stopped
+    # answering) is why it failed and the report still says what happened.
+    failed_exit_code: int = EXIT_FAILED
     # A short headline for humans ("3 of 4 cells valid", "host can run image").
     headline: str = ""
     # What was checked (an image reference, a config file): the SARIF location of findings
@@ -178,9 +181,10 @@ class Report:
         return rule.help_uri if rule else None
 
     def exit_code(self, fail_on: Severity | None) -> int:
-        """1 when the verdict failed or a finding is at or above `fail_on`, else 0."""
+        """`failed_exit_code` when the verdict failed, 1 when a finding is at or above `fail_on`,
+        else 0."""
         if self.failed:
-            return EXIT_FAILED
+            return self.failed_exit_code
         if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in self.findings):
             return EXIT_FAILED
         return EXIT_OK

@@ -28,7 +28,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_lock
     from gpuship.matrix.project import check_matrix_size, load_project
     from gpuship.matrix.targets import image_targets
-    from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_reference
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             )
         }
     )
-    with RegistryClient(insecure=ctx.config.registries.insecure, environ=ctx.environ) as client:
+    with ctx.registry_client() as client:
         current = {ref: client.resolve_digest(parse_reference(ref)) for ref in references}
     existing = read_lock(project.lock_path, project.limits)
     changes = lock_changes(existing.bases if existing else {}, current)
