@@ -100,11 +100,19 @@ class ReleaseConfig(Section):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     history_tag: str = Field(
         default="gpuship.releases",
-        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$",
-        description="Tag holding the release history index in each released repository.",
+        # A record's tag is `<history-tag>.<release id>` (24 more characters), at most 128.
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,103}$",
+        description=(
+            "Prefix of the release record tags: each release is stored once under "
+            "`<history-tag>.<release id>` in the released repository, never rewritten. The tag "
+            "itself is read as the history index older gpuship versions kept."
+        ),
     )
     history_limit: int = Field(
         default=500,
         ge=1,
-        description="Most release records kept in the history index (oldest dropped first).",
+        description=(
+            "Most release records `rollback`, `history` and `prune` read (the newest); older "
+            "records stay in the registry."
+        ),
     )

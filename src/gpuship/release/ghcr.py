@@ -16,7 +16,7 @@ import requests
 from gpuship.errors import RegistryUnavailable
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
 from gpuship.registry.reference import Repository
-from gpuship.registry.transport import RetryPolicy, Transport
+from gpuship.registry.transport import Deadline, RetryPolicy, Transport
 
 API_VERSION = "2022-11-28"
 
@@ -30,6 +30,7 @@ class GhcrPackages:
         environ: Mapping[str, str],
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         token = environ.get("GITHUB_TOKEN")
         if not token:
@@ -52,7 +53,7 @@ class GhcrPackages:
                 "X-GitHub-Api-Version": API_VERSION,
             }
         )
-        self._transport = Transport(self._session, retry or RetryPolicy())
+        self._transport = Transport(self._session, retry or RetryPolicy(), deadline=deadline)
         self._base: str | None = None
         self._ids: dict[str, int] | None = None
 

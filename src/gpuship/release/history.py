@@ -1,152 +1,256 @@
-"""Release history kept in the released repository itself, as OCI artifacts.
+"""Release history kept in the released repository itself: one immutable artifact per release.
 
-Scheme (no state outside the registry, works on registries without the referrers API):
+Registries offer no compare-and-swap on tags, so nothing here is ever rewritten: concurrent
+releases cannot lose each other's records (DESIGN.md, many writers at once).
 
-- each record is an OCI image manifest with `artifactType` RECORD_TYPE, the empty config
-  (`application/vnd.oci.empty.v1+json`, `{}`), one layer holding the record JSON, and `subject`
-  = the released image, so registries with the referrers API also list it under the image;
-- the tag `release.history-tag` (default `gpuship.releases`) holds an OCI index with
-  `artifactType` HISTORY_TYPE listing every record manifest, oldest first; each entry carries
-  the record JSON in the annotation RECORD_ANNOTATION so the whole history is one GET.
+- Each record is an OCI artifact manifest: `artifactType` RECORD_TYPE, the empty config
+  (`application/vnd.oci.empty.v1+json`, `{}`), one layer holding the record JSON, `subject` =
+  the released image (registries with the referrers API list it under the image), and the
+  record JSON again in the annotation RECORD_ANNOTATION, so one GET reads it.
+- It is stored under its own tag, `<release.history-tag>.<release id>` (for example
+  `gpuship.releases.20260301T120000Z-a1b2c3`), written once and never again: registries that
+  hold tags immutable (ECR) accept it, and no superseded version is left behind (GHCR keeps
+  every overwritten manifest as an untagged version).
+- The history is the set of those tags (tags/list), read newest first. The current state of a
+  tag is stored nowhere: it is the tag's actual digest, explained by the newest record that put
+  the tag there (`explain`).
 
-Appending = push the record manifest by digest, then PUT the extended index to the history tag
-and read the tag back. The history index keeps the newest `release.history-limit` records.
+Before this scheme the tag `<release.history-tag>` itself held one OCI index listing every
+record, rewritten by every release (a lost update when two ran at once). It is still read, so
+existing histories carry on, and never written again.
 """
 
 from __future__ import annotations
 
-import json
+import re
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
 
 from pydantic import ValidationError
 
-from gpuship.errors import InputError
-from gpuship.registry.artifact import artifact_manifest, canonical_json, push_artifact
-from gpuship.registry.client import FetchedManifest, RegistryClient
-from gpuship.registry.errors import DigestMismatch, NotFound
+from gpuship.errors import GpushipError, InputError, RegistryUnavailable
+from gpuship.registry.artifact import artifact_manifest, ensure_empty_config
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.errors import NotFound, RegistryRequestError
+from gpuship.registry.limits import load_json
 from gpuship.registry.manifest import (
-    MEDIA_OCI_INDEX,
     MEDIA_OCI_MANIFEST,
     ImageIndex,
+    ImageManifest,
     parse_manifest,
 )
-from gpuship.registry.reference import Repository
+from gpuship.registry.reference import Repository, sha256_digest
+from gpuship.release.policy import TagAction
 from gpuship.release.record import ReleaseRecord
 
 RECORD_TYPE = "application/vnd.gpuship.release.v1+json"
 HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
 RECORD_ANNOTATION = "io.gpuship.release.record"
+# `new_release_id`: UTC time to the second, a dash, 6 hex digits.
+RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+RECORD_BYTES = 1 << 20
+# Records are read this many at a time (one GET each).
+READ_WORKERS = 8
+
+
+@dataclass(frozen=True)
+class History:
+    """The records read, oldest first, and the manifest digest of each record tag read."""
+
+    records: list[ReleaseRecord]
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+
+class RecordUncertain(RegistryUnavailable):
+    """Storing a record failed in a way that leaves open whether it was stored."""
+
+
+def record_tag(prefix: str, release_id: str) -> str:
+    """The tag of one record: `<history-tag>.<release id>`."""
+    return f"{prefix}.{release_id}"
+
+
+def record_id_of(prefix: str, tag: str) -> str | None:
+    """The release id a record tag names, or None for any other tag."""
+    head, dot, rest = tag.rpartition(".")
+    if dot and head == prefix and RELEASE_ID_RE.fullmatch(rest):
+        return rest
+    return None
 
 
 def record_manifest(record: ReleaseRecord, subject: dict[str, object]) -> bytes:
-    """The artifact manifest for one record (its layer is `record.to_json()`)."""
+    """The artifact manifest for one record (its layer is `record.to_json()`, its annotation
+    the same JSON, so one GET reads it)."""
+    data = record.to_json()
     annotations = {
         "org.opencontainers.image.created": record.time.isoformat(),
         "io.gpuship.release.id": record.id,
+        RECORD_ANNOTATION: data.decode(),
     }
-    return artifact_manifest(RECORD_TYPE, record.to_json(), annotations, subject)
+    return artifact_manifest(RECORD_TYPE, data, annotations, subject)
 
 
-def read_history_index(
-    client: RegistryClient, repo: Repository, tag: str
-) -> FetchedManifest | None:
-    """The history index as stored now (None when the repository has no history yet)."""
-    try:
-        return client.get_manifest(repo.tag(tag))
-    except NotFound:
-        return None
-
-
-def history_entries(
-    fetched: FetchedManifest | None, repo: Repository, tag: str
-) -> list[dict[str, object]]:
-    if fetched is None:
-        return []
-    document = parse_manifest(fetched.data, fetched.media_type)
-    if not isinstance(document, ImageIndex) or document.artifact_type != HISTORY_TYPE:
-        raise InputError(
-            f"{repo}:{tag} is not a gpuship release history; set release.history-tag to a free tag"
-        )
-    raw = json.loads(fetched.data)
-    entries: list[dict[str, object]] = raw.get("manifests", [])
-    return entries
-
-
-def load_history(client: RegistryClient, repo: Repository, tag: str) -> list[ReleaseRecord]:
-    """Every recorded release of `repo`, oldest first ([] if none was ever recorded)."""
-    records: list[ReleaseRecord] = []
-    for entry in history_entries(read_history_index(client, repo, tag), repo, tag):
-        annotations = entry.get("annotations")
-        text = annotations.get(RECORD_ANNOTATION) if isinstance(annotations, dict) else None
-        try:
-            if isinstance(text, str):
-                records.append(ReleaseRecord.model_validate_json(text))
-            else:
-                records.append(_record_from_artifact(client, repo, str(entry.get("digest"))))
-        except ValidationError as error:
-            raise InputError(
-                f"release history {repo}:{tag} holds an unreadable record "
-                f"{entry.get('digest')}: {error.errors()[0]['msg']}"
-            ) from None
-    return records
-
-
-def _record_from_artifact(client: RegistryClient, repo: Repository, digest: str) -> ReleaseRecord:
-    fetched = client.get_manifest(repo.at(digest))
-    document = json.loads(fetched.data)
-    layer = document["layers"][0]["digest"]
-    with client.open_blob(repo, layer) as reader:
-        return ReleaseRecord.model_validate_json(reader.read())
-
-
-def append_record(
+def store_record(
     client: RegistryClient,
     repo: Repository,
-    tag: str,
+    prefix: str,
     record: ReleaseRecord,
     subject: dict[str, object],
-    limit: int,
-    previous: FetchedManifest | None,
 ) -> str:
-    """Store `record` in `repo` and add it to the history index read before as `previous`;
-    returns the record's digest."""
-    data = record.to_json()
+    """Store `record` under its own tag; returns the record manifest's digest.
+
+    Raises the error that stopped it when the record is certainly not stored, RecordUncertain
+    when the registry stopped answering and a read could not tell.
+    """
     manifest = record_manifest(record, subject)
-    digest = push_artifact(client, repo, manifest, data)
-    entries = history_entries(previous, repo, tag)
-    entries.append(
-        {
-            "mediaType": MEDIA_OCI_MANIFEST,
-            "artifactType": RECORD_TYPE,
-            "digest": digest,
-            "size": len(manifest),
-            "annotations": {
-                RECORD_ANNOTATION: data.decode(),
-                "io.gpuship.release.id": record.id,
-            },
-        }
-    )
-    index = canonical_json(
-        {
-            "schemaVersion": 2,
-            "mediaType": MEDIA_OCI_INDEX,
-            "artifactType": HISTORY_TYPE,
-            "manifests": entries[-limit:],
-        }
-    )
-    index_digest = client.put_manifest(repo.tag(tag), index, MEDIA_OCI_INDEX)
-    now = client.resolve_digest(repo.tag(tag))
-    if now != index_digest:
-        raise DigestMismatch(
-            f"release history {repo}:{tag} changed while it was written (now {now}); "
-            "another release ran at the same time"
-        )
+    digest = sha256_digest(manifest)
+    tag = repo.tag(record_tag(prefix, record.id))
+    ensure_empty_config(client, repo)
+    client.push_blob(repo, record.to_json())
+    try:
+        client.put_manifest(tag, manifest, MEDIA_OCI_MANIFEST)
+    except RegistryUnavailable as error:
+        # The PUT may have landed with its answer lost: ask.
+        try:
+            found = client.head_manifest(tag)
+        except GpushipError:
+            raise RecordUncertain(
+                f"storing release record {tag} failed ({error}); whether it was stored "
+                "is unknown: the registry did not answer"
+            ) from None
+        if found is None or found.digest != digest:
+            raise
     return digest
 
 
-def find_release(records: list[ReleaseRecord], release_id: str) -> ReleaseRecord:
+def delete_record(client: RegistryClient, repo: Repository, prefix: str, record_id: str) -> None:
+    """Remove the record of a release that was undone (by digest: it is unique to the record)."""
+    tag = repo.tag(record_tag(prefix, record_id))
+    found = client.head_manifest(tag)
+    if found is None:
+        return
+    try:
+        client.delete_manifest(repo.at(found.digest))
+    except NotFound:
+        return
+    except RegistryRequestError as error:
+        if error.status not in (400, 405):
+            raise
+        client.delete_manifest(tag)  # Docker Hub deletes tags, not digests
+
+
+def load_history(
+    client: RegistryClient, repo: Repository, prefix: str, *, newest: int | None = None
+) -> History:
+    """The records of `repo`, oldest first: the `newest` N record tags (all when None) and the
+    index of before per-record tags; empty when nothing was ever recorded."""
+    try:
+        tags = client.list_tags(repo)
+    except NotFound:
+        return History([])
+    named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
+    if newest is not None:
+        named = named[-newest:] if newest > 0 else []
+    with ThreadPoolExecutor(max_workers=READ_WORKERS) as pool:
+        read = list(pool.map(partial(_read_record, client, repo, prefix), named))
+    stored = [found for found in read if found is not None]
+    records = {record.id: record for record, _ in stored}
+    artifacts = {record_tag(prefix, record.id): digest for record, digest in stored}
+    if prefix in tags:
+        for record in _legacy_records(client, repo, prefix):
+            records.setdefault(record.id, record)
+    ordered = sorted(records.values(), key=lambda r: (r.time, r.id))
+    if newest is not None:
+        ordered = ordered[-newest:] if newest > 0 else []
+    return History(ordered, artifacts)
+
+
+def _read_record(
+    client: RegistryClient, repo: Repository, prefix: str, tag: str
+) -> tuple[ReleaseRecord, str] | None:
+    """The record under `tag` and its manifest digest; None if the tag went away meanwhile."""
+    where = f"{repo}:{tag}"
+    try:
+        fetched = client.get_manifest(repo.tag(tag))
+    except NotFound:
+        return None
+    document = parse_manifest(fetched.data, fetched.media_type)
+    if not isinstance(document, ImageManifest) or document.artifact_type != RECORD_TYPE:
+        raise InputError(
+            f"{where} is named like a release record but holds something else; remove that "
+            "tag or set release.history-tag to another prefix"
+        )
+    record = _record_of(client, repo, document, where)
+    if record_tag(prefix, record.id) != tag:
+        raise InputError(f"{where} holds the record of release {record.id}, not its own")
+    return record, fetched.digest
+
+
+def _record_of(
+    client: RegistryClient, repo: Repository, document: ImageManifest, where: str
+) -> ReleaseRecord:
+    text = document.annotations.get(RECORD_ANNOTATION)
+    if text is not None:
+        return _parse_record(text.encode(), where)
+    if not document.layers:
+        raise InputError(f"release record {where} has no content")
+    return _parse_record(client.read_blob(repo, document.layers[0].digest, RECORD_BYTES), where)
+
+
+def _parse_record(data: bytes, where: str) -> ReleaseRecord:
+    load_json(data, f"release record {where}")  # depth and syntax, with a clear message
+    try:
+        return ReleaseRecord.model_validate_json(data)
+    except ValidationError as error:
+        raise InputError(
+            f"release record {where} is unreadable: {error.errors()[0]['msg']}"
+        ) from None
+
+
+def _legacy_records(client: RegistryClient, repo: Repository, tag: str) -> list[ReleaseRecord]:
+    """Records listed by the index that the tag `<history-tag>` held before per-record tags.
+
+    Anything else under that tag is not a history and holds no records.
+    """
+    try:
+        fetched = client.get_manifest(repo.tag(tag))
+    except NotFound:
+        return []
+    document = parse_manifest(fetched.data, fetched.media_type)
+    if not isinstance(document, ImageIndex) or document.artifact_type != HISTORY_TYPE:
+        return []
+    records = []
+    for entry in document.manifests:
+        where = f"{repo}:{tag} entry {entry.digest}"
+        text = entry.annotations.get(RECORD_ANNOTATION)
+        if text is not None:
+            records.append(_parse_record(text.encode(), where))
+            continue
+        artifact = client.get_manifest(repo.at(entry.digest))
+        parsed = parse_manifest(artifact.data, artifact.media_type)
+        if not isinstance(parsed, ImageManifest):
+            raise InputError(f"release history {where} is not a record")
+        records.append(_record_of(client, repo, parsed, where))
+    return records
+
+
+def explain(records: Sequence[ReleaseRecord], tag: str, digest: str) -> ReleaseRecord | None:
+    """The newest record that left `tag` at `digest` (moved, created, or found it there)."""
+    for record in reversed(records):
+        for change in record.tags:
+            wrote = change.action is not TagAction.CONFLICT
+            if change.tag == tag and change.after == digest and wrote:
+                return record
+    return None
+
+
+def find_release(records: Iterable[ReleaseRecord], release_id: str) -> ReleaseRecord:
     """The record with `release_id` (InputError naming the known ids if absent)."""
-    for record in records:
+    known = list(records)
+    for record in known:
         if record.id == release_id:
             return record
-    known = ", ".join(r.id for r in records[-5:]) or "none"
-    raise InputError(f"no release {release_id!r} in the history (latest: {known})")
+    latest = ", ".join(r.id for r in known[-5:]) or "none"
+    raise InputError(f"no release {release_id!r} in the history (latest: {latest})")

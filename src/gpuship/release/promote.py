@@ -1,15 +1,28 @@
-"""Promotion as one all-or-nothing change of tags, with a record in the registry.
+"""Promotion as one all-or-nothing change of tags, recorded in the registry.
 
-Order: read the source manifest (digest verified) and every target tag; refuse immutable
+Order: read the source manifest (digest verified) and every target tag (GET: the digest is
+checked against the bytes, and the old bytes are kept for a restore); refuse immutable
 conflicts before writing anything; copy content to another repository if needed (untagged, so
 harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
-SBOMs: `release/referrers.py`); write each tag and read it back; store the release record. If
-any write fails, every tag already written is put back where it was (floating tags get their
-old manifest bytes again, new tags are removed) and the outcome says exactly what happened.
+SBOMs); write each tag and read it back; store the release record under its own tag. A record
+exists only for a release whose tags were all written.
+
+Registries have no compare-and-swap on tags, so other writers are expected:
+- a floating tag read back at another digest was moved by a later writer: the release still
+  happened, the report says where the tag is now;
+- an immutable tag read back at another digest was created by someone else at the same time:
+  a conflict, the release fails;
+- when a release fails after writing, only tags this run wrote are put back, and each only if
+  it still holds what this run wrote, read again right before its restore; a tag another
+  writer has moved since is left alone and the report says so. Between that read and the
+  restore's PUT no registry lets us lock the tag; the window is one round trip.
+
+The outcome says, tag by tag, what the registry holds at the end, as far as this run knows.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import secrets
 from collections.abc import Mapping
@@ -17,29 +30,63 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from gpuship.errors import GpushipError
+from gpuship.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EnvironmentUnavailable, GpushipError
 from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
-from gpuship.registry.errors import RegistryAuthError, RegistryRequestError
+from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
-from gpuship.release.history import append_record, history_entries, read_history_index
-from gpuship.release.policy import TagAction, TagRequest, TagStep, plan_tags
+from gpuship.release.history import RecordUncertain, delete_record, record_tag, store_record
+from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
-from gpuship.release.referrers import ReferrerCopy, copy_referrers
+from gpuship.release.referrers import ReferrerCopy
 
 
 @dataclass(frozen=True)
 class ReleaseRequest:
-    """Put the manifest `source` (pinned by digest) under tags of `target`."""
+    """Put the manifest `source` (pinned by digest) under tags of `target`.
+
+    `expected`: digests some tags must still have when the release reads them (a rollback
+    decided from them); otherwise nothing is written.
+    """
 
     source: Reference
     target: Repository
     tags: tuple[TagRequest, ...]
     kind: Literal["promote", "rollback"] = "promote"
     rollback_of: str | None = None
+    expected: Mapping[str, str | None] = field(default_factory=dict)
+
+
+class TagFate(str, enum.Enum):
+    """What became of one tag in this run."""
+
+    UNCHANGED = "unchanged"  # already at the digest: nothing to write
+    WRITTEN = "written"  # written and read back at the digest
+    SUPERSEDED = "superseded"  # written, then read back at a later writer's digest
+    NOT_WRITTEN = "not written"  # the release stopped before it (or its write never landed)
+    RESTORED = "restored"  # written, then put back at its previous digest
+    LEFT = "left alone"  # moved by another writer since this run wrote it: not touched
+    NOT_RESTORED = "NOT restored"  # still at the released digest: could not be put back
+    UNKNOWN = "unknown"  # written (or maybe), then the registry could not be read
+    REFUSED = "refused"  # an immutable tag at another digest
+    PENDING = "may be written"  # its write failed or was not read back; settled by the undo
+
+
+@dataclass
+class TagResult:
+    """One tag's fate and what the registry holds for it (`now`; None: no such tag)."""
+
+    step: TagStep
+    fate: TagFate
+    now: str | None
+    known: bool = True
+    note: str = ""
+
+
+RecordState = Literal["stored", "not stored", "removed", "unknown", "none"]
 
 
 @dataclass
@@ -48,12 +95,12 @@ class ReleaseOutcome:
 
     steps: list[TagStep]
     record: ReleaseRecord
+    tags: dict[str, TagResult] = field(default_factory=dict)
     record_digest: str | None = None
-    written: list[str] = field(default_factory=list)
-    restored: list[str] = field(default_factory=list)
-    # tag -> where it points now (or why that is unknown) when it could not be put back.
-    unrestored: dict[str, str] = field(default_factory=dict)
+    record_state: RecordState = "none"
     error: str | None = None
+    # Exit code of a failed release: 3 when the registry stopped answering, else 1.
+    exit_code: int = EXIT_FAILED
     copy: CopyStats | None = None
     # Signatures, attestations and SBOMs copied along with the image (promote --to).
     referrers: list[ReferrerCopy] = field(default_factory=list)
@@ -65,17 +112,26 @@ class ReleaseOutcome:
 
     @property
     def succeeded(self) -> bool:
-        """True when every tag now points at the promoted digest and the record is stored."""
+        """True when every tag was written (or already right) and the record is stored."""
         return self.error is None and not self.conflicts
 
+    def with_fate(self, *fates: TagFate) -> list[str]:
+        """The tags whose fate is one of `fates`, in step order."""
+        return [tag for tag, result in self.tags.items() if result.fate in fates]
 
-def read_tags(client: RegistryClient, repo: Repository, tags: list[str]) -> dict[str, str | None]:
-    """Where each tag points now (None for a tag that does not exist)."""
-    found: dict[str, str | None] = {}
-    for tag in tags:
-        head = client.head_manifest(repo.tag(tag))
-        found[tag] = head.digest if head is not None else None
-    return found
+    def fail(self, message: str, cause: GpushipError | None = None) -> None:
+        """Mark the release failed; an unreachable registry makes the exit code 3."""
+        self.error = message
+        if isinstance(cause, EnvironmentUnavailable):
+            self.exit_code = EXIT_ENVIRONMENT
+
+
+def read_tag(client: RegistryClient, repo: Repository, tag: str) -> FetchedManifest | None:
+    """What `tag` holds now, its digest checked against its bytes (None: no such tag)."""
+    try:
+        return client.get_manifest(repo.tag(tag))
+    except NotFound:
+        return None
 
 
 def release(
@@ -92,38 +148,18 @@ def release(
     assert request.source.digest is not None, "releases are by digest"
     manifest = client.get_manifest(request.source)
     target = request.target
-    before = read_tags(client, target, [r.tag for r in request.tags])
+    old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
+    before = {tag: fetched.digest if fetched else None for tag, fetched in old.items()}
     steps = plan_tags(request.tags, before, manifest.digest)
-    origin = provenance(environ)
-    record = ReleaseRecord(
-        id=new_release_id(now),
-        kind=request.kind,
-        time=now,
-        actor=origin["actor"],
-        commit=origin["commit"],
-        run_url=origin["run_url"],
-        repository=str(target),
-        source=str(request.source),
-        digest=manifest.digest,
-        media_type=manifest.media_type,
-        tags=[TagChange.from_step(step) for step in steps],
-        config_digest=config_digest,
-        rollback_of=request.rollback_of,
-    )
+    record = _record(request, manifest, steps, provenance(environ), now, config_digest)
     outcome = ReleaseOutcome(steps=steps, record=record)
-    if outcome.conflicts:
-        names = ", ".join(f"{s.tag} (at {s.before})" for s in outcome.conflicts)
-        outcome.error = f"immutable tags already point at another digest: {names}; nothing written"
+    for step in steps:
+        fate = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}.get(
+            step.action, TagFate.NOT_WRITTEN
+        )
+        outcome.tags[step.tag] = TagResult(step, fate, step.before)
+    if _refused(request, outcome, before):
         return outcome
-    old = {
-        step.before: client.get_manifest(target.at(step.before))
-        for step in steps
-        if step.action is TagAction.MOVE and step.before is not None
-    }
-    # Read (and validate) the history before any write: a foreign tag in its place, or a
-    # history that changes while we write (a concurrent release), stops us early or is seen.
-    history = read_history_index(client, target, config.history_tag)
-    history_entries(history, target, config.history_tag)
     if target != request.source.repository:
         try:
             outcome.copy = copy_manifest_tree(
@@ -135,49 +171,139 @@ def release(
                 manifest.media_type,
                 progress=progress,
             )
-            outcome.referrers = copy_referrers(
-                client,
-                request.source.repository,
-                target,
-                manifest.digest,
-                progress=progress,
-                stats=outcome.copy,
-            )
         except GpushipError as error:
-            outcome.error = f"copying content to {target} failed: {error}; no tag was written"
+            outcome.fail(f"copying content to {target} failed: {error}; no tag was written", error)
             return outcome
     writes = [step for step in steps if step.writes]
-    for step in writes:
-        try:
-            _write_tag(client, target, step.tag, manifest)
-        except GpushipError as error:
-            outcome.error = f"writing tag {step.tag} failed: {_explain(error)}"
-            # The failed PUT may still have landed (answer lost), so its tag is restored too.
-            _restore(client, target, writes[: len(outcome.written) + 1], old, manifest, outcome)
-            return outcome
-        outcome.written.append(step.tag)
-    if not writes:
+    if not _write_all(client, target, writes, manifest, outcome):
+        _undo(client, target, writes, old, manifest, outcome)
         return outcome
+    if writes:
+        _store(client, target, config, manifest, writes, old, outcome)
+    return outcome
+
+
+def _record(
+    request: ReleaseRequest,
+    manifest: FetchedManifest,
+    steps: list[TagStep],
+    origin: Mapping[str, str | None],
+    now: datetime,
+    config_digest: str | None,
+) -> ReleaseRecord:
+    return ReleaseRecord(
+        id=new_release_id(now),
+        kind=request.kind,
+        time=now,
+        actor=origin["actor"],
+        commit=origin["commit"],
+        run_url=origin["run_url"],
+        repository=str(request.target),
+        source=str(request.source),
+        digest=manifest.digest,
+        media_type=manifest.media_type,
+        tags=[TagChange.from_step(step) for step in steps],
+        config_digest=config_digest,
+        rollback_of=request.rollback_of,
+    )
+
+
+def _refused(
+    request: ReleaseRequest, outcome: ReleaseOutcome, before: Mapping[str, str | None]
+) -> bool:
+    """Refuse before any write: immutable conflicts, or tags a rollback decided from moved."""
+    if outcome.conflicts:
+        names = ", ".join(f"{s.tag} (at {s.before})" for s in outcome.conflicts)
+        outcome.error = f"immutable tags already point at another digest: {names}; nothing written"
+        return True
+    moved = {tag: digest for tag, digest in request.expected.items() if before.get(tag) != digest}
+    if moved:
+        outcome.error = "; ".join(
+            f"{tag} moved from {digest or 'nothing'} to {before.get(tag) or 'nothing'} while "
+            f"this {request.kind} was prepared (another writer)"
+            for tag, digest in moved.items()
+        )
+        outcome.error += "; nothing written, run it again to decide from the new state"
+        return True
+    return False
+
+
+def _write_all(
+    client: RegistryClient,
+    repo: Repository,
+    writes: list[TagStep],
+    manifest: FetchedManifest,
+    outcome: ReleaseOutcome,
+) -> bool:
+    """Write each tag and read it back; False (outcome failed) at the first that fails."""
+    for step in writes:
+        result = outcome.tags[step.tag]
+        try:
+            client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
+        except GpushipError as error:
+            outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
+            result.fate = TagFate.PENDING  # the PUT may have landed with its answer lost
+            return False
+        try:
+            now = read_tag(client, repo, step.tag)
+        except GpushipError as error:
+            outcome.fail(f"reading tag {step.tag} back after writing it failed: {error}", error)
+            result.fate = TagFate.PENDING
+            return False
+        result.now = _digest(now)
+        if result.now == manifest.digest:
+            result.fate = TagFate.WRITTEN
+        elif step.kind is TagKind.IMMUTABLE:
+            result.fate = TagFate.LEFT
+            result.note = "another writer created it at the same time"
+            outcome.fail(
+                f"immutable tag {step.tag} reads back as {result.now or 'nothing'}, not "
+                f"{manifest.digest}: another writer created it at the same time"
+            )
+            return False
+        else:
+            result.fate = TagFate.SUPERSEDED
+            result.note = f"written, then moved to {result.now or 'nothing'} by another writer"
+    return True
+
+
+def _store(
+    client: RegistryClient,
+    repo: Repository,
+    config: ReleaseConfig,
+    manifest: FetchedManifest,
+    writes: list[TagStep],
+    old: Mapping[str, FetchedManifest | None],
+    outcome: ReleaseOutcome,
+) -> None:
+    """Store the record; if that fails, undo the tags (and a record that may have landed)."""
     subject = {
         "mediaType": manifest.media_type,
         "digest": manifest.digest,
         "size": len(manifest.data),
     }
     try:
-        current = read_history_index(client, target, config.history_tag)
-        if (current and current.digest) != (history and history.digest):
-            raise ConcurrentChange(
-                f"release history {target}:{config.history_tag} changed while this release "
-                "ran: another release is writing the same repository"
-            )
-        outcome.record_digest = append_record(
-            client, target, config.history_tag, record, subject, config.history_limit, history
+        outcome.record_digest = store_record(
+            client, repo, config.history_tag, outcome.record, subject
         )
+        outcome.record_state = "stored"
+        return
+    except RecordUncertain as error:
+        outcome.fail(f"storing the release record failed: {error}", error)
+        outcome.record_state = "unknown"
     except GpushipError as error:
-        outcome.error = f"storing the release record failed: {error}"
-        _restore(client, target, writes, old, manifest, outcome)
-        _restore_history(client, target, config.history_tag, history, outcome)
-    return outcome
+        outcome.fail(f"storing the release record failed: {error}", error)
+        outcome.record_state = "not stored"
+    _undo(client, repo, writes, old, manifest, outcome)
+    if outcome.record_state == "unknown":
+        with client.deadline.cleanup():
+            try:
+                delete_record(client, repo, config.history_tag, outcome.record.id)
+                outcome.record_state = "removed"
+            except GpushipError:
+                tag = record_tag(config.history_tag, outcome.record.id)
+                outcome.record_state = "unknown"
+                outcome.error = f"{outcome.error}; the record tag {tag} may remain"
 
 
 def _explain(error: GpushipError) -> str:
@@ -192,100 +318,89 @@ def _explain(error: GpushipError) -> str:
     return str(error)
 
 
-def _restore_history(
+def _undo(
     client: RegistryClient,
     repo: Repository,
-    tag: str,
-    previous: FetchedManifest | None,
+    writes: list[TagStep],
+    old: Mapping[str, FetchedManifest | None],
+    manifest: FetchedManifest,
     outcome: ReleaseOutcome,
 ) -> None:
-    """Put the history index back as it was, so no record describes a release undone."""
-    try:
-        head = client.head_manifest(repo.tag(tag))
-        if head is None and previous is None:
-            return
-        if previous is None:
-            remove_tag(client, repo, tag)
-        elif head is None or head.digest != previous.digest:
-            client.put_manifest(repo.tag(tag), previous.data, previous.media_type)
-    except GpushipError as error:
-        outcome.unrestored[tag] = f"release history may list the undone release ({error})"
-
-
-def _write_tag(
-    client: RegistryClient, repo: Repository, tag: str, manifest: FetchedManifest
-) -> None:
-    client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
-    now = client.resolve_digest(repo.tag(tag))
-    if now != manifest.digest:
-        raise ConcurrentChange(f"tag {tag} reads back as {now}: another writer changed it")
-
-
-class ConcurrentChange(GpushipError):
-    """A tag did not read back as written: someone else wrote it at the same time."""
+    """Put back every tag this run wrote (or may have written), newest write first."""
+    mine = (TagFate.WRITTEN, TagFate.SUPERSEDED, TagFate.PENDING)
+    with client.deadline.cleanup():
+        for step in reversed(writes):
+            result = outcome.tags[step.tag]
+            if result.fate in mine:
+                _restore(client, repo, result, old.get(step.tag), manifest)
 
 
 def _restore(
     client: RegistryClient,
     repo: Repository,
-    steps: list[TagStep],
-    old: Mapping[str, FetchedManifest],
+    result: TagResult,
+    previous: FetchedManifest | None,
     manifest: FetchedManifest,
-    outcome: ReleaseOutcome,
 ) -> None:
-    """Put every step's tag back to its `before` digest, newest write first."""
-    for step in reversed(steps):
-        try:
-            head = client.head_manifest(repo.tag(step.tag))
-            current = head.digest if head is not None else None
-            if current != step.before:
-                if step.before is None:
-                    remove_tag(client, repo, step.tag)
-                else:
-                    previous = old[step.before]
-                    client.put_manifest(repo.tag(step.tag), previous.data, previous.media_type)
-                head = client.head_manifest(repo.tag(step.tag))
-                current = head.digest if head is not None else None
-            if current == step.before:
-                outcome.restored.append(step.tag)
-            else:
-                outcome.unrestored[step.tag] = f"now at {current or 'nothing'}"
-        except GpushipError as error:
-            outcome.unrestored[step.tag] = f"unknown ({error})"
-            _settle_on_new(client, repo, step.tag, manifest, outcome)
+    """Put one tag back where it was, only if it still holds what this run wrote (read again
+    right before), then read where it is."""
+    step = result.step
+    try:
+        current = _digest(read_tag(client, repo, step.tag))
+    except GpushipError as error:
+        result.fate, result.known = TagFate.UNKNOWN, False
+        result.note = f"could not be read to put it back: {error}"
+        return
+    result.now, result.known = current, True
+    if current == step.before:
+        pending = result.fate is TagFate.PENDING
+        result.fate = TagFate.NOT_WRITTEN if pending else TagFate.LEFT
+        result.note = "its write did not land" if pending else "already back at its digest"
+        return
+    if current != manifest.digest:
+        result.fate = TagFate.LEFT
+        result.note = f"another writer moved it to {current or 'nothing'} since; left alone"
+        return
+    try:
+        if previous is None:
+            remove_tag(client, repo, step.tag, fallback=manifest)
+        else:
+            client.put_manifest(repo.tag(step.tag), previous.data, previous.media_type)
+        result.note = ""
+    except GpushipError as error:
+        result.note = f"putting it back failed: {error}"
+    try:
+        result.now = _digest(read_tag(client, repo, step.tag))
+    except GpushipError as error:
+        result.fate, result.known = TagFate.UNKNOWN, False
+        result.note = f"{result.note}; could not be read afterwards: {error}".lstrip("; ")
+        return
+    if result.now == step.before:
+        result.fate = TagFate.RESTORED
+    elif result.now == manifest.digest:
+        result.fate = TagFate.NOT_RESTORED
+    else:
+        result.fate = TagFate.LEFT
+        result.note = f"another writer moved it to {result.now or 'nothing'} meanwhile"
 
 
-def _settle_on_new(
+def _digest(fetched: FetchedManifest | None) -> str | None:
+    return fetched.digest if fetched is not None else None
+
+
+def remove_tag(
     client: RegistryClient,
     repo: Repository,
     tag: str,
-    manifest: FetchedManifest,
-    outcome: ReleaseOutcome,
+    *,
+    fallback: FetchedManifest | None = None,
 ) -> None:
-    """After a failed restore, make sure the tag is at least at the promoted digest.
-
-    A tag removal by dummy manifest that stopped half-way would leave the tag on the dummy;
-    pointing it at the promoted digest keeps the promise "old or new, never anything else".
-    """
-    try:
-        head = client.head_manifest(repo.tag(tag))
-        if head is not None and head.digest not in (manifest.digest, *_befores(outcome, tag)):
-            client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
-            outcome.unrestored[tag] = f"left at the promoted digest {manifest.digest}"
-    except GpushipError:
-        return
-
-
-def _befores(outcome: ReleaseOutcome, tag: str) -> tuple[str, ...]:
-    return tuple(s.before for s in outcome.steps if s.tag == tag and s.before is not None)
-
-
-def remove_tag(client: RegistryClient, repo: Repository, tag: str) -> None:
     """Remove a tag without touching the manifest it points at.
 
     OCI tag DELETE where supported (registry:3, Docker Hub); otherwise (registry:2 answers 400
     or 405) regclient's method: point the tag at a unique empty manifest and delete that by
-    digest (regclient `scheme/reg/tag.go` TagDelete).
+    digest (regclient `scheme/reg/tag.go` TagDelete). If that delete fails, the tag would be
+    left on the empty manifest: `fallback` (what the tag held) is written back first.
     """
     try:
         client.delete_manifest(repo.tag(tag))
@@ -312,4 +427,11 @@ def remove_tag(client: RegistryClient, repo: Repository, tag: str) -> None:
         separators=(",", ":"),
     ).encode()
     digest = client.put_manifest(repo.tag(tag), dummy, MEDIA_OCI_MANIFEST)
-    client.delete_manifest(repo.at(digest))
+    try:
+        client.delete_manifest(repo.at(digest))
+    except NotFound:
+        return
+    except GpushipError:
+        if fallback is not None and _digest(read_tag(client, repo, tag)) == digest:
+            client.put_manifest(repo.tag(tag), fallback.data, fallback.media_type)
+        raise

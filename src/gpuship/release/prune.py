@@ -3,24 +3,29 @@
 Times: the release record that put the tag on its digest (newest), else the image config's
 `created` (for an index, its first runnable child's config). References: index children
 (recursively) and referrers (referrers API, else the `sha256-<hex>` tag) of every kept digest.
-Right before deleting, every kept tag is resolved again; a digest a kept tag now points at is
-skipped (a release may have run in between).
+Right before deleting, every kept tag is resolved again, and every tag of the digest about to
+go: a digest a kept tag now points at, or whose tags moved, is skipped (a release may have run
+in between, or one answer of the registry was wrong). Release records are never touched: their
+tags are left out, and records that refer to a deleted image are not its orphans.
+
+A DELETE whose answer was lost is settled by reading the digest again: gone is deleted, there
+is failed, unreadable is reported as unknown.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gpuship.errors import GpushipError
+from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
+from gpuship.registry.limits import load_json
 from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
 from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
-from gpuship.release.history import load_history
+from gpuship.release.history import RECORD_TYPE, load_history, record_id_of
 from gpuship.release.policy import matches_any
 from gpuship.release.retention import (
     DigestDecision,
@@ -42,6 +47,10 @@ class PrunePlan:
     deleted: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    # Deletes whose outcome could not be read back (the registry stopped answering).
+    unknown: dict[str, str] = field(default_factory=dict)
+    # Why the run could not finish its work, when the registry stopped answering.
+    interrupted: str | None = None
 
     @property
     def to_delete(self) -> list[DigestDecision]:
@@ -82,20 +91,26 @@ class _Reader:
             return self.created(runnable[0].digest) if runnable else None
         if document is None:
             return None
-        with self.client.open_blob(self.repo, document.config.digest) as reader:
-            data = reader.read()
+        limit = self.client.limits.document_bytes
+        data = self.client.read_blob(self.repo, document.config.digest, limit)
         try:
-            config = json.loads(data)
-        except ValueError:
+            config = load_json(data, f"config {document.config.digest}")
+        except InputError:
             return None
         return _parse_time(config.get("created")) if isinstance(config, dict) else None
 
     def references(self, digest: str) -> list[str]:
+        """Index children and referrers; release records refer to images but belong to the
+        history, not to the image."""
         document = self.document(digest)
         children = (
             [d.digest for d in document.manifests] if isinstance(document, ImageIndex) else []
         )
-        referrers = [d.digest for d in self.client.referrers(self.repo.at(digest))]
+        referrers = [
+            d.digest
+            for d in self.client.referrers(self.repo.at(digest))
+            if d.artifact_type != RECORD_TYPE
+        ]
         return children + referrers
 
 
@@ -104,14 +119,16 @@ def plan_prune(
 ) -> PrunePlan:
     """Read the repository and decide; writes nothing."""
     reader = _Reader(client, repo)
-    records = load_history(client, repo, config.history_tag)
+    history = load_history(client, repo, config.history_tag, newest=config.history_limit)
     released: dict[tuple[str, str], datetime] = {}
-    for record in records:
+    for record in history.records:
         for change in record.tags:
             released[(change.tag, change.after)] = record.time
     states: list[TagState] = []
     governed = [rule.pattern for rule in config.retention.keep]
     for tag in client.list_tags(repo):
+        if record_id_of(config.history_tag, tag) is not None:
+            continue  # a release record: history, never retention's to decide
         head = client.head_manifest(repo.tag(tag))
         if head is None:
             continue  # deleted since listing
@@ -170,13 +187,53 @@ def apply_prune(
         if target.digest in kept_now:
             plan.skipped[target.digest] = f"kept tag {kept_now[target.digest]} points at it now"
             continue
+        moved = _moved_since(client, repo, target, plan)
+        if moved:
+            plan.skipped[target.digest] = moved
+            continue
         try:
             delete(target.digest, target.tags)
+        except EnvironmentUnavailable as error:
+            plan.unknown[target.digest] = str(error)
+            plan.interrupted = plan.interrupted or str(error)
+            continue
         except GpushipError as error:
             plan.failed[target.digest] = str(error)
             continue
         plan.deleted.append(target.digest)
+    _settle(client, repo, plan)
     return plan
+
+
+def _moved_since(
+    client: RegistryClient, repo: Repository, target: DigestDecision, plan: PrunePlan
+) -> str:
+    """Why `target` must not be deleted now ("" if it may): one of its tags reads otherwise."""
+    for tag in target.tags:
+        try:
+            head = client.head_manifest(repo.tag(tag))
+        except GpushipError as error:
+            if isinstance(error, EnvironmentUnavailable):
+                plan.interrupted = plan.interrupted or str(error)
+            return f"could not read tag {tag} again before deleting: {error}"
+        if head is not None and head.digest != target.digest:
+            return f"tag {tag} now points at {head.digest}, not at this digest"
+    return ""
+
+
+def _settle(client: RegistryClient, repo: Repository, plan: PrunePlan) -> None:
+    """Read again each digest whose DELETE got no answer: gone, still there, or unknown."""
+    with client.deadline.cleanup():
+        for digest, error in list(plan.unknown.items()):
+            try:
+                present = client.head_manifest(repo.at(digest)) is not None
+            except GpushipError:
+                continue
+            del plan.unknown[digest]
+            if present:
+                plan.failed[digest] = error
+            else:
+                plan.deleted.append(digest)
 
 
 def registry_deleter(client: RegistryClient, repo: Repository) -> Deleter:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from gpuship.release.plan_report import add_referrers, referrers_json
 from gpuship.release.policy import TagAction
-from gpuship.release.promote import ReleaseOutcome
-from gpuship.release.record import render_instructions, rollback_commands
+from gpuship.release.promote import ReleaseOutcome, TagFate, TagResult
+from gpuship.release.record import ReleaseRecord, render_instructions, rollback_commands
 from gpuship.release.rules import (
+    CONCURRENT_WRITER,
     IMMUTABLE_CONFLICT,
     RELEASE_FAILED,
     RESTORE_INCOMPLETE,
@@ -42,47 +43,33 @@ def release_report(
     record_file: Path | None,
     instructions_file: Path | None,
 ) -> Report:
-    """The report of a promote or rollback; files are written only when it succeeded."""
+    """The report of a promote or rollback; files are written only when it succeeded.
+
+    Whatever happened, the table and the result say what each tag holds at the end, as far
+    as this run could read it.
+    """
     record = outcome.record
     report = Report(command=command, rules=dict(RULES), subject=record.repository)
-    for step in outcome.conflicts:
-        report.add(
-            Finding(
-                IMMUTABLE_CONFLICT.id,
-                Severity.ERROR,
-                f"{record.repository}:{step.tag} is immutable and already points at "
-                f"{step.before}; refusing to point it at {step.after}",
-            )
-        )
-    if outcome.error and not outcome.conflicts:
-        restored = ", ".join(outcome.restored) or "none"
-        report.add(
-            Finding(
-                RELEASE_FAILED.id,
-                Severity.ERROR,
-                f"{outcome.error}. Tags written then put back: {restored}.",
-            )
-        )
-    for tag, where in outcome.unrestored.items():
-        report.add(
-            Finding(
-                RESTORE_INCOMPLETE.id,
-                Severity.ERROR,
-                f"{record.repository}:{tag} could not be put back: {where}",
-            )
-        )
+    _findings(report, outcome)
     add_referrers(report, record.repository, outcome.referrers)
-    rows = []
-    for step in outcome.steps:
-        state = step.action.value
-        if step.tag in outcome.restored:
-            state += " (restored)"
-        elif step.tag in outcome.unrestored:
-            state += " (NOT restored)"
-        elif outcome.error and step.writes and step.tag not in outcome.written:
-            state += " (not written)"
-        rows.append((step.tag, step.kind.value, _short(step.before), _short(step.after), state))
-    report.tables.append(Table("Tags", ("tag", "kind", "before", "after", "action"), tuple(rows)))
+    report.tables.append(
+        Table(
+            "Tags",
+            ("tag", "kind", "before", "after", "action", "result", "registry holds"),
+            tuple(
+                (
+                    tag,
+                    result.step.kind.value,
+                    _short(result.step.before),
+                    _short(result.step.after),
+                    result.step.action.value,
+                    result.fate.value,
+                    _holds(result),
+                )
+                for tag, result in outcome.tags.items()
+            ),
+        )
+    )
     moved = [s for s in outcome.steps if s.action is TagAction.MOVE and s.before is not None]
     if outcome.succeeded and moved:
         report.tables.append(
@@ -100,47 +87,150 @@ def release_report(
             )
         )
     report.failed = not outcome.succeeded
+    report.failed_exit_code = outcome.exit_code
     changed = [s.tag for s in outcome.steps if s.writes]
-    report.result = {
-        "record": record.model_dump(mode="json", by_alias=True),
-        "stored": outcome.record_digest is not None,
-        "record_digest": outcome.record_digest,
-        "written": outcome.written,
-        "restored": outcome.restored,
-        "unrestored": outcome.unrestored,
-        "error": outcome.error,
-    }
-    report.result["referrers"] = referrers_json(outcome.referrers)
-    if outcome.copy is not None:
-        report.result["copy"] = {
-            "blobs": outcome.copy.blobs,
-            "manifests_written": outcome.copy.manifests_written,
-            "bytes_copied": outcome.copy.bytes_copied,
-        }
+    report.result = _result(outcome)
     report.outputs = {
         "digest": record.digest,
-        "release-id": record.id if outcome.record_digest else "",
+        "release-id": record.id if outcome.record_state == "stored" else "",
         "tags": ",".join(s.tag for s in outcome.steps),
         "moved-tags": ",".join(s.tag for s in moved) if outcome.succeeded else "",
         "changed-tags": ",".join(changed) if outcome.succeeded else "",
     }
     if outcome.succeeded:
-        if record_file is not None:
-            write_atomically(record_file, record.model_dump_json(by_alias=True, indent=2) + "\n")
-            report.outputs["record-file"] = str(record_file)
-        if instructions_file is not None:
-            write_atomically(instructions_file, render_instructions(record))
-            report.outputs["instructions-file"] = str(instructions_file)
+        _write_files(report, record, record_file, instructions_file)
+    report.headline = _headline(outcome, changed)
+    return report
+
+
+def _findings(report: Report, outcome: ReleaseOutcome) -> None:
+    repository = outcome.record.repository
+    for step in outcome.conflicts:
+        report.add(
+            Finding(
+                IMMUTABLE_CONFLICT.id,
+                Severity.ERROR,
+                f"{repository}:{step.tag} is immutable and already points at "
+                f"{step.before}; refusing to point it at {step.after}",
+            )
+        )
+    if outcome.error and not outcome.conflicts:
+        report.add(
+            Finding(
+                RELEASE_FAILED.id,
+                Severity.ERROR,
+                f"{outcome.error}. Registry now: {_summary(outcome)}.",
+            )
+        )
+    for tag, result in outcome.tags.items():
+        if result.fate in (TagFate.NOT_RESTORED, TagFate.UNKNOWN):
+            report.add(
+                Finding(
+                    RESTORE_INCOMPLETE.id,
+                    Severity.ERROR,
+                    f"{repository}:{tag} could not be put back: {_holds(result)}"
+                    + (f" ({result.note})" if result.note else ""),
+                )
+            )
+        elif result.fate in (TagFate.SUPERSEDED, TagFate.LEFT):
+            report.add(
+                Finding(
+                    CONCURRENT_WRITER.id,
+                    Severity.WARNING,
+                    f"{repository}:{tag}: {result.note}; it points at {_holds(result)}",
+                )
+            )
+
+
+def _holds(result: TagResult) -> str:
+    if not result.known:
+        return "unknown"
+    return result.now or "nothing (no such tag)"
+
+
+def _summary(outcome: ReleaseOutcome) -> str:
+    parts = [
+        f"{tag} {result.fate.value} ({_short(result.now) if result.known else 'unknown'})"
+        for tag, result in outcome.tags.items()
+    ]
+    record = {
+        "stored": "release record stored",
+        "not stored": "no release record",
+        "removed": "release record removed",
+        "unknown": "the release record may remain",
+        "none": "no release record",
+    }[outcome.record_state]
+    return ", ".join([*parts, record])
+
+
+def _result(outcome: ReleaseOutcome) -> dict[str, object]:
+    record = outcome.record
+    result: dict[str, object] = {
+        "record": record.model_dump(mode="json", by_alias=True),
+        "stored": outcome.record_state == "stored",
+        "record_state": outcome.record_state,
+        "record_digest": outcome.record_digest,
+        "tags": [
+            {
+                "tag": tag,
+                "kind": r.step.kind.value,
+                "before": r.step.before,
+                "after": r.step.after,
+                "action": r.step.action.value,
+                "result": r.fate.value,
+                "now": r.now if r.known else None,
+                "known": r.known,
+                "note": r.note,
+            }
+            for tag, r in outcome.tags.items()
+        ],
+        "written": outcome.with_fate(TagFate.WRITTEN, TagFate.SUPERSEDED),
+        "restored": outcome.with_fate(TagFate.RESTORED),
+        "unrestored": {
+            tag: f"{_holds(r)}" + (f" ({r.note})" if r.note else "")
+            for tag, r in outcome.tags.items()
+            if r.fate in (TagFate.NOT_RESTORED, TagFate.UNKNOWN)
+        },
+        "error": outcome.error,
+        "referrers": referrers_json(outcome.referrers),
+    }
+    if outcome.copy is not None:
+        result["copy"] = {
+            "blobs": outcome.copy.blobs,
+            "manifests_written": outcome.copy.manifests_written,
+            "bytes_copied": outcome.copy.bytes_copied,
+        }
+    return result
+
+
+def _write_files(
+    report: Report, record: ReleaseRecord, record_file: Path | None, instructions_file: Path | None
+) -> None:
+    if record_file is not None:
+        write_atomically(record_file, record.model_dump_json(by_alias=True, indent=2) + "\n")
+        report.outputs["record-file"] = str(record_file)
+    if instructions_file is not None:
+        write_atomically(instructions_file, render_instructions(record))
+        report.outputs["instructions-file"] = str(instructions_file)
+
+
+def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
+    record = outcome.record
+    if outcome.succeeded:
         verb = "rolled back" if record.kind == "rollback" else "promoted"
-        report.headline = (
+        stored = outcome.record_state == "stored"
+        moved_since = outcome.with_fate(TagFate.SUPERSEDED)
+        return (
             f"{verb} {_short(record.digest)} to {len(outcome.steps)} tags of "
             f"{record.repository} ({len(changed)} changed)"
-            + (f", release {record.id}" if outcome.record_digest else ", nothing to record")
+            + (f", release {record.id}" if stored else ", nothing to record")
+            + (f"; since moved by another writer: {', '.join(moved_since)}" if moved_since else "")
         )
-    elif outcome.conflicts:
-        report.headline = "refused: immutable tags already point elsewhere; nothing was written"
-    else:
-        report.headline = f"{record.kind} failed; " + (
-            "every written tag was put back" if not outcome.unrestored else "SOME TAGS NOT RESTORED"
-        )
-    return report
+    if outcome.conflicts:
+        return "refused: immutable tags already point elsewhere; nothing was written"
+    stuck = outcome.with_fate(TagFate.NOT_RESTORED, TagFate.UNKNOWN)
+    if stuck:
+        return f"{record.kind} failed; SOME TAGS NOT RESTORED: {', '.join(stuck)}"
+    if outcome.with_fate(TagFate.RESTORED):
+        return f"{record.kind} failed; every tag it wrote was put back or left to a later writer"
+    return f"{record.kind} failed; no tag was changed by this run"

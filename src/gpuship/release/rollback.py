@@ -1,19 +1,27 @@
-"""Where a rollback goes, decided on the recorded history alone."""
+"""Where a rollback goes, decided on the recorded history and the tag's actual digest, and the
+release that takes it there (refused if the tag moves meanwhile)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from gpuship.errors import InputError
-from gpuship.release.policy import TagAction
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository, is_digest
+from gpuship.release.config import ReleaseConfig
+from gpuship.release.history import explain, find_release, load_history
+from gpuship.release.policy import TagAction, classify_tags
+from gpuship.release.promote import ReleaseRequest, read_tag
 from gpuship.release.record import ReleaseRecord
+
+_GIVE_TO = "give --to DIGEST or --to RELEASE (see `gpuship history`)"
 
 
 def previous_digest(records: Sequence[ReleaseRecord], tag: str, current: str) -> tuple[str, str]:
     """The digest `tag` had before the newest recorded move that put it at `current`.
 
-    Returns (digest, release id of that move). InputError when the history has no such move
-    (the tag was moved outside gpuship, or never had a previous digest).
+    Returns (digest, release id of that move). InputError saying exactly what disagrees when
+    the history has no such move.
     """
     for record in reversed(records):
         for change in record.tags:
@@ -21,7 +29,63 @@ def previous_digest(records: Sequence[ReleaseRecord], tag: str, current: str) ->
                 continue
             if change.after == current and change.before is not None:
                 return change.before, record.id
-    raise InputError(
-        f"no recorded move of tag {tag!r} to its current digest {current}: "
-        "give --to DIGEST or --to RELEASE (see `gpuship history`)"
+    raise InputError(_disagreement(records, tag, current))
+
+
+def _disagreement(records: Sequence[ReleaseRecord], tag: str, current: str) -> str:
+    """Why the history cannot say where `tag` goes back to, in one line."""
+    placed = explain(records, tag, current)
+    if placed is not None:
+        return (
+            f"no recorded move of tag {tag!r} to its current digest {current}: release "
+            f"{placed.id} left it there without a previous digest; {_GIVE_TO}"
+        )
+    changes = [
+        (record, change)
+        for record in records
+        for change in record.tags
+        if change.tag == tag and change.action in (TagAction.MOVE, TagAction.CREATE)
+    ]
+    if not changes:
+        return f"no recorded move of tag {tag!r} (it is at {current}); {_GIVE_TO}"
+    record, change = changes[-1]
+    return (
+        f"no recorded move of tag {tag!r} to its current digest {current}: the newest recorded "
+        f"change, release {record.id} at {record.time.isoformat(timespec='seconds')}, put it "
+        f"at {change.after}; another release may still be running, or the tag was moved "
+        f"outside gpuship; {_GIVE_TO}"
+    )
+
+
+def rollback_target(
+    records: Sequence[ReleaseRecord], tag: str, current: str | None, to: str | None
+) -> tuple[str, str | None]:
+    """(digest to go to, release id it comes from): `to` as a digest or a release id, else
+    the digest before the newest recorded move to `current`."""
+    if to and is_digest(to):
+        return to, None
+    if to:
+        chosen = find_release(records, to)
+        return chosen.digest, chosen.id
+    if current is None:
+        raise InputError(f"tag {tag!r} does not exist: nothing to roll back; {_GIVE_TO}")
+    return previous_digest(records, tag, current)
+
+
+def rollback_request(
+    client: RegistryClient, repo: Repository, tag: str, to: str | None, config: ReleaseConfig
+) -> ReleaseRequest:
+    """The release that points floating `tag` at `to` (or its previous digest), recorded as
+    a rollback.
+
+    Decided from the tag's digest read here; the release refuses to write if the tag has moved
+    by the time it reads it again (another writer).
+    """
+    requests = tuple(classify_tags(config.tags, [], [tag]))
+    history = load_history(client, repo, config.history_tag, newest=config.history_limit)
+    fetched = read_tag(client, repo, tag)
+    current = fetched.digest if fetched is not None else None
+    digest, rollback_of = rollback_target(history.records, tag, current, to)
+    return ReleaseRequest(
+        repo.at(digest), repo, requests, "rollback", rollback_of, expected={tag: current}
     )

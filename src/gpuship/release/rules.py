@@ -24,8 +24,12 @@ RELEASE_FAILED = Rule(
     name="release-write-failed",
     category="release",
     severity=Severity.ERROR,
-    summary="A tag or record write failed part-way; tags written before were put back.",
-    rationale="Promotion is all-or-nothing: a half-moved release is worse than none.",
+    summary="A tag or record write failed part-way; tags this run wrote were put back.",
+    rationale=(
+        "Promotion is all-or-nothing: a half-moved release is worse than none. Only tags this "
+        "run wrote, and still hold what it wrote, are put back; the message says what each tag "
+        "holds now."
+    ),
     fix="Fix the registry problem named in the message and run the same command again.",
 )
 
@@ -34,9 +38,32 @@ RESTORE_INCOMPLETE = Rule(
     name="release-restore-incomplete",
     category="release",
     severity=Severity.ERROR,
-    summary="After a failed release a tag could not be put back to its previous digest.",
-    rationale="The registry failed during the restore too; the tag points at the promoted digest.",
-    fix="Run the rollback command shown for the tag once the registry answers again.",
+    summary="After a failed release a tag could not be put back, or could not be read.",
+    rationale=(
+        "The registry failed during the restore too: the tag still points at the promoted "
+        "digest, or where it points is unknown."
+    ),
+    fix=(
+        "Once the registry answers again, run the same promote (it completes the release) or "
+        "the rollback command shown for the tag."
+    ),
+)
+
+CONCURRENT_WRITER = Rule(
+    id="GSR104",
+    name="release-concurrent-writer",
+    category="release",
+    severity=Severity.WARNING,
+    summary="Another writer moved a tag of this release while it ran.",
+    rationale=(
+        "Registries have no compare-and-swap on tags: two releases of one repository at once "
+        "both write, the later one wins. gpuship records both and never moves a tag back over "
+        "another writer's change; the message says where the tag is now."
+    ),
+    fix=(
+        "Check which release the tag should carry (`gpuship history REPO:TAG`); serialise "
+        "release workflows with a `concurrency:` group per repository."
+    ),
 )
 
 REFERRER_TAG_KEPT = Rule(
@@ -79,6 +106,7 @@ RULES = {
         IMMUTABLE_CONFLICT,
         RELEASE_FAILED,
         RESTORE_INCOMPLETE,
+        CONCURRENT_WRITER,
         REFERRER_TAG_KEPT,
         PRUNE_DELETE,
         PRUNE_FAILED,

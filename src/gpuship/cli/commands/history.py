@@ -18,17 +18,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
-    """Read the history index from the registry and list it."""
+    """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
-    from gpuship.release.history import load_history
+    from gpuship.release.history import explain, load_history
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
+    config = ctx.config.release
     with ctx.registry_client() as client:
-        records = load_history(client, repo, ctx.config.release.history_tag)
+        history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None
+    records = history.records
+    placed = None
     if reference.tag is not None:
         records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
+        placed = explain(records, reference.tag, current.digest) if current else None
     shown = list(reversed(records))[: max(args.limit, 0)]
     rows = tuple(
         (
@@ -53,11 +57,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         "repository": str(repo),
         "tag": reference.tag,
         "current_digest": current.digest if current is not None else None,
+        "current_release": placed.id if placed is not None else None,
         "records": [r.model_dump(mode="json", by_alias=True) for r in shown],
     }
     report.headline = f"{len(records)} releases recorded for {reference}" + (
         f"; {reference.tag} is at {current.digest}" if current is not None else ""
     )
+    if current is not None:
+        report.headline += (
+            f", put there by release {placed.id}"
+            if placed is not None
+            else ", which no recorded release put there"
+        )
     if shown:
         report.outputs["latest-release"] = shown[0].id
     return report

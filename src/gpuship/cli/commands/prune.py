@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
+from gpuship.errors import EXIT_ENVIRONMENT
 from gpuship.report import Finding, Report, Severity, Table
+
+if TYPE_CHECKING:
+    from gpuship.release.prune import PrunePlan
 
 NAME = "prune"
 HELP = "apply the retention policy to a repository by digest (dry run unless --apply)"
@@ -36,7 +41,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         if args.apply and plan.to_delete:
             deleter: Deleter
             if repo.registry == "ghcr.io":
-                deleter = GhcrPackages(repo, ctx.environ).delete
+                deleter = GhcrPackages(
+                    repo, ctx.environ, retry=ctx.retry_policy, deadline=ctx.deadline
+                ).delete
             else:
                 deleter = registry_deleter(client, repo)
             apply_prune(client, repo, plan, deleter)
@@ -48,7 +55,17 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 Finding(
                     PRUNE_FAILED.id,
                     Severity.ERROR,
-                    f"deleting {target.digest} failed: {plan.failed[target.digest]}",
+                    f"deleting {target.digest} failed (it is still there): "
+                    f"{plan.failed[target.digest]}",
+                )
+            )
+        elif target.digest in plan.unknown:
+            report.add(
+                Finding(
+                    PRUNE_FAILED.id,
+                    Severity.ERROR,
+                    f"deleting {target.digest}: whether it is gone is unknown, the registry "
+                    f"stopped answering ({plan.unknown[target.digest]})",
                 )
             )
         elif target.digest not in plan.skipped:
@@ -76,7 +93,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 (
                     d.digest[:19],
                     ", ".join(d.tags),
-                    _state(d.digest, d.delete, plan.deleted, plan.skipped, plan.failed, args.apply),
+                    _state(d.digest, d.delete, plan, args.apply),
                     plan.skipped.get(d.digest, d.reason),
                 )
                 for d in plan.digests
@@ -91,6 +108,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         "deleted": plan.deleted,
         "skipped": plan.skipped,
         "failed": plan.failed,
+        "unknown": plan.unknown,
         "tags": [
             {"tag": d.tag, "digest": d.digest, "keep": d.keep, "reason": d.reason}
             for d in plan.tags
@@ -101,7 +119,18 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         "deleted": ",".join(plan.deleted),
         "dry-run": "false" if args.apply else "true",
     }
-    report.failed = bool(plan.failed)
+    if plan.interrupted:
+        left = [d for d in selected if d not in plan.deleted]
+        report.add(
+            Finding(
+                PRUNE_FAILED.id,
+                Severity.ERROR,
+                f"the registry stopped answering ({plan.interrupted}); {len(plan.deleted)} "
+                f"digests deleted, {len(left)} selected digests not (or not known to be) deleted",
+            )
+        )
+        report.failed_exit_code = EXIT_ENVIRONMENT
+    report.failed = bool(plan.failed or plan.unknown or plan.interrupted)
     kept = sum(d.keep for d in plan.tags)
     report.headline = f"{kept} of {len(plan.tags)} tags kept; " + (
         f"{len(plan.deleted)} of {len(selected)} selected digests deleted"
@@ -111,20 +140,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     return report
 
 
-def _state(
-    digest: str,
-    delete: bool,
-    deleted: list[str],
-    skipped: dict[str, str],
-    failed: dict[str, str],
-    applied: bool,
-) -> str:
+def _state(digest: str, delete: bool, plan: PrunePlan, applied: bool) -> str:
     if not delete:
         return "keep"
     if not applied:
         return "would delete"
-    if digest in deleted:
+    if digest in plan.deleted:
         return "deleted"
-    if digest in skipped:
+    if digest in plan.skipped:
         return "skipped"
-    return "FAILED" if digest in failed else "keep"
+    if digest in plan.unknown:
+        return "UNKNOWN"
+    return "FAILED" if digest in plan.failed else "keep"

@@ -42,31 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the rollback target from the registry-held history and move the tag there."""
-    from gpuship.registry.reference import is_digest, parse_reference
-    from gpuship.release.history import find_release, load_history
-    from gpuship.release.policy import classify_tags
-    from gpuship.release.promote import ReleaseRequest, release
+    from gpuship.registry.reference import parse_reference
+    from gpuship.release.promote import release
     from gpuship.release.report import release_report
-    from gpuship.release.rollback import previous_digest
+    from gpuship.release.rollback import rollback_request
 
     reference = parse_reference(args.target, default_tag=None)
     if reference.tag is None or reference.digest is not None:
         raise InputError(f"rollback {args.target}: name one tag, REPO:TAG, without a digest")
-    config = ctx.config.release
-    tags = classify_tags(config.tags, [], [reference.tag])
-    repo = reference.repository
     with ctx.registry_client() as client:
-        records = load_history(client, repo, config.history_tag)
-        rollback_of: str | None = None
-        if args.to and is_digest(args.to):
-            digest = args.to
-        elif args.to:
-            chosen = find_release(records, args.to)
-            digest, rollback_of = chosen.digest, chosen.id
-        else:
-            current = client.resolve_digest(reference)
-            digest, rollback_of = previous_digest(records, reference.tag, current)
-        request = ReleaseRequest(repo.at(digest), repo, tuple(tags), "rollback", rollback_of)
+        config = ctx.config.release
+        request = rollback_request(client, reference.repository, reference.tag, args.to, config)
         if args.dry_run:
             from gpuship.release.plan import plan_release
             from gpuship.release.plan_report import plan_report
