@@ -16,15 +16,18 @@ ATTESTATION_ANNOTATIONS = {
 }
 
 
-def candidate_index(marker: str, layer_size: int = 2000) -> Index:
-    """amd64 + arm64 images and one attestation manifest per image, as buildx pushes them."""
+def candidate_index(
+    marker: str, layer_size: int = 2000, architectures: tuple[str, ...] = ("amd64", "arm64")
+) -> Index:
+    """One image per architecture and one attestation manifest per image, as buildx pushes
+    them."""
     images = [
         make_image(
             [{f"app/{marker}-{arch}.bin": os.urandom(layer_size)}],
             platform=Platform(architecture=arch),
             labels={"marker": marker},
         )
-        for arch in ("amd64", "arm64")
+        for arch in architectures
     ]
     attestations = [
         make_image(

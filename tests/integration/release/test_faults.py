@@ -1,161 +1,57 @@
-"""Fault injection between gpuship and the real registry (drops before and after the registry
-applied a request, 500s, 429 + Retry-After, slow answers): after every promote each tag points
-at its old or its new digest, never anything else, and the outcome says which."""
+"""Faults at chosen moments between gpuship and the real registry (`bed.faults`): retries and
+their limits, and what a release does when another writer moves its tags while it runs."""
 
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
 
 import pytest
-from faultproxy import FaultPlan, fault_proxy
-from release_images import candidate_image, candidate_index, dated_image
+from release_images import RunCli, candidate_image
 
+from bed import faults
 from bed.oci import push
 from bed.registry import Registry
-from gpuship.errors import GpushipError, RegistryUnavailable
+from gpuship.errors import RegistryUnavailable
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
 from gpuship.registry.transport import RetryPolicy
-from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import load_history
-from gpuship.release.policy import TagKind, TagRequest
-from gpuship.release.promote import ReleaseRequest, release
-from gpuship.release.prune import apply_prune, plan_prune, registry_deleter
 
 pytestmark = pytest.mark.integration
 
 FAST_RETRY = RetryPolicy(attempts=3, backoff_s=0.01, max_wait_s=0.05, timeout_s=5)
-CONFIG = ReleaseConfig()
-NOW = datetime.now(timezone.utc)
+FAST_ENVIRON = {"GPUSHIP_REGISTRIES__ATTEMPTS": "3", "GPUSHIP_REGISTRIES__BACKOFF": "0.01"}
+HISTORY_TAG = "gpuship.releases"
 
 
-def _tags(client: RegistryClient, repo: Repository, tags: list[str]) -> dict[str, str | None]:
-    found = {}
-    for tag in tags:
-        head = client.head_manifest(repo.tag(tag))
-        found[tag] = head.digest if head is not None else None
-    return found
+def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
+    head = client.head_manifest(repo.tag(tag))
+    return head.digest if head is not None else None
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_promote_under_faults_leaves_old_or_new(registry: Registry, seed: int):
-    direct = RegistryClient(environ={})
-    name = f"rel/faults-{seed}"
-    repo = Repository(registry.host, name)
-    old_digest = push(registry.url, name, candidate_image(f"old-{seed}"))
-    new_digest = push(registry.url, name, candidate_index(f"new-{seed}"))
-    floating = [TagRequest("stable", TagKind.FLOATING), TagRequest("prod", TagKind.FLOATING)]
-    first = release(
-        direct,
-        ReleaseRequest(repo.at(old_digest), repo, tuple(floating)),
-        CONFIG,
-        environ={},
-        now=NOW,
-    )
-    assert first.succeeded
-    version = f"3.0.{seed}"
-    requests = (
-        *floating,
-        TagRequest("canary", TagKind.FLOATING),
-        TagRequest(version, TagKind.IMMUTABLE),
-    )
-    before = {"stable": old_digest, "prod": old_digest, "canary": None, version: None}
-    cross = seed >= 8  # the last seeds promote into another repository (mounts, child PUTs)
-    plan = FaultPlan(rate=0.3, seed=seed)
-    with fault_proxy(registry.host, plan) as proxy_host:
-        faulty = RegistryClient(environ={}, retry=FAST_RETRY)
-        source = Repository(proxy_host, name).at(new_digest)
-        target = Repository(proxy_host, f"{name}-pub" if cross else name)
-        try:
-            outcome = release(
-                faulty, ReleaseRequest(source, target, requests), CONFIG, environ={}, now=NOW
-            )
-        except GpushipError:
-            outcome = None  # failed while reading: nothing may have been written
-    assert any(fault != "pass" for _, _, fault in plan.log), "the schedule injected no fault"
-    target_repo = Repository(registry.host, f"{name}-pub" if cross else name)
-    if cross:
-        before = dict.fromkeys(before)
-    now = _tags(direct, target_repo, list(before))
-    for tag, digest in now.items():
-        assert digest in (before[tag], new_digest), f"{tag} points at {digest} (seed {seed})"
-    history = load_history(direct, target_repo, CONFIG.history_tag)
-    if outcome is None:
-        assert now == before
-        return
-    if outcome.succeeded:
-        assert all(digest == new_digest for digest in now.values())
-        assert history[-1].id == outcome.record.id
-        return
-    for tag in outcome.restored:
-        assert now[tag] == before[tag]
-    for step in outcome.steps:
-        if step.tag not in outcome.unrestored:
-            assert now[step.tag] == before[step.tag], (step.tag, outcome)
-    if CONFIG.history_tag not in outcome.unrestored:
-        assert all(record.id != outcome.record.id for record in history)
-
-
-def test_prune_under_faults_deletes_only_selected(registry: Registry):
-    direct = RegistryClient(environ={})
-    name = "rel/prune-faults"
-    repo = Repository(registry.host, name)
-    images = {n: dated_image(f"pf-{n}", f"2026-0{n}-01T00:00:00Z") for n in range(1, 8)}
-    for n, image in images.items():
-        push(registry.url, name, image, tag=f"nightly-{n}")
-    push(registry.url, name, images[1], tag="stable")
-    config = ReleaseConfig.model_validate(
-        {"retention": {"keep": [{"pattern": "nightly-.*", "newest": 2}]}}
-    )
-    selected = {images[n].digest for n in (2, 3, 4, 5)}
-    kept = {
-        "stable": images[1].digest,
-        "nightly-1": images[1].digest,
-        "nightly-6": images[6].digest,
-        "nightly-7": images[7].digest,
-    }
-    plan = FaultPlan(rate=0.4, seed=99, faults=("drop-before", "drop-after", "500", "429"))
-    with fault_proxy(registry.host, plan) as proxy_host:
-        faulty = RegistryClient(environ={}, retry=FAST_RETRY)
-        through = Repository(proxy_host, name)
-        try:
-            pruning = plan_prune(faulty, through, config, NOW)
-        except GpushipError:
-            pruning = None
-        if pruning is not None:
-            assert {d.digest for d in pruning.to_delete} == selected
-            apply_prune(faulty, through, pruning, registry_deleter(faulty, through))
-    assert _tags(direct, repo, list(kept)) == kept
-    for n in (2, 3, 4, 5):
-        gone = direct.head_manifest(repo.at(images[n].digest)) is None
-        if pruning is not None and images[n].digest in pruning.deleted:
-            assert gone
-        if pruning is None:
-            assert not gone
+def _records(client: RegistryClient, repo: Repository) -> list[str]:
+    return [record.id for record in load_history(client, repo, HISTORY_TAG).records]
 
 
 def test_retry_after_is_honoured(registry: Registry):
-    image = candidate_image("retry-after")
-    digest = push(registry.url, "rel/retry", image, tag="v1")
-    plan = FaultPlan(rate=1.0, faults=("429",), retry_after="1", max_faults=1)
-    with fault_proxy(registry.host, plan) as proxy_host:
+    digest = push(registry.url, "rel/retry", candidate_image("retry-after"), tag="v1")
+    with faults.start(registry.host, {0: "429"}, retry_after="1") as proxy:
         client = RegistryClient(environ={})
         started = time.monotonic()
-        assert client.resolve_digest(Repository(proxy_host, "rel/retry").tag("v1")) == digest
+        assert client.resolve_digest(Repository(proxy.host, "rel/retry").tag("v1")) == digest
         elapsed = time.monotonic() - started
     assert elapsed >= 1.0
-    assert [fault for _, _, fault in plan.log] == ["429", "pass"]
+    assert [request.fault for request in proxy.log] == ["429", "pass"]
 
 
 def test_persistent_server_errors_are_registry_unavailable(registry: Registry):
     push(registry.url, "rel/down", candidate_image("down"), tag="v1")
-    plan = FaultPlan(rate=1.0, faults=("429",))
-    with fault_proxy(registry.host, plan) as proxy_host:
+    with faults.start(registry.host, dict.fromkeys(range(10), "429")) as proxy:
         client = RegistryClient(environ={}, retry=FAST_RETRY)
         with pytest.raises(RegistryUnavailable, match=r"HTTP 429.*Too Many Requests \(HAP429\)"):
-            client.get_manifest(Repository(proxy_host, "rel/down").tag("v1"))
-    assert len(plan.log) == FAST_RETRY.attempts
+            client.get_manifest(Repository(proxy.host, "rel/down").tag("v1"))
+    assert proxy.count() == FAST_RETRY.attempts
 
 
 def test_tag_listing_follows_link_pages(registry: Registry):
@@ -163,22 +59,167 @@ def test_tag_listing_follows_link_pages(registry: Registry):
     names = [f"t{n:02d}" for n in range(11)]
     for name in names:
         push(registry.url, "rel/pages", image, tag=name)
-    plan = FaultPlan(tag_page_size=3)
-    with fault_proxy(registry.host, plan) as proxy_host:
+    with faults.start(registry.host, page_tags=3) as proxy:
         client = RegistryClient(environ={})
-        repo = Repository(proxy_host, "rel/pages")
+        repo = Repository(proxy.host, "rel/pages")
         assert client.list_tags(repo) == names
         assert client.list_tags(repo, page_size=2) == names
-    listed = [path for method, path, _ in plan.log if "/tags/list" in path]
+    listed = [request for request in proxy.log if "/tags/list" in request.path]
     assert len(listed) == 4 + 6  # 11 tags: 4 pages of 3, then 6 pages of 2
 
 
 def test_answers_slower_than_the_timeout_are_retried(registry: Registry):
     digest = push(registry.url, "rel/slow", candidate_image("slow"), tag="v1")
-    plan = FaultPlan(rate=1.0, faults=("slow",), slow_s=1.5, max_faults=1)
-    with fault_proxy(registry.host, plan) as proxy_host:
+    with faults.start(registry.host, {0: "stall"}, stall_s=1.5) as proxy:
         client = RegistryClient(
             environ={}, retry=RetryPolicy(attempts=3, backoff_s=0.01, timeout_s=0.5)
         )
-        assert client.resolve_digest(Repository(proxy_host, "rel/slow").tag("v1")) == digest
-    assert [fault for _, _, fault in plan.log][:2] == ["slow", "pass"]
+        assert client.resolve_digest(Repository(proxy.host, "rel/slow").tag("v1")) == digest
+    assert [request.fault for request in proxy.log][:2] == ["stall", "pass"]
+
+
+def _on_request(method: str, marker: str, action: Callable[[], str | None]) -> faults.Hook:
+    """A hook running `action` for requests `method` whose path contains `marker`."""
+
+    def hook(index: int, seen_method: str, path: str) -> str | None:
+        return action() if seen_method == method and marker in path else None
+
+    return hook
+
+
+def _setup(registry: Registry, name: str) -> tuple[Repository, str, str, str]:
+    """stable at `old`; candidate `new` and another writer's `theirs` pushed untagged."""
+    old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
+    new = push(registry.url, name, candidate_image(f"{name}-new"))
+    theirs = push(registry.url, name, candidate_image(f"{name}-theirs"))
+    return Repository(registry.host, name), old, new, theirs
+
+
+def test_failed_promote_steps_back_from_a_tag_another_writer_moved(
+    registry: Registry, run_cli: RunCli
+):
+    repo, _, new, theirs = _setup(registry, "rel/step-back")
+    direct = RegistryClient(environ={})
+    moved: list[bool] = []
+
+    def other_writer_then_fail() -> str:
+        if not moved:  # another release moves stable while this one stores its record
+            direct.put_manifest(repo.tag("stable"), *_bytes(direct, repo, theirs))
+            moved.append(True)
+        return "500"
+
+    hook = _on_request("PUT", f"/manifests/{HISTORY_TAG}.", other_writer_then_fail)
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli(
+            "promote",
+            f"{proxy.host}/{repo.name}@{new}",
+            "--move",
+            "stable",
+            "--move",
+            "canary",
+            environ=FAST_ENVIRON,
+        )
+    assert result.code == 3, result  # the registry answered 500 to every record PUT
+    assert _digest(direct, repo, "stable") == theirs  # left alone: not ours any more
+    assert _digest(direct, repo, "canary") is None  # ours: removed again
+    tags = {entry["tag"]: entry for entry in result.report["result"]["tags"]}
+    assert tags["stable"]["result"] == "left alone"
+    assert tags["stable"]["now"] == theirs
+    assert tags["canary"]["result"] == "restored"
+    assert result.report["result"]["record_state"] == "not stored"
+    warning = [f for f in result.report["findings"] if f["rule"] == "GSR104"]
+    assert len(warning) == 1 and theirs in warning[0]["message"]
+    assert "SOME TAGS NOT RESTORED" not in result.report["headline"]
+    assert _records(direct, repo) == []
+
+
+def test_tag_moved_by_a_later_writer_is_reported_and_the_release_recorded(
+    registry: Registry, run_cli: RunCli
+):
+    repo, _, new, theirs = _setup(registry, "rel/superseded")
+    direct = RegistryClient(environ={})
+    reads: list[str] = []
+
+    def later_writer() -> None:
+        reads.append("stable")
+        if len(reads) == 2:  # the read-back right after this run's PUT
+            direct.put_manifest(repo.tag("stable"), *_bytes(direct, repo, theirs))
+
+    hook = _on_request("GET", "/manifests/stable", later_writer)
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli("promote", f"{proxy.host}/{repo.name}@{new}", "--move", "stable")
+    assert result.code == 0, result
+    assert _digest(direct, repo, "stable") == theirs
+    entry = result.report["result"]["tags"][0]
+    assert (entry["result"], entry["now"]) == ("superseded", theirs)
+    assert [f["rule"] for f in result.report["findings"]] == ["GSR104"]
+    assert _records(direct, repo) == [result.report["result"]["record"]["id"]]
+
+
+def test_immutable_tag_created_by_someone_else_meanwhile_fails_and_restores(
+    registry: Registry, run_cli: RunCli
+):
+    repo, old, new, theirs = _setup(registry, "rel/immutable-race")
+    direct = RegistryClient(environ={})
+    reads: list[str] = []
+
+    def other_creates_it() -> None:
+        reads.append("4.0.0")
+        if len(reads) == 2:  # the read-back right after this run's PUT
+            direct.put_manifest(repo.tag("4.0.0"), *_bytes(direct, repo, theirs))
+
+    hook = _on_request("GET", "/manifests/4.0.0", other_creates_it)
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli(
+            "promote", f"{proxy.host}/{repo.name}@{new}", "--tag", "4.0.0", "--move", "stable"
+        )
+    assert result.code == 1, result
+    assert "another writer created it" in result.report["result"]["error"]
+    assert _digest(direct, repo, "4.0.0") == theirs
+    assert _digest(direct, repo, "stable") == old
+    assert _records(direct, repo) == []
+
+
+def test_record_stored_though_every_answer_to_it_was_lost(registry: Registry, run_cli: RunCli):
+    repo, _, new, _ = _setup(registry, "rel/record-answer-lost")
+    direct = RegistryClient(environ={})
+    hook = _on_request("PUT", f"/manifests/{HISTORY_TAG}.", lambda: "reset-after")
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli(
+            "promote", f"{proxy.host}/{repo.name}@{new}", "--move", "stable", environ=FAST_ENVIRON
+        )
+    # Every PUT of the record landed and lost its answer; a read finds it: the release is
+    # complete and says so (it used to end in "SOME TAGS NOT RESTORED").
+    assert result.code == 0, result
+    assert result.report["result"]["record_state"] == "stored"
+    assert _digest(direct, repo, "stable") == new
+    assert _records(direct, repo) == [result.report["result"]["record"]["id"]]
+
+
+def test_rollback_decided_on_a_tag_that_moves_meanwhile_writes_nothing(
+    registry: Registry, run_cli: RunCli
+):
+    repo, old, new, theirs = _setup(registry, "rel/rollback-race")
+    direct = RegistryClient(environ={})
+    assert run_cli("promote", f"{repo}@{new}", "--move", "stable").code == 0
+    reads: list[str] = []
+
+    def moved_after_first_read() -> None:
+        reads.append("stable")
+        if len(reads) == 2:  # hooks run before forwarding: this is the second read
+            direct.put_manifest(repo.tag("stable"), *_bytes(direct, repo, theirs))
+
+    # The rollback reads stable (at `new`: its target is `old`), then stable moves.
+    hook = _on_request("GET", "/manifests/stable", moved_after_first_read)
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli("rollback", f"{proxy.host}/{repo.name}:stable")
+    assert result.code == 1, result
+    assert "moved from" in result.report["result"]["error"]
+    assert _digest(direct, repo, "stable") == theirs
+    assert len(_records(direct, repo)) == 1
+    assert old != theirs
+
+
+def _bytes(client: RegistryClient, repo: Repository, digest: str) -> tuple[bytes, str]:
+    fetched = client.get_manifest(repo.at(digest))
+    return fetched.data, fetched.media_type

@@ -74,7 +74,7 @@ def test_promote_index_same_repo_then_move_and_roll_back(
         "promote", registry.ref(repo.name, first_digest), "--tag", "1.0.0", "--move", "stable"
     )
     assert again.code == 0
-    assert len(load_history(client, repo, HISTORY_TAG)) == 1
+    assert len(load_history(client, repo, HISTORY_TAG).records) == 1
 
     # Second release moves stable; its record keeps the previous digest.
     second = candidate_index("second")
@@ -111,7 +111,7 @@ def test_promote_index_same_repo_then_move_and_roll_back(
     rolled = run_cli("rollback", f"{repo}:stable")
     assert rolled.code == 0, rolled
     assert _digest_of(client, repo, "stable") == first_digest
-    history = load_history(client, repo, HISTORY_TAG)
+    history = load_history(client, repo, HISTORY_TAG).records
     assert [r.kind for r in history] == ["promote", "promote", "rollback"]
     assert history[-1].rollback_of == history[1].id
     # Roll forward again to a recorded release id.
@@ -124,7 +124,7 @@ def test_promote_index_same_repo_then_move_and_roll_back(
     listed = run_cli("history", f"{repo}:stable")
     assert listed.code == 0
     ids = [r["id"] for r in listed.report["result"]["records"]]
-    assert ids == [r.id for r in reversed(load_history(client, repo, HISTORY_TAG))]
+    assert ids == [r.id for r in reversed(load_history(client, repo, HISTORY_TAG).records)]
     assert listed.report["result"]["current_digest"] == second_digest
 
 
@@ -169,7 +169,7 @@ def test_promote_cross_repo_and_cross_registry(
     authed = RegistryClient(environ=environ)
     far_repo = Repository(registry_basic_auth.host, "rel/far")
     assert authed.resolve_digest(far_repo.tag("latest")) == single_digest
-    assert load_history(authed, far_repo, HISTORY_TAG)[0].digest == single_digest
+    assert load_history(authed, far_repo, HISTORY_TAG).records[0].digest == single_digest
 
 
 def test_bad_input_is_exit_2(registry: Registry, run_cli: RunCli):
@@ -188,14 +188,16 @@ def test_bad_input_is_exit_2(registry: Registry, run_cli: RunCli):
     assert "Traceback" not in unknown.stderr
 
 
-def test_foreign_history_tag_stops_before_any_write(registry: Registry, run_cli: RunCli):
+def test_foreign_image_at_the_old_history_tag_is_not_a_history(registry: Registry, run_cli: RunCli):
+    # Before per-record tags the history lived at `gpuship.releases`; anything else there is
+    # someone's image: left alone, and the release is recorded under its own tag.
     repo = Repository(registry.host, "rel/foreign")
-    squatter = candidate_image("squatter")
-    push(registry.url, repo.name, squatter, tag=HISTORY_TAG)
+    squatter = push(registry.url, repo.name, candidate_image("squatter"), tag=HISTORY_TAG)
     digest = push_candidate(registry.url, repo.name, candidate_image("foreign"))
     result = run_cli("promote", f"{repo}@{digest}", "--tag", "1.0.0", "--move", "stable")
-    assert result.code == 2
-    assert "not a gpuship release history" in result.stderr
+    assert result.code == 0, result
     client = RegistryClient(environ={})
-    assert _digest_of(client, repo, "1.0.0") is None
-    assert _digest_of(client, repo, "stable") is None
+    assert _digest_of(client, repo, HISTORY_TAG) == squatter
+    record_id = result.report["result"]["record"]["id"]
+    assert f"{HISTORY_TAG}.{record_id}" in client.list_tags(repo)
+    assert [r.id for r in load_history(client, repo, HISTORY_TAG).records] == [record_id]

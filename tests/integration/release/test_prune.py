@@ -117,11 +117,13 @@ def test_prune_keeps_release_history(registry: Registry, run_cli: RunCli):
     lone = dated_image("lone", _days_ago(80))
     lone_digest = push(registry.url, repo.name, lone)
     assert run_cli("promote", f"{repo}@{lone_digest}", "--tag", "ci-2").code == 0
-    config = 'release: {retention: {keep: [{pattern: "ci-.*", newest: 0}]}}'
+    # A rule covering every tag: the record tags are still not retention's to delete.
+    config = 'release: {retention: {keep: [{pattern: ".*", newest: 0}]}}'
     result = run_cli("prune", str(repo), "--apply", config=config)
     # ci-1 shares its digest with stable: kept. ci-2 goes; the history and its records stay.
     assert result.report["result"]["deleted"] == [lone_digest]
+    assert not any(t["tag"].startswith("gpuship.releases") for t in result.report["result"]["tags"])
     client = RegistryClient(environ={})
     assert client.resolve_digest(repo.tag("ci-1")) == digest
-    records = load_history(client, repo, "gpuship.releases")
+    records = load_history(client, repo, "gpuship.releases").records
     assert [r.digest for r in records] == [digest, lone_digest]

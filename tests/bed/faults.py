@@ -1,0 +1,285 @@
+"""A fault-injecting HTTP proxy on 127.0.0.1 in front of a real registry.
+
+    from bed import faults
+
+    with faults.start(registry.host, {3: "reset-before", 7: "gone"}) as proxy:
+        ...  # use proxy.host ("127.0.0.1:PORT") as the registry host
+    proxy.log  # [Request(index, method, path, fault, applied)] in arrival order
+
+The plan maps a request's index (0 is the first request the proxy receives, counted over all
+connections in arrival order) to a fault; every other request passes through unchanged. The
+Host header is forwarded as sent, so the registry's Location headers point back at the proxy.
+
+| fault | the client sees | the registry applied the request |
+|---|---|---|
+| `reset-before` | the connection closed, no answer | no |
+| `reset-after` | the connection closed, no answer | yes |
+| `500`, `502`, `503` | that status with a short text body | no |
+| `429` | 429 with `Retry-After: 1` (`retry_after=`) | no |
+| `cut-body` | the registry's status and headers, half the body, then the connection closes | yes |
+| `stall` | nothing for `stall_s` seconds (default 30), then the connection closes | yes |
+| `truncated-manifest` | half the manifest of a GET, Content-Length to match (wrong bytes) | yes |
+| `wrong-digest` | `Docker-Content-Digest` replaced by a digest of other bytes | yes |
+| `gone` | this request and every later one fail: the proxy closes it and stops listening | no |
+
+A fault that cannot apply to its request (`cut-body` on an answer without a body,
+`truncated-manifest` on anything but a manifest GET, `wrong-digest` on an answer without the
+header) lets it pass; the log says so (`applied=False`).
+
+`hook(index, method, path)`, if given, runs before a request is forwarded: a test can change
+the registry behind a client's back at a chosen moment, and pick a fault by what the request
+is (the fault it returns, if any, replaces the plan's for that request). `page_tags=N` serves
+tags/list in pages of N with `Link: rel="next"`, as distribution v3 does; the 2.8 registry behind
+always answers in full.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlparse
+
+FAULTS = (
+    "reset-before",
+    "reset-after",
+    "500",
+    "502",
+    "503",
+    "429",
+    "cut-body",
+    "stall",
+    "truncated-manifest",
+    "wrong-digest",
+    "gone",
+)
+_HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
+UPSTREAM_TIMEOUT_S = 30
+
+Hook = Callable[[int, str, str], "str | None"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the proxy received, the fault planned for it and whether it took effect."""
+
+    index: int
+    method: str
+    path: str
+    fault: str
+    applied: bool
+
+
+@dataclass
+class FaultProxy:
+    """A running proxy: `host` to use as the registry, `log` of what it saw."""
+
+    upstream: tuple[str, int]
+    plan: Mapping[int, str]
+    stall_s: float = 30.0
+    retry_after: str = "1"
+    hook: Hook | None = None
+    page_tags: int | None = None
+    log: list[Request] = field(default_factory=list)
+    host: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.plan.values()) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown faults {sorted(unknown)}; known: {', '.join(FAULTS)}")
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._gone = False
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.host = f"127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> FaultProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop listening and end stalls; idempotent."""
+        self._stopped.set()
+        self._close_listener()
+
+    def count(self) -> int:
+        """How many requests arrived so far."""
+        with self._lock:
+            return len(self.log)
+
+    def _next(self, method: str, path: str) -> tuple[int, str]:
+        with self._lock:
+            index = len(self.log)
+            fault = "gone" if self._gone else self.plan.get(index, "pass")
+            if fault == "gone":
+                self._gone = True
+            self.log.append(Request(index, method, path, fault, fault != "pass"))
+            return index, fault
+
+    def _override(self, index: int, fault: str) -> str:
+        if fault not in FAULTS:
+            raise ValueError(f"hook chose unknown fault {fault!r}")
+        with self._lock:
+            entry = self.log[index]
+            self.log[index] = Request(entry.index, entry.method, entry.path, fault, True)
+            self._gone = self._gone or fault == "gone"
+        return fault
+
+    def _not_applied(self, index: int) -> None:
+        with self._lock:
+            entry = self.log[index]
+            self.log[index] = Request(entry.index, entry.method, entry.path, entry.fault, False)
+
+    def _close_listener(self) -> None:
+        # shutdown() waits for serve_forever to return, so it runs off the handler thread.
+        def close() -> None:
+            with suppress(OSError):
+                self._server.shutdown()
+                self._server.server_close()
+
+        threading.Thread(target=close, daemon=True).start()
+
+
+def start(
+    upstream: str,
+    plan: Mapping[int, str] | None = None,
+    *,
+    stall_s: float = 30.0,
+    retry_after: str = "1",
+    hook: Hook | None = None,
+    page_tags: int | None = None,
+) -> FaultProxy:
+    """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
+    `.stop()` or use it as a context manager."""
+    host, port = upstream.rsplit(":", 1)
+    return FaultProxy((host, int(port)), dict(plan or {}), stall_s, retry_after, hook, page_tags)
+
+
+def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes; with Nagle's algorithm the second waits for
+        # the client's delayed ACK (40 ms a request).
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args: object) -> None:
+            return
+
+        def _drop(self) -> None:
+            self.close_connection = True
+            with suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _reply(
+            self, status: int, headers: list[tuple[str, str]], body: bytes, sent: int | None = None
+        ) -> None:
+            self.send_response(status)
+            for key, value in headers:
+                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body if sent is None else body[:sent])
+            if sent is not None:
+                self.wfile.flush()
+                self._drop()
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            index, fault = proxy._next(self.command, self.path)
+            if proxy.hook is not None and fault != "gone":
+                chosen = proxy.hook(index, self.command, self.path)
+                if chosen is not None:
+                    fault = proxy._override(index, chosen)
+            if fault == "gone":
+                self._drop()
+                proxy._close_listener()
+                return
+            if fault == "reset-before":
+                self._drop()
+                return
+            if fault in ("500", "502", "503"):
+                self._reply(int(fault), [("Content-Type", "text/plain")], b"injected failure")
+                return
+            if fault == "429":
+                headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]
+                self._reply(429, headers, b"Too Many Requests (HAP429)")
+                return
+            status, answer, data = self._upstream(body)
+            if fault in ("reset-after", "stall"):
+                if fault == "stall":
+                    proxy._stopped.wait(proxy.stall_s)
+                self._drop()
+                return
+            if proxy.page_tags and status == 200 and "/tags/list" in self.path:
+                answer, data = _page_tags(self.path, answer, data, proxy.page_tags)
+            sent = None
+            applied = True
+            if fault == "cut-body":
+                applied = self.command != "HEAD" and len(data) >= 2
+                sent = len(data) // 2 if applied else None
+            elif fault == "truncated-manifest":
+                applied = _is_manifest_get(self.command, self.path) and status == 200
+                data = data[: len(data) // 2] if applied else data
+            elif fault == "wrong-digest":
+                applied = any(k.lower() == "docker-content-digest" for k, _ in answer)
+                answer = [_wrong_digest(k, v) for k, v in answer]
+            if not applied:
+                proxy._not_applied(index)
+            with suppress(OSError):  # a client that timed out has closed the connection
+                self._reply(status, answer, data, sent)
+
+        def _upstream(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+            connection = http.client.HTTPConnection(*proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)
+            try:
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+                connection.request(self.command, self.path, body=body, headers=headers)
+                response = connection.getresponse()
+                return response.status, response.getheaders(), response.read()
+            finally:
+                connection.close()
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _forward
+
+    return Handler
+
+
+def _is_manifest_get(method: str, path: str) -> bool:
+    return method == "GET" and "/manifests/" in urlparse(path).path
+
+
+def _wrong_digest(key: str, value: str) -> tuple[str, str]:
+    if key.lower() != "docker-content-digest":
+        return key, value
+    return key, "sha256:" + hashlib.sha256(b"not " + value.encode()).hexdigest()
+
+
+def _page_tags(
+    path: str, headers: list[tuple[str, str]], data: bytes, page_size: int
+) -> tuple[list[tuple[str, str]], bytes]:
+    url = urlparse(path)
+    query = parse_qs(url.query)
+    size = min(int(query.get("n", [page_size])[0]), page_size)
+    document = json.loads(data)
+    tags = sorted(document.get("tags") or [])
+    last = query.get("last", [""])[0]
+    remaining = [tag for tag in tags if tag > last]
+    page = remaining[:size]
+    headers = [(k, v) for k, v in headers if k.lower() != "link"]
+    if len(remaining) > size:
+        next_url = f"{url.path}?{urlencode({'last': page[-1], 'n': size})}"
+        headers.append(("Link", f'<{next_url}>; rel="next"'))
+    return headers, json.dumps({"name": document.get("name"), "tags": page}).encode()
