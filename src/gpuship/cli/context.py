@@ -17,7 +17,8 @@ from gpuship.limits import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
     from gpuship.registry.client import RegistryClient
-    from gpuship.registry.transport import Deadline, RetryPolicy
+    from gpuship.registry.deadline import Deadline
+    from gpuship.registry.transport import RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Context:
     def deadline(self) -> Deadline:
         """The command's deadline, counted from its start: `--deadline`, else
         `GPUSHIP_DEADLINE` or `deadline:` in gpuship.yaml, else 600 s."""
-        from gpuship.registry.transport import Deadline
+        from gpuship.registry.deadline import Deadline
 
         seconds = self.deadline_flag
         if seconds is None:

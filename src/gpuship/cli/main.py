@@ -21,6 +21,7 @@ from gpuship.cli.context import Context
 from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.registry.deadline import command_deadline
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
 
@@ -177,7 +178,8 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
         deadline_flag=args.deadline,
     )
     ctx.validate_config()
-    report = command.run(args, ctx)
+    with command_deadline(ctx.deadline):
+        report = command.run(args, ctx)
     fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
     exit_code = report.exit_code(fail_on)
     # What every rendering says (JSON `failed`, the `failed` step output, the summary's

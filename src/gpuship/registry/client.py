@@ -23,6 +23,7 @@ from gpuship import __version__
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
+from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import (
     DigestMismatch,
     NotFound,
@@ -41,7 +42,7 @@ from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.registry.tls import TlsTrust
-from gpuship.registry.transport import Deadline, RetryPolicy, Transport, uses_plain_http
+from gpuship.registry.transport import RetryPolicy, Transport, uses_plain_http
 
 PULL = "pull"
 PUSH = "pull,push"

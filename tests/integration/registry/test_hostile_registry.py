@@ -19,11 +19,12 @@ import pytest
 from gpuship.cli.main import main
 from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.registry.client import RegistryClient
+from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.reference import Repository, parse_reference
-from gpuship.registry.transport import Deadline, DeadlineExceeded, RetryPolicy
+from gpuship.registry.transport import RetryPolicy
 
 pytestmark = pytest.mark.integration
 
@@ -59,8 +60,13 @@ def _endless(status: str, content_type: str) -> Behaviour:
 
 
 def _fixed(status: str, body: bytes, headers: dict[str, str] | None = None) -> Behaviour:
+    # One answer per connection, said so: a client never sends on a connection being closed.
     def answer(conn: socket.socket, request: bytes) -> None:
-        fields = {"Content-Length": str(len(body)), "Content-Type": "application/json"}
+        fields = {
+            "Content-Length": str(len(body)),
+            "Content-Type": "application/json",
+            "Connection": "close",
+        }
         conn.sendall(_head(status, fields | (headers or {})) + body)
 
     return answer
@@ -119,6 +125,24 @@ def test_silence_ends_at_the_deadline_with_exit_3_naming_the_request():
     assert "Traceback" not in message
     # The work gets 3 s less the reserve kept for restoring tags; then it stops at once.
     assert 2 < elapsed < 3 + 1, elapsed
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["inspect", "{host}/app:v1"], ["history", "{host}/app:stable"], ["prune", "{host}/app"]],
+)
+def test_every_command_reading_a_registry_stops_at_its_deadline(command: list[str]):
+    # `inspect` reads images deep inside its stage: the deadline set at the CLI boundary
+    # reaches the client made there too.
+    with hostile(_silent) as (host, _):
+        stderr = io.StringIO()
+        started = time.monotonic()
+        argv = [*[part.format(host=host) for part in command], "--deadline", "2"]
+        code = main(argv, environ={}, stdout=io.StringIO(), stderr=stderr)
+        elapsed = time.monotonic() - started
+    assert code == 3, stderr.getvalue()
+    assert "the command deadline (2 s) was reached" in stderr.getvalue()
+    assert elapsed < 2 + 1, elapsed
 
 
 def test_a_byte_a_second_is_cut_at_the_request_timeout():

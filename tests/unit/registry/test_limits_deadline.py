@@ -8,8 +8,8 @@ import json
 import pytest
 
 from gpuship.errors import InputError
+from gpuship.registry.deadline import Deadline
 from gpuship.registry.limits import JSON_DEPTH, RegistryLimitExceeded, json_depth, load_json
-from gpuship.registry.transport import Deadline
 
 
 class Clock:
