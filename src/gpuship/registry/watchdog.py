@@ -3,15 +3,20 @@
 A socket timeout bounds each read, not a request: a server that trickles a byte a second keeps
 a request alive forever. A `Watch` holds the connections used while it is active (registered
 per thread by the connection class below when a request is sent on them) and shuts their
-sockets down when its timer fires; the blocked read then fails at once. The adapter installs
+sockets down when its time is up (one scheduler thread for all watches); the blocked read
+then fails at once. The adapter installs
 that connection class through urllib3's `pool_classes_by_scheme`.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
+import os
 import socket
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -30,20 +35,17 @@ class Watch:
 
     def __init__(self, seconds: float) -> None:
         self.fired = False
+        self.stopped = False
+        self._seconds = seconds
         self._lock = threading.Lock()
         self._connections: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
-        self._timer: threading.Timer | None = None
-        if math.isfinite(seconds):
-            self._timer = threading.Timer(max(seconds, 0.0), self._fire)
-            self._timer.daemon = True
 
     def start(self) -> None:
-        if self._timer is not None:
-            self._timer.start()
+        if math.isfinite(self._seconds):
+            _SCHEDULER.add(time.monotonic() + max(self._seconds, 0.0), self)
 
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        self.stopped = True
 
     def attach(self, connection: urllib3.connection.HTTPConnection) -> None:
         with self._lock:
@@ -51,11 +53,62 @@ class Watch:
             if self.fired:
                 _shutdown(connection)
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
+        """Shut down every connection attached so far, and any attached later."""
         with self._lock:
             self.fired = True
             for connection in list(self._connections):
                 _shutdown(connection)
+
+
+class _Scheduler:
+    """One daemon thread fires every watch at its time: a timer thread per request would cost
+    more than a request to a registry on a busy runner. Stopped watches are dropped when
+    their time comes."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._queue: list[tuple[float, int, Watch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, at: float, watch: Watch) -> None:
+        with self._condition:
+            heapq.heappush(self._queue, (at, next(self._order), watch))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="gpuship-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+            self._condition.notify()
+
+    def reset(self) -> None:
+        """In a forked child: the parent's thread is not there."""
+        self._condition = threading.Condition()
+        self._queue = []
+        self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            watch = self._next_due()
+            if not watch.stopped:
+                watch.fire()
+
+    def _next_due(self) -> Watch:
+        with self._condition:
+            while True:
+                while self._queue and self._queue[0][2].stopped:
+                    heapq.heappop(self._queue)
+                if not self._queue:
+                    self._condition.wait()
+                    continue
+                delay = self._queue[0][0] - time.monotonic()
+                if delay <= 0:
+                    return heapq.heappop(self._queue)[2]
+                self._condition.wait(delay)
+
+
+_SCHEDULER = _Scheduler()
+os.register_at_fork(after_in_child=_SCHEDULER.reset)
 
 
 @contextmanager

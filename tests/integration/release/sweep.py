@@ -50,7 +50,7 @@ release:
   retention:
     keep:
       - pattern: "nightly-.*"
-        newest: 2
+        newest: 1
 """
 _REQUEST_RE = re.compile(r"\b(GET|HEAD|PUT|POST|PATCH|DELETE) ")
 
@@ -230,13 +230,13 @@ def _prepare(case: Case, host: str, url: str, workdir: Path, client: RegistryCli
 def _prepare_prune(
     name: str, repo: Repository, url: str, workdir: Path, client: RegistryClient
 ) -> _Setup:
-    images = {n: dated_image(f"{name}-{n}", f"2026-0{n}-01T00:00:00Z") for n in range(1, 6)}
+    images = {n: dated_image(f"{name}-{n}", f"2026-0{n}-01T00:00:00Z") for n in range(1, 5)}
     digests = {n: push(url, name, image, tag=f"nightly-{n}") for n, image in images.items()}
     _release(client, repo, digests[1], "stable")
     config = workdir / f"{name.replace('/', '-')}.yaml"
     config.write_text(PRUNE_CONFIG)
     kept = {"stable": digests[1], "nightly-1": digests[1]}
-    kept |= {f"nightly-{n}": digests[n] for n in (4, 5)}
+    kept["nightly-4"] = digests[4]
     kept |= load_history(client, repo, "gpuship.releases").artifacts  # the record's own tag
     argv = ["--config", str(config), "prune", f"{{proxy}}/{name}", "--apply"]
     return _Setup(argv, repo, {}, None, {digests[2], digests[3]}, kept)
