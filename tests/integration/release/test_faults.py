@@ -87,6 +87,23 @@ def _on_request(method: str, marker: str, action: Callable[[], str | None]) -> f
     return hook
 
 
+def _moves_on_read(
+    client: RegistryClient, repo: Repository, tag: str, digest: str, nth: int
+) -> faults.Hook:
+    """A hook: another writer points `tag` at `digest` on the `nth` GET of the tag (hooks run
+    before the request is forwarded, so that GET already sees the move)."""
+    reads: list[str] = []
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        if method == "GET" and path.endswith(f"/manifests/{tag}"):
+            reads.append(path)
+            if len(reads) == nth:
+                client.put_manifest(repo.tag(tag), *_bytes(client, repo, digest))
+        return None
+
+    return hook
+
+
 def _setup(registry: Registry, name: str) -> tuple[Repository, str, str, str]:
     """stable at `old`; candidate `new` and another writer's `theirs` pushed untagged."""
     old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
@@ -138,14 +155,8 @@ def test_tag_moved_by_a_later_writer_is_reported_and_the_release_recorded(
 ):
     repo, _, new, theirs = _setup(registry, "rel/superseded")
     direct = RegistryClient(environ={})
-    reads: list[str] = []
-
-    def later_writer() -> None:
-        reads.append("stable")
-        if len(reads) == 2:  # the read-back right after this run's PUT
-            direct.put_manifest(repo.tag("stable"), *_bytes(direct, repo, theirs))
-
-    hook = _on_request("GET", "/manifests/stable", later_writer)
+    # The second read is the read-back right after this run's PUT.
+    hook = _moves_on_read(direct, repo, "stable", theirs, 2)
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli("promote", f"{proxy.host}/{repo.name}@{new}", "--move", "stable")
     assert result.code == 0, result
@@ -161,14 +172,8 @@ def test_immutable_tag_created_by_someone_else_meanwhile_fails_and_restores(
 ):
     repo, old, new, theirs = _setup(registry, "rel/immutable-race")
     direct = RegistryClient(environ={})
-    reads: list[str] = []
-
-    def other_creates_it() -> None:
-        reads.append("4.0.0")
-        if len(reads) == 2:  # the read-back right after this run's PUT
-            direct.put_manifest(repo.tag("4.0.0"), *_bytes(direct, repo, theirs))
-
-    hook = _on_request("GET", "/manifests/4.0.0", other_creates_it)
+    # The second read is the read-back right after this run's PUT.
+    hook = _moves_on_read(direct, repo, "4.0.0", theirs, 2)
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli(
             "promote", f"{proxy.host}/{repo.name}@{new}", "--tag", "4.0.0", "--move", "stable"
@@ -202,15 +207,9 @@ def test_rollback_decided_on_a_tag_that_moves_meanwhile_writes_nothing(
     repo, old, new, theirs = _setup(registry, "rel/rollback-race")
     direct = RegistryClient(environ={})
     assert run_cli("promote", f"{repo}@{new}", "--move", "stable").code == 0
-    reads: list[str] = []
-
-    def moved_after_first_read() -> None:
-        reads.append("stable")
-        if len(reads) == 2:  # hooks run before forwarding: this is the second read
-            direct.put_manifest(repo.tag("stable"), *_bytes(direct, repo, theirs))
-
-    # The rollback reads stable (at `new`: its target is `old`), then stable moves.
-    hook = _on_request("GET", "/manifests/stable", moved_after_first_read)
+    # The rollback reads stable (at `new`: its target is `old`); before its second read (the
+    # release's own), another writer moves it.
+    hook = _moves_on_read(direct, repo, "stable", theirs, 2)
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli("rollback", f"{proxy.host}/{repo.name}:stable")
     assert result.code == 1, result
