@@ -153,27 +153,16 @@ def release(
     steps = plan_tags(request.tags, before, manifest.digest)
     record = _record(request, manifest, steps, provenance(environ), now, config_digest)
     outcome = ReleaseOutcome(steps=steps, record=record)
-    for step in steps:
-        fate = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}.get(
-            step.action, TagFate.NOT_WRITTEN
-        )
-        outcome.tags[step.tag] = TagResult(step, fate, step.before)
+    outcome.tags = {
+        step.tag: TagResult(step, _FIRST_FATE.get(step.action, TagFate.NOT_WRITTEN), step.before)
+        for step in steps
+    }
     if _refused(request, outcome, before):
         return outcome
-    if target != request.source.repository:
-        try:
-            outcome.copy = copy_manifest_tree(
-                client,
-                request.source.repository,
-                target,
-                manifest.digest,
-                manifest.data,
-                manifest.media_type,
-                progress=progress,
-            )
-        except GpushipError as error:
-            outcome.fail(f"copying content to {target} failed: {error}; no tag was written", error)
-            return outcome
+    if target != request.source.repository and not _copy(
+        client, request, manifest, outcome, progress
+    ):
+        return outcome
     writes = [step for step in steps if step.writes]
     if not _write_all(client, target, writes, manifest, outcome):
         _undo(client, target, writes, old, manifest, outcome)
@@ -181,6 +170,35 @@ def release(
     if writes:
         _store(client, target, config, manifest, writes, old, outcome)
     return outcome
+
+
+_FIRST_FATE = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}
+
+
+def _copy(
+    client: RegistryClient,
+    request: ReleaseRequest,
+    manifest: FetchedManifest,
+    outcome: ReleaseOutcome,
+    progress: BlobProgress | None,
+) -> bool:
+    """Make the target repository hold the manifest tree (untagged); False if that failed."""
+    try:
+        outcome.copy = copy_manifest_tree(
+            client,
+            request.source.repository,
+            request.target,
+            manifest.digest,
+            manifest.data,
+            manifest.media_type,
+            progress=progress,
+        )
+    except GpushipError as error:
+        outcome.fail(
+            f"copying content to {request.target} failed: {error}; no tag was written", error
+        )
+        return False
+    return True
 
 
 def _record(
