@@ -66,6 +66,11 @@ class History:
 class RecordUncertain(RegistryUnavailable):
     """Storing a record failed in a way that leaves open whether it was stored."""
 
+    def __init__(self, message: str, *, tag: str, digest: str) -> None:
+        super().__init__(message)
+        self.tag = tag
+        self.digest = digest
+
 
 def record_tag(prefix: str, release_id: str) -> str:
     """The tag of one record: `<history-tag>.<release id>`."""
@@ -101,44 +106,46 @@ def store_record(
 ) -> str:
     """Store `record` under its own tag; returns the record manifest's digest.
 
-    Raises the error that stopped it when the record is certainly not stored, RecordUncertain
-    when the registry stopped answering and a read could not tell.
+    A PUT that fails may still have landed (its answer lost; a registry holding tags immutable,
+    ECR, then refuses the retry), so the tag is read before giving up. Raises the error that
+    stopped it when the record is certainly not stored, RecordUncertain when that read failed.
     """
     manifest = record_manifest(record, subject)
     digest = sha256_digest(manifest)
-    tag = repo.tag(record_tag(prefix, record.id))
+    tag = record_tag(prefix, record.id)
     ensure_empty_config(client, repo)
     client.push_blob(repo, record.to_json())
     try:
-        client.put_manifest(tag, manifest, MEDIA_OCI_MANIFEST)
-    except RegistryUnavailable as error:
-        # The PUT may have landed with its answer lost: ask.
+        client.put_manifest(repo.tag(tag), manifest, MEDIA_OCI_MANIFEST)
+    except GpushipError as error:
         try:
-            found = client.head_manifest(tag)
+            # A GET, checked against the bytes (a HEAD's digest header is taken on trust).
+            found = client.get_manifest(repo.tag(tag)).digest
+        except NotFound:
+            raise error from None
         except GpushipError:
             raise RecordUncertain(
-                f"storing release record {tag} failed ({error}); whether it was stored "
-                "is unknown: the registry did not answer"
+                f"storing release record {repo}:{tag} failed ({error}); whether it was "
+                "stored is unknown: the registry did not answer",
+                tag=tag,
+                digest=digest,
             ) from None
-        if found is None or found.digest != digest:
+        if found != digest:
             raise
     return digest
 
 
-def delete_record(client: RegistryClient, repo: Repository, prefix: str, record_id: str) -> None:
-    """Remove the record of a release that was undone (by digest: it is unique to the record)."""
-    tag = repo.tag(record_tag(prefix, record_id))
-    found = client.head_manifest(tag)
-    if found is None:
-        return
+def delete_record(client: RegistryClient, repo: Repository, tag: str, digest: str) -> None:
+    """Remove the record of a release that was undone: manifest `digest` under `tag`, both
+    its alone."""
     try:
-        client.delete_manifest(repo.at(found.digest))
+        client.delete_manifest(repo.at(digest))
     except NotFound:
         return
     except RegistryRequestError as error:
         if error.status not in (400, 405):
             raise
-        client.delete_manifest(tag)  # Docker Hub deletes tags, not digests
+        client.delete_manifest(repo.tag(tag))  # Docker Hub deletes tags, not digests
 
 
 def load_history(

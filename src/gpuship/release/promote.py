@@ -38,7 +38,7 @@ from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
-from gpuship.release.history import RecordUncertain, delete_record, record_tag, store_record
+from gpuship.release.history import RecordUncertain, delete_record, store_record
 from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
 from gpuship.release.referrers import ReferrerCopy
@@ -259,9 +259,12 @@ def _write_all(
         try:
             client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
         except GpushipError as error:
-            outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
-            result.fate = TagFate.PENDING  # the PUT may have landed with its answer lost
-            return False
+            # The PUT may have landed with its answer lost (a registry holding the tag
+            # immutable, ECR, then refuses the retry): the read below tells.
+            if not _holds(client, repo, step.tag, manifest.digest):
+                outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
+                result.fate = TagFate.PENDING
+                return False
         try:
             now = read_tag(client, repo, step.tag)
         except GpushipError as error:
@@ -309,19 +312,19 @@ def _store(
     except RecordUncertain as error:
         outcome.fail(f"storing the release record failed: {error}", error)
         outcome.record_state = "unknown"
+        uncertain: RecordUncertain | None = error
     except GpushipError as error:
         outcome.fail(f"storing the release record failed: {error}", error)
         outcome.record_state = "not stored"
+        uncertain = None
     _undo(client, repo, writes, old, manifest, outcome)
-    if outcome.record_state == "unknown":
+    if uncertain is not None:
         with client.deadline.cleanup():
             try:
-                delete_record(client, repo, config.history_tag, outcome.record.id)
+                delete_record(client, repo, uncertain.tag, uncertain.digest)
                 outcome.record_state = "removed"
             except GpushipError:
-                tag = record_tag(config.history_tag, outcome.record.id)
-                outcome.record_state = "unknown"
-                outcome.error = f"{outcome.error}; the record tag {tag} may remain"
+                outcome.error = f"{outcome.error}; the record tag {uncertain.tag} may remain"
 
 
 def _explain(error: GpushipError) -> str:
@@ -400,6 +403,14 @@ def _restore(
     else:
         result.fate = TagFate.LEFT
         result.note = f"another writer moved it to {result.now or 'nothing'} meanwhile"
+
+
+def _holds(client: RegistryClient, repo: Repository, tag: str, digest: str) -> bool:
+    """True if `tag` reads as `digest` now; False if not, or if it cannot be read."""
+    try:
+        return _digest(read_tag(client, repo, tag)) == digest
+    except GpushipError:
+        return False
 
 
 def _digest(fetched: FetchedManifest | None) -> str | None:

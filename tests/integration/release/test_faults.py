@@ -222,3 +222,27 @@ def test_rollback_decided_on_a_tag_that_moves_meanwhile_writes_nothing(
 def _bytes(client: RegistryClient, repo: Repository, digest: str) -> tuple[bytes, str]:
     fetched = client.get_manifest(repo.at(digest))
     return fetched.data, fetched.media_type
+
+
+def test_tag_write_refused_on_retry_after_its_answer_was_lost_still_counts(
+    registry: Registry, run_cli: RunCli
+):
+    # The first PUT lands and loses its answer; every retry is refused, as a registry that
+    # holds tags immutable (ECR) refuses a second PUT. The tag reads as written: written.
+    repo, _, new, _ = _setup(registry, "rel/immutable-retry")
+    direct = RegistryClient(environ={})
+    puts: list[str] = []
+
+    def lost_then_refused() -> str:
+        puts.append("5.0.0")
+        return "reset-after" if len(puts) == 1 else "500"
+
+    hook = _on_request("PUT", "/manifests/5.0.0", lost_then_refused)
+    with faults.start(registry.host, hook=hook) as proxy:
+        result = run_cli(
+            "promote", f"{proxy.host}/{repo.name}@{new}", "--tag", "5.0.0", environ=FAST_ENVIRON
+        )
+    assert result.code == 0, result
+    assert len(puts) == 3  # the lost one and two refused retries
+    assert _digest(direct, repo, "5.0.0") == new
+    assert _records(direct, repo) == [result.report["result"]["record"]["id"]]
