@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from gpuship.errors import InputError
+from gpuship.cli.context import Context
+from gpuship.config.locate import DEFAULT_DEADLINE_S
+from gpuship.errors import ConfigError, InputError
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.limits import JSON_DEPTH, RegistryLimitExceeded, json_depth, load_json
 
@@ -71,3 +73,18 @@ def test_no_deadline_never_runs_out():
     deadline = Deadline(None)
     assert deadline.remaining() == float("inf")
     assert deadline.describe() == "no deadline"
+
+
+def test_the_command_deadline_comes_from_flag_environment_or_default():
+    assert Context(config_path=None, environ={}).deadline.seconds == DEFAULT_DEADLINE_S
+    from_env = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "42"})
+    assert from_env.deadline.seconds == 42
+    flag = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "42"}, deadline_flag=7.5)
+    assert flag.deadline.seconds == 7.5
+    tuned = Context(
+        config_path=None,
+        environ={"GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "2", "GPUSHIP_REGISTRIES__ATTEMPTS": "3"},
+    )
+    assert (tuned.retry_policy.timeout_s, tuned.retry_policy.attempts) == (2.0, 3)
+    with pytest.raises(ConfigError, match="deadline"):
+        _ = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "0"}).deadline
