@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bed.oci import OCI_INDEX, Blob, Image, Index, Platform, canonical_json, make_image, push
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository
 
 ATTESTATION_ANNOTATIONS = {
     "vnd.docker.reference.type": "attestation-manifest",
@@ -86,4 +88,32 @@ def dated_image(marker: str, created: str) -> Image:
         layers=base.layers,
         layer_tars=base.layer_tars,
         platform=base.platform,
+    )
+
+
+SEED_REPOSITORY = "seed/images"
+_SEEDED: set[tuple[str, str]] = set()
+
+
+def place_seeded(
+    client: RegistryClient, url: str, repo: Repository, artifact: Image | Index, tag: str | None
+) -> str:
+    """Put `artifact` in `repo` (tagged, or by digest), its blobs mounted from a seed
+    repository it is pushed to once per process: one request a blob instead of three uploads,
+    for tests that set up hundreds of repositories."""
+    seed = Repository(repo.registry, SEED_REPOSITORY)
+    if (url, artifact.digest) not in _SEEDED:
+        push(url, seed.name, artifact)
+        _SEEDED.add((url, artifact.digest))
+    images = artifact.images if isinstance(artifact, Index) else (artifact,)
+    for image in images:
+        for blob in (image.config, *image.layers):
+            assert client.mount_blob(repo, blob.digest, seed)
+        if isinstance(artifact, Index):
+            client.put_manifest(
+                repo.at(image.digest), image.manifest.data, image.manifest.media_type
+            )
+    manifest = artifact.manifest
+    return client.put_manifest(
+        repo.tag(tag) if tag else repo.at(manifest.digest), manifest.data, manifest.media_type
     )

@@ -13,6 +13,7 @@ something the registry contradicts, or an exit code the contract does not give:
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -22,10 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from release_images import candidate_image, candidate_index, dated_image
+from release_images import candidate_image, candidate_index, dated_image, place_seeded
 
 from bed import faults
-from bed.oci import push
+from bed.oci import Image, Index
 from gpuship.cli.main import main
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
@@ -45,6 +46,7 @@ ENVIRON = {
     "GPUSHIP_DEADLINE": "60",
 }
 STALL_S = 5.0
+
 PRUNE_CONFIG = """
 release:
   retention:
@@ -204,42 +206,46 @@ def _prepare(case: Case, host: str, url: str, workdir: Path, client: RegistryCli
     name = f"sweep/{case.scenario}-{case.number}"
     repo = Repository(host, name)
     proxied = f"{{proxy}}/{name}"
+
+    def place(kind: str, tag: str | None = None, into: Repository = repo) -> str:
+        return place_seeded(client, url, into, _seed(kind), tag)
+
     if case.scenario == "promote":
-        old = push(url, name, candidate_image(f"{name}-old", 300), tag="stable")
-        new = push(url, name, candidate_image(f"{name}-new", 300))
+        old, new = place("old", "stable"), place("new")
         argv = ["promote", f"{proxied}@{new}", "--tag", "2.0.0"]
         argv += ["--move", "stable", "--move", "canary"]
         return _Setup(argv, repo, {"stable": old, "canary": None, "2.0.0": None}, new)
     if case.scenario == "promote-to":
-        target = f"{name}-pub"
-        # An index (children copied first) of one image and its attestation, as buildx pushes
-        # a single-platform build.
-        new = push(url, name, candidate_index(f"{name}-new", 300, ("amd64",)))
-        old = push(url, target, candidate_image(f"{name}-old", 300), tag="stable")
-        argv = ["promote", f"{proxied}@{new}", "--to", f"{{proxy}}/{target}"]
+        target = Repository(host, f"{name}-pub")
+        new, old = place("index"), place("old", "stable", target)
+        argv = ["promote", f"{proxied}@{new}", "--to", f"{{proxy}}/{target.name}"]
         argv += ["--tag", "2.0.0", "--move", "stable"]
-        return _Setup(argv, Repository(host, target), {"stable": old, "2.0.0": None}, new)
+        return _Setup(argv, target, {"stable": old, "2.0.0": None}, new)
     if case.scenario == "rollback":
-        old = push(url, name, candidate_image(f"{name}-old", 300), tag="stable")
-        new = push(url, name, candidate_image(f"{name}-new", 300))
+        old, new = place("old", "stable"), place("new")
         _release(client, repo, new, "stable")
         return _Setup(["rollback", f"{proxied}:stable"], repo, {"stable": new}, old)
-    return _prepare_prune(name, repo, url, workdir, client)
-
-
-def _prepare_prune(
-    name: str, repo: Repository, url: str, workdir: Path, client: RegistryClient
-) -> _Setup:
-    images = {n: dated_image(f"{name}-{n}", f"2026-0{n}-01T00:00:00Z") for n in range(1, 5)}
-    digests = {n: push(url, name, image, tag=f"nightly-{n}") for n, image in images.items()}
+    digests = {n: place(f"nightly-{n}", f"nightly-{n}") for n in range(1, 5)}
     _release(client, repo, digests[1], "stable")
     config = workdir / f"{name.replace('/', '-')}.yaml"
     config.write_text(PRUNE_CONFIG)
-    kept = {"stable": digests[1], "nightly-1": digests[1]}
-    kept["nightly-4"] = digests[4]
+    kept = {"stable": digests[1], "nightly-1": digests[1], "nightly-4": digests[4]}
     kept |= load_history(client, repo, "gpuship.releases").artifacts  # the record's own tag
-    argv = ["--config", str(config), "prune", f"{{proxy}}/{name}", "--apply"]
+    argv = ["--config", str(config), "prune", f"{proxied}", "--apply"]
     return _Setup(argv, repo, {}, None, {digests[2], digests[3]}, kept)
+
+
+@functools.cache
+def _seed(kind: str) -> Image | Index:
+    """The images every run of this worker uses (each run has its own repository)."""
+    if kind == "index":
+        # One image and its attestation, as buildx pushes a single-platform build: the
+        # children are copied before the index.
+        return candidate_index("sweep", 300, ("amd64",))
+    if kind.startswith("nightly-"):
+        month = int(kind.removeprefix("nightly-"))
+        return dated_image(f"sweep-{kind}", f"2026-0{month}-01T00:00:00Z")
+    return candidate_image(f"sweep-{kind}", 300)
 
 
 def _release(client: RegistryClient, repo: Repository, digest: str, tag: str) -> None:

@@ -11,6 +11,7 @@ wrote.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import re
 from collections import Counter
@@ -21,10 +22,10 @@ from datetime import datetime, timezone
 
 import pytest
 from concurrency import Outcome, run_writer
-from release_images import candidate_image
+from release_images import candidate_image, place_seeded
 
 from bed import faults
-from bed.oci import push
+from bed.oci import Image
 from bed.registry import Registry
 from gpuship.errors import GpushipError
 from gpuship.registry.client import RegistryClient
@@ -81,12 +82,11 @@ def _round(
 ) -> tuple[list[Outcome], dict[str, list[str]]]:
     name = f"conc/r{number}"
     repo = Repository(registry.host, name)
-    base = candidate_image(f"{name}-a", 200)
-    first = push(registry.url, name, base, tag="stable")
-    push(registry.url, name, base, tag="1.0.0")
-    second = push(registry.url, name, candidate_image(f"{name}-b", 200))
+    first = place_seeded(client, registry.url, repo, _image("a"), "stable")
+    place_seeded(client, registry.url, repo, _image("a"), "1.0.0")
+    second = place_seeded(client, registry.url, repo, _image("b"), None)
     _release(client, repo, second)
-    fresh = [push(registry.url, name, candidate_image(f"{name}-c{n}", 200)) for n in range(3)]
+    fresh = [place_seeded(client, registry.url, repo, _image(f"c{n}"), None) for n in range(3)]
     assert first != second
     with ExitStack() as stack:
         proxies = [stack.enter_context(faults.start(registry.host)) for _ in range(WRITERS)]
@@ -160,6 +160,12 @@ def _history_explains_tags(
                 if found != entry["after"]:
                     problems.append(f"{entry['tag']} at {found}, released as {entry['after']}")
     return problems
+
+
+@functools.cache
+def _image(kind: str) -> Image:
+    """The same images in every round's repository: set-up mounts their blobs."""
+    return candidate_image(f"concurrent-{kind}", 200)
 
 
 def _release(client: RegistryClient, repo: Repository, digest: str) -> None:
