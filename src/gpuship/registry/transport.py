@@ -93,7 +93,7 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 class Transport:
-    """Sends requests under a deadline, with bounded answers, redirects and retries."""
+    """Sends requests under a deadline, with bounded answers and retries."""
 
     def __init__(
         self,

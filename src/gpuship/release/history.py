@@ -159,7 +159,7 @@ def load_history(
         return History([])
     named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
     if newest is not None:
-        named = named[-newest:] if newest > 0 else []
+        named = _newest(named, newest)
     with ThreadPoolExecutor(max_workers=READ_WORKERS) as pool:
         read = list(pool.map(partial(_read_record, client, repo, prefix), named))
     stored = [found for found in read if found is not None]
@@ -172,6 +172,18 @@ def load_history(
     if newest is not None:
         ordered = ordered[-newest:] if newest > 0 else []
     return History(ordered, artifacts)
+
+
+def _newest(tags: list[str], count: int) -> list[str]:
+    """The last `count` of sorted record tags, and every other tag of the same second as the
+    first of them: a release id orders by time only to the second (then by a random suffix),
+    so which of those is newer is known from the records' times, once read."""
+    if count <= 0 or not tags:
+        return []
+    if count >= len(tags):
+        return tags
+    second = tags[-count].rsplit("-", 1)[0]
+    return [tag for tag in tags if tag.rsplit("-", 1)[0] >= second]
 
 
 def _read_record(

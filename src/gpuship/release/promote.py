@@ -41,7 +41,7 @@ from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import RecordUncertain, delete_record, store_record
 from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
-from gpuship.release.referrers import ReferrerCopy
+from gpuship.release.referrers import ReferrerCopy, copy_referrers
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,8 @@ def _copy(
     outcome: ReleaseOutcome,
     progress: BlobProgress | None,
 ) -> bool:
-    """Make the target repository hold the manifest tree (untagged); False if that failed."""
+    """Make the target repository hold the manifest tree (untagged), and what refers to the
+    image (signatures, attestations, SBOMs: `release/referrers.py`); False if that failed."""
     try:
         outcome.copy = copy_manifest_tree(
             client,
@@ -192,6 +193,14 @@ def _copy(
             manifest.data,
             manifest.media_type,
             progress=progress,
+        )
+        outcome.referrers = copy_referrers(
+            client,
+            request.source.repository,
+            request.target,
+            manifest.digest,
+            progress=progress,
+            stats=outcome.copy,
         )
     except GpushipError as error:
         outcome.fail(
