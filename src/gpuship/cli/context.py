@@ -79,6 +79,7 @@ class Context:
             environ=self.environ,
             retry=self.retry_policy,
             deadline=self.deadline,
+            limits=self.limits,
         )
 
     def config_digest(self) -> str:

@@ -34,10 +34,11 @@ from pathlib import Path
 
 import requests
 
+from gpuship.documents import load_json
 from gpuship.errors import InputError
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
-from gpuship.registry.limits import load_json
 from gpuship.registry.origin import Origin, may_carry_credentials
 
 # token.md: "expires_in ... defaults to 60 seconds"; renew a little early so a slow request
@@ -273,7 +274,7 @@ class Authenticator:
                     status=response.status_code,
                 )
             try:
-                body = load_json(response.content, f"token answer from {realm}")
+                body = load_json(response.content, f"token answer from {realm}", DEFAULT_LIMITS)
             except InputError:
                 body = None
         value = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None

@@ -20,7 +20,9 @@ from urllib.parse import urljoin
 import requests
 
 from gpuship import __version__
-from gpuship.errors import GpushipError, InputError, RegistryUnavailable
+from gpuship.documents import load_json
+from gpuship.errors import GpushipError, InputError, LimitExceeded, RegistryUnavailable
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
 from gpuship.registry.deadline import Deadline
@@ -30,7 +32,6 @@ from gpuship.registry.errors import (
     RegistryAuthError,
     RegistryRequestError,
 )
-from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits, load_json
 from gpuship.registry.manifest import (
     MANIFEST_MEDIA_TYPES,
     MEDIA_OCI_INDEX,
@@ -86,7 +87,7 @@ def _media_type(response: requests.Response, data: bytes | None) -> str:
     Content-Type without parameters."""
     if data:
         try:
-            document = load_json(data, "manifest")
+            document = load_json(data, "manifest", DEFAULT_LIMITS)
         except InputError:
             document = None
         if isinstance(document, dict) and isinstance(document.get("mediaType"), str):
@@ -98,7 +99,9 @@ def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
     """OCI error codes and a short text from an error body (which may not be JSON at all)."""
     text = response.text[:_ERROR_BODY_LIMIT].strip() if response.content else ""
     try:
-        body = load_json(response.content, "error body") if response.content else None
+        body = (
+            load_json(response.content, "error body", DEFAULT_LIMITS) if response.content else None
+        )
     except InputError:
         return (), text
     errors = body.get("errors") if isinstance(body, dict) else None
@@ -123,7 +126,7 @@ class RegistryClient:
         docker_config: Path | None = None,
         session: requests.Session | None = None,
         deadline: Deadline | None = None,
-        limits: RegistryLimits | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._insecure = tuple(insecure)
         self._schemes: dict[str, str] = {}
@@ -133,7 +136,7 @@ class RegistryClient:
         self._session.headers["User-Agent"] = f"gpuship/{__version__}"
         self._tls = TlsTrust(environ)
         self._tls.mount(self._session)
-        self.limits = limits or RegistryLimits()
+        self.limits = limits
         self._transport = Transport(
             self._session, retry or RetryPolicy(), deadline=deadline, limits=self.limits
         )
@@ -319,7 +322,7 @@ class RegistryClient:
             access={ref.name: PULL},
             ok=(200,),
             headers={"Accept": _ACCEPT},
-            limit=self.limits.manifest_bytes,
+            limit="manifest_max_bytes",
         )
         with response:
             data = response.content
@@ -432,33 +435,31 @@ class RegistryClient:
         )
         return BlobReader(response, digest, f"{repo}")
 
-    def read_blob(self, repo: Repository, digest: str, limit: int) -> bytes:
-        """A small blob (a config, a record) read whole and verified; at most `limit` bytes.
-
-        A stream that breaks or does not match its digest is read again (VERIFY_ATTEMPTS).
-        """
+    def read_blob(self, repo: Repository, digest: str, limit: str = "json_max_bytes") -> bytes:
+        """A small blob (a config, a record) read whole and verified, at most the bytes of the
+        limit named `limit`. A stream that breaks or does not match its digest is read again
+        (VERIFY_ATTEMPTS)."""
+        cap: int = getattr(self.limits, limit)
+        where = f"blob {digest} in {repo}"
         attempt = 0
         while True:
             attempt += 1
             try:
                 with self.open_blob(repo, digest) as reader:
-                    if reader.size is not None and reader.size > limit:
-                        raise RegistryLimitExceeded(
-                            f"blob {digest} in {repo} has {reader.size} bytes, "
-                            f"more than the {limit} read here"
+                    if reader.size is not None and reader.size > cap:
+                        raise LimitExceeded(
+                            where, f"it has {reader.size} bytes", Limits.key(limit), cap
                         )
                     chunks: list[bytes] = []
                     total = 0
                     for chunk in reader.iter_chunks():
                         total += len(chunk)
-                        if total > limit:
-                            raise RegistryLimitExceeded(
-                                f"blob {digest} in {repo} is larger than the {limit} bytes "
-                                "read here"
+                        if total > cap:
+                            raise LimitExceeded(
+                                where, f"it is larger than {cap} bytes", Limits.key(limit), cap
                             )
                         chunks.append(chunk)
-                data = b"".join(chunks)
-                return data
+                return b"".join(chunks)
             except RegistryUnavailable:  # DigestMismatch and broken streams
                 if attempt == VERIFY_ATTEMPTS:
                     raise
@@ -679,7 +680,9 @@ class RegistryClient:
             )
             with response:
                 body = (
-                    load_json(response.content, f"tag list of {repo}") if response.content else {}
+                    load_json(response.content, f"tag list of {repo}", self.limits)
+                    if response.content
+                    else {}
                 )
                 if not isinstance(body, dict):
                     raise InputError(f"tag list of {repo} is not a JSON object")

@@ -8,8 +8,9 @@ bounds each read, and a server that trickles a byte a second never trips it. Str
 (large by nature) are bounded by the socket timeout per read and by the deadline. Every
 timeout names the request.
 
-Size: answers are read here, at most `RegistryLimits` bytes; one that announces or sends more
-is refused (a manifest served without Content-Length that never ends stops at the limit).
+Size: answers are read here, at most the bytes `gpuship.limits` allows (`manifest-max-bytes`,
+`json-max-bytes`, `registry-error-body-max-bytes`); one that announces or sends more is refused
+(a manifest served without Content-Length that never ends stops at the limit).
 
 Redirects are the client's to follow (`redirects.py`, one hop per `send`); a redirect's body is
 never read, and a URL that is not http(s) (a redirect to `file://`) is refused here.
@@ -33,10 +34,10 @@ from typing import Any
 import requests
 import urllib3
 
-from gpuship.errors import RegistryUnavailable
+from gpuship.errors import LimitExceeded, RegistryUnavailable
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.deadline import Deadline, DeadlineExceeded, current_deadline
 from gpuship.registry.errors import RegistryRequestError
-from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.watchdog import Watch, WatchedAdapter, watching
 
@@ -102,12 +103,12 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         *,
         deadline: Deadline | None = None,
-        limits: RegistryLimits | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.session = session
         self.retry = retry
         self.deadline = deadline or current_deadline() or Deadline(None)
-        self.limits = limits or RegistryLimits()
+        self.limits = limits
         self._sleep = sleep
         adapter = WatchedAdapter(max_retries=0)
         session.mount("http://", adapter)
@@ -124,13 +125,14 @@ class Transport:
         self._deadline_watch.stop()
 
     def send(
-        self, method: str, url: str, *, limit: int | None = None, **kwargs: Any
+        self, method: str, url: str, *, limit: str = "json_max_bytes", **kwargs: Any
     ) -> requests.Response:
         """Send one request, retrying transient failures; raise RegistryUnavailable when spent.
 
-        The answer's body is read (at most `limit` bytes, default `limits.document_bytes`)
-        unless `stream=True`. The final response is returned whatever its status (a last 5xx
-        included); the caller maps statuses to errors.
+        The answer's body is read, at most the bytes of the limit named `limit` (an error
+        answer: `registry_error_body_max_bytes`, cut there), unless `stream=True`. The final
+        response is returned whatever its status (a last 5xx included); the caller maps
+        statuses to errors.
         """
         what = f"{method} {_display(url)}"
         body = kwargs.get("data")
@@ -176,7 +178,7 @@ class Transport:
                 f"{method} {_display(url)}: not sent, {self.deadline.describe()} was reached"
             )
         try:
-            return self._attempt(method, url, left, True, None, kwargs)
+            return self._attempt(method, url, left, True, "json_max_bytes", kwargs)
         except _TimedOut as error:
             raise requests.Timeout(str(error)) from None
 
@@ -186,7 +188,7 @@ class Transport:
         url: str,
         left: float,
         replayable: bool,
-        limit: int | None,
+        limit: str,
         kwargs: dict[str, Any],
     ) -> requests.Response:
         stream = bool(kwargs.get("stream"))
@@ -231,19 +233,17 @@ class Transport:
                 status=0,
             ) from None
 
-    def _read_body(
-        self, response: requests.Response, limit: int | None, method: str, url: str
-    ) -> None:
+    def _read_body(self, response: requests.Response, limit: str, method: str, url: str) -> None:
         """Read the whole answer into `response.content`, refusing more than the limit; a
         redirect's body is left unread (the client follows its Location and closes it)."""
         if response.is_redirect:
             return
         failed = response.status_code >= 400
-        cap = self.limits.error_body_bytes if failed else (limit or self.limits.document_bytes)
+        cap = self.limits.registry_error_body_max_bytes if failed else getattr(self.limits, limit)
         length = response.headers.get("Content-Length", "")
         if not failed and length.isdigit() and int(length) > cap:
             response.close()
-            raise _too_large(method, url, cap, f"it announces {int(length)} bytes")
+            raise _too_large(method, url, limit, cap, f"it announces {int(length)} bytes")
         chunks: list[bytes] = []
         total = 0
         complete = True
@@ -252,7 +252,7 @@ class Transport:
             if total > cap:
                 if not failed:
                     response.close()
-                    raise _too_large(method, url, cap, "it sent more")
+                    raise _too_large(method, url, limit, cap, f"it sent more than {cap} bytes")
                 chunks.append(chunk[: cap - (total - len(chunk))])
                 complete = False
                 break
@@ -299,10 +299,8 @@ def _reason(error: BaseException) -> str:
     return type(error).__name__
 
 
-def _too_large(method: str, url: str, cap: int, how: str) -> RegistryLimitExceeded:
-    return RegistryLimitExceeded(
-        f"the answer to {method} {_display(url)} is larger than {cap} bytes ({how}); refused"
-    )
+def _too_large(method: str, url: str, limit: str, cap: int, how: str) -> LimitExceeded:
+    return LimitExceeded(f"the answer to {method} {_display(url)}", how, Limits.key(limit), cap)
 
 
 def _display(url: str) -> str:

@@ -30,11 +30,12 @@ from functools import partial
 
 from pydantic import ValidationError
 
+from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.registry.artifact import artifact_manifest, ensure_empty_config
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
-from gpuship.registry.limits import load_json
 from gpuship.registry.manifest import (
     MEDIA_OCI_MANIFEST,
     ImageIndex,
@@ -50,7 +51,6 @@ HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
 RECORD_ANNOTATION = "io.gpuship.release.record"
 # `new_release_id`: UTC time to the second, a dash, 6 hex digits.
 RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
-RECORD_BYTES = 1 << 20
 # Records are read this many at a time (one GET each).
 READ_WORKERS = 8
 
@@ -215,11 +215,11 @@ def _record_of(
         return _parse_record(text.encode(), where)
     if not document.layers:
         raise InputError(f"release record {where} has no content")
-    return _parse_record(client.read_blob(repo, document.layers[0].digest, RECORD_BYTES), where)
+    return _parse_record(client.read_blob(repo, document.layers[0].digest), where)
 
 
 def _parse_record(data: bytes, where: str) -> ReleaseRecord:
-    load_json(data, f"release record {where}")  # depth and syntax, with a clear message
+    load_json(data, f"release record {where}", DEFAULT_LIMITS)  # depth, syntax: a clear error
     try:
         return ReleaseRecord.model_validate_json(data)
     except ValidationError as error:

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gpuship.documents import load_json
 from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
-from gpuship.registry.limits import load_json
 from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
 from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
@@ -91,10 +91,9 @@ class _Reader:
             return self.created(runnable[0].digest) if runnable else None
         if document is None:
             return None
-        limit = self.client.limits.document_bytes
-        data = self.client.read_blob(self.repo, document.config.digest, limit)
+        data = self.client.read_blob(self.repo, document.config.digest)
         try:
-            config = load_json(data, f"config {document.config.digest}")
+            config = load_json(data, f"config {document.config.digest}", self.client.limits)
         except InputError:
             return None
         return _parse_time(config.get("created")) if isinstance(config, dict) else None

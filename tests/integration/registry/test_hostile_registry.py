@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from gpuship.cli.main import main
-from gpuship.errors import InputError, RegistryUnavailable
+from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
-from gpuship.registry.limits import RegistryLimitExceeded, RegistryLimits
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.reference import Repository, parse_reference
 from gpuship.registry.transport import RetryPolicy
@@ -169,27 +169,30 @@ def test_the_deadline_bounds_retries_too():
 
 @pytest.mark.parametrize("status", ["200 OK", "404 Not Found", "500 Internal Server Error"])
 def test_an_answer_without_length_that_never_ends_stays_bounded(status: str):
-    limits = RegistryLimits()
+    limits = DEFAULT_LIMITS
     with hostile(_endless(status, "application/vnd.oci.image.manifest.v1+json")) as (host, _):
         client = RegistryClient(environ={}, retry=FAST, limits=limits)
         tracemalloc.start()
         started = time.monotonic()
         try:
-            with pytest.raises((RegistryLimitExceeded, RegistryRequestError, RegistryUnavailable)):
+            with pytest.raises((LimitExceeded, RegistryRequestError, RegistryUnavailable)):
                 client.get_manifest(parse_reference(f"{host}/app:v1"))
         finally:
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     assert time.monotonic() - started < 10
-    assert peak < 4 * limits.manifest_bytes + (8 << 20), peak
+    assert peak < 4 * limits.manifest_max_bytes + (8 << 20), peak
 
 
 def test_manifest_over_the_limit_names_the_request_and_limit():
     body = b'{"schemaVersion": 2, "pad": "' + b"x" * (64 << 10) + b'"}'
     with hostile(_fixed("200 OK", body)) as (host, _):
-        client = RegistryClient(environ={}, limits=RegistryLimits(manifest_bytes=32 << 10))
+        client = RegistryClient(
+            environ={}, limits=DEFAULT_LIMITS.override(manifest_max_bytes=32 << 10)
+        )
         with pytest.raises(
-            RegistryLimitExceeded, match=r"GET .*/manifests/v1 is larger than 32768"
+            LimitExceeded,
+            match=r"manifests/v1: it announces \d+ bytes \(limit limits.manifest-max-bytes: 32768",
         ):
             client.get_manifest(parse_reference(f"{host}/app:v1"))
 
@@ -212,7 +215,7 @@ def test_json_nested_past_the_recursion_limit_is_a_clear_error():
     deep = b"[" * 100_000 + b"]" * 100_000
     with hostile(_fixed("200 OK", deep)) as (host, _):
         client = RegistryClient(environ={}, retry=FAST)
-        with pytest.raises(InputError, match="deeper than 32 levels"):
+        with pytest.raises(LimitExceeded, match="JSON nests deeper than 64 levels"):
             client.list_tags(Repository(host, "app"))
     with hostile(_fixed("400 Bad Request", deep)) as (host, _):
         client = RegistryClient(environ={}, retry=FAST)

@@ -1,17 +1,14 @@
-"""The registry limits and the command deadline, on data (the hostile server tests in
-tests/integration/registry drive them over HTTP)."""
+"""The command deadline, on data (the hostile server tests in tests/integration/registry drive
+it over HTTP)."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from gpuship.cli.context import Context
 from gpuship.config.locate import DEFAULT_DEADLINE_S
-from gpuship.errors import ConfigError, InputError
+from gpuship.errors import ConfigError
 from gpuship.registry.deadline import Deadline
-from gpuship.registry.limits import JSON_DEPTH, RegistryLimitExceeded, json_depth, load_json
 
 
 class Clock:
@@ -20,38 +17,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.mark.parametrize(
-    ("text", "depth"),
-    [
-        ("1", 0),
-        ("[]", 1),
-        ('{"a": [1, {"b": []}]}', 4),
-        ('{"a": "[[[[{{{{"}', 1),  # brackets in strings do not count
-        ('{"a": "\\"[[[", "b": [[]]}', 3),  # nor after an escaped quote
-        ('{"a": "\\\\", "b": [[]]}', 3),  # an escaped backslash ends before the quote
-        ("[[[", 3),  # cut short: what is open counts
-        ("[]]", 1),  # unbalanced the other way: the parser names it
-    ],
-)
-def test_json_depth(text: str, depth: int):
-    assert json_depth(text, 10) == depth
-
-
-def test_json_at_the_depth_limit_parses_and_one_past_is_refused():
-    at_limit = "[" * JSON_DEPTH + "]" * JSON_DEPTH
-    assert load_json(at_limit, "doc") == json.loads(at_limit)
-    past = "[" * (JSON_DEPTH + 1) + "]" * (JSON_DEPTH + 1)
-    with pytest.raises(RegistryLimitExceeded, match=f"doc nests JSON deeper than {JSON_DEPTH}"):
-        load_json(past, "doc")
-
-
-def test_json_past_the_recursion_limit_is_a_clear_error_not_a_recursion_error():
-    with pytest.raises(RegistryLimitExceeded):
-        load_json(b"[" * 200_000 + b"]" * 200_000, "manifest")
-    with pytest.raises(InputError, match="error body is not JSON"):
-        load_json(b"{nope", "error body")
 
 
 def test_deadline_counts_from_its_start_and_keeps_a_reserve_for_cleanup():
