@@ -1,42 +1,53 @@
-"""Every stage's rules in one list: for `gpuship rules` and the generated rule pages.
+"""Every command's rules in one list: for `gpuship rules`, the generated rule pages and the
+`rules:` overrides of gpuship.yaml.
 
-Each stage keeps its own catalog next to its checks; this module only gathers them, so a rule
-id (GSL lint, GSI image, GSB build, GSV verify, GSQ route, GSP probe, GSR release) is
-documented wherever it is used.
+Each stage keeps its catalog next to its checks, in the same shape: `RULES: tuple[Rule, ...]`
+in its `rules.py`. This module only gathers them, so a rule id (GSL lint, GSI image, GSB
+build, GSV verify, GSQ route, GSP probe, GSR release, GSK kb, GSD docs) is documented
+wherever it is used. A new stage adds its `rules` module to the imports and a `Stage` to
+`STAGES`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from gpuship.builder import rules as builder_rules
+from gpuship.docs import rules as docs_rules
+from gpuship.image import rules as image_rules
+from gpuship.kb import rules as kb_rules
+from gpuship.lint import rules as lint_rules
+from gpuship.matrix import rules as matrix_rules
+from gpuship.probe import rules as probe_rules
+from gpuship.release import rules as release_rules
 from gpuship.report import Rule
+from gpuship.route import rules as route_rules
+from gpuship.verify import rules as verify_rules
 
 
 @dataclass(frozen=True)
 class Stage:
-    """A stage whose rules appear in findings, and where its catalog lives."""
+    """A stage whose rules appear in findings, and its catalog."""
 
     name: str
     title: str
-    modules: tuple[str, ...]
+    rules: tuple[Rule, ...]
 
 
 STAGES = (
-    Stage("lint", "Dockerfile lint (`gpuship lint`)", ("gpuship.lint.catalog",)),
-    Stage(
-        "image", "Image inspection (`gpuship inspect`, `lint --image`)", ("gpuship.image.rules",)
-    ),
+    Stage("lint", "Dockerfile lint (`gpuship lint`)", lint_rules.RULES),
+    Stage("image", "Image inspection (`gpuship inspect`, `lint --image`)", image_rules.RULES),
     Stage(
         "build",
         "Matrix, lock and build (`gpuship matrix|lock|build`)",
-        ("gpuship.matrix.rules", "gpuship.builder.rules"),
+        matrix_rules.RULES + builder_rules.RULES,
     ),
-    Stage("verify", "GPU host verification (`gpuship verify|fleet`)", ("gpuship.verify.rules",)),
-    Stage("route", "Routing before the queue (`gpuship route`)", ("gpuship.route.rules",)),
-    Stage("probe", "Load and memory probe (`gpuship probe`)", ("gpuship.probe.rules",)),
-    Stage("release", "Release (`gpuship promote|rollback|prune`)", ("gpuship.release.rules",)),
+    Stage("verify", "GPU host verification (`gpuship verify|fleet`)", verify_rules.RULES),
+    Stage("route", "Routing before the queue (`gpuship route`)", route_rules.RULES),
+    Stage("probe", "Load and memory probe (`gpuship probe`)", probe_rules.RULES),
+    Stage("release", "Release (`gpuship promote|rollback|prune`)", release_rules.RULES),
+    Stage("kb", "CUDA knowledge base (`gpuship kb`)", kb_rules.RULES),
+    Stage("docs", "Generated reference pages (`gpuship docs --check`)", docs_rules.RULES),
 )
 
 
@@ -50,10 +61,4 @@ class CatalogEntry:
 
 def all_rules() -> list[CatalogEntry]:
     """Every rule of every stage, in catalog order."""
-    entries: list[CatalogEntry] = []
-    for stage in STAGES:
-        for module in stage.modules:
-            catalog: Mapping[str, Rule] | Iterable[Rule] = importlib.import_module(module).RULES
-            rules = catalog.values() if isinstance(catalog, Mapping) else catalog
-            entries.extend(CatalogEntry(stage, rule) for rule in rules)
-    return entries
+    return [CatalogEntry(stage, rule) for stage in STAGES for rule in stage.rules]

@@ -23,4 +23,4 @@ PUSH_REFUSED = Rule(
     fix="Check the credentials and permissions for the repository, then rebuild.",
 )
 
-RULES = {rule.id: rule for rule in (BUILD_FAILED, PUSH_REFUSED)}
+RULES: tuple[Rule, ...] = (BUILD_FAILED, PUSH_REFUSED)

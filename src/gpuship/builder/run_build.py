@@ -24,10 +24,11 @@ from gpuship.builder.secrets import secret_ids
 from gpuship.errors import ConfigError, InputError
 from gpuship.matrix.cell_spec import CellSpec
 from gpuship.report import Finding, Location, Report, Rule, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 # The image stage's checks on a pushed image (REPO@DIGEST, Dockerfile): findings, their rules,
 # and the image result; given by the command, so this stage needs no other stage's insides.
-ImageCheckResult = tuple[list[Finding], dict[str, Rule], dict[str, Any]]
+ImageCheckResult = tuple[list[Finding], Mapping[str, Rule], dict[str, Any]]
 ImageCheck = Callable[[str, Path], ImageCheckResult]
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
@@ -138,7 +139,7 @@ def execute(
             f"{', '.join(plan.needs_buildkit)} need BuildKit (docker buildx), which is not in "
             "use; the engine's classic builder cannot mount secrets or attach attestations"
         )
-    report = Report(command="build", rules=rules.RULES)
+    report = Report(command="build", rules=rules_by_id(rules.RULES))
     report.result = {"cell": plan.cell.id, "builder": "buildx" if use_buildx else "engine"}
     if plan.secrets or plan.secret_values:
         report.result["secrets"] = secret_ids(plan.secrets, plan.secret_values)
@@ -330,5 +331,5 @@ def _run_image_checks(report: Report, checked: ImageCheckResult) -> None:
     findings, catalog, result = checked
     for finding in findings:
         report.add(finding)
-    report.rules.update(catalog)
+    report.rules = {**report.rules, **catalog}
     report.result["image_checks"] = result

@@ -25,6 +25,7 @@ from gpuship.image.requirement import (
 )
 from gpuship.image.weights import hub_cache_of
 from gpuship.report import Finding, Location, Rule, Table
+from gpuship.report.catalog import rules_by_id
 
 MIB = 1 << 20
 _LISTED = 50
@@ -57,7 +58,7 @@ class Judgement:
     """What a stage needs to build its Report from one judged image."""
 
     findings: list[Finding]
-    rules: dict[str, Rule]
+    rules: Mapping[str, Rule]
     result: dict[str, Any]
     tables: list[Table]
     headline: str
@@ -71,7 +72,7 @@ class _Findings:
         self._dockerfile = dockerfile
 
     def add(self, rule_id: str, message: str, layer: int | None = None) -> None:
-        rule = rules.RULES_BY_ID[rule_id]
+        rule = rules_by_id(rules.RULES)[rule_id]
         location = None
         if self._dockerfile is not None:
             location = (
@@ -481,7 +482,7 @@ def judge(
     )
     return Judgement(
         findings=out.items,
-        rules={rule_id: rules.RULES_BY_ID[rule_id] for rule_id in sorted(used)},
+        rules={rule_id: rules_by_id(rules.RULES)[rule_id] for rule_id in sorted(used)},
         result=result,
         tables=_tables(analysis, result),
         headline=headline,

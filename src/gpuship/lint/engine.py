@@ -20,10 +20,8 @@ from typing import Any
 
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.lint import catalog
 from gpuship.lint.analysis import Analysis
-from gpuship.lint.context import BuildContext, guess_context
-from gpuship.lint.rules import (
+from gpuship.lint.checks import (
     cache,
     cuda,
     layers,
@@ -34,11 +32,14 @@ from gpuship.lint.rules import (
     unchecked,
     weights,
 )
-from gpuship.lint.rules.base import Hit
+from gpuship.lint.checks.base import Hit
+from gpuship.lint.context import BuildContext, guess_context
+from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
+from gpuship.report.catalog import resolve, rules_by_id
 
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     unchecked.check,
@@ -99,7 +100,7 @@ def parse_pragmas(parsed: ParsedDockerfile) -> Pragmas:
 def _ids(keys: str) -> set[str]:
     ids: set[str] = set()
     for key in keys.split(","):
-        ids.update(rule.id for rule in catalog.resolve(key))
+        ids.update(rule.id for rule in resolve(RULES, key))
     return ids
 
 
@@ -118,25 +119,27 @@ def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
 
 def rule_policy(config: LintSettings) -> dict[str, Severity | None]:
     """Each rule's effective severity (None: disabled) under the config."""
-    policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in catalog.RULES}
+    policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in RULES}
     if config.enable:
-        enabled = {rule.id for key in config.enable for rule in catalog.resolve(key)}
+        enabled = {rule.id for key in config.enable for rule in resolve(RULES, key)}
         policy = {k: (v if k in enabled else None) for k, v in policy.items()}
     for key in config.disable:
-        for rule in catalog.resolve(key):
+        for rule in resolve(RULES, key):
             policy[rule.id] = None
 
     # Least specific first, so an id beats a name beats a category.
     def specificity(key: str) -> int:
-        upper = key.upper()
-        return 2 if upper in catalog.BY_ID else 1 if key.lower() in catalog.BY_NAME else 0
+        found = resolve(RULES, key)
+        if found and found[0].id == key.strip().upper():
+            return 2
+        return 1 if found and found[0].name == key.strip().lower() else 0
 
     for key in sorted(config.severity, key=specificity):
         value = config.severity[key]
-        for rule in catalog.resolve(key):
+        for rule in resolve(RULES, key):
             policy[rule.id] = None if value == "off" else Severity(value)
     for key in list(config.severity) + list(config.enable) + list(config.disable):
-        if not catalog.resolve(key):
+        if not resolve(RULES, key):
             raise InputError(
                 f"lint config: '{key}' names no rule, rule name or category (see `gpuship rules`)"
             )
@@ -209,10 +212,11 @@ def lint_file(
             builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
         ]
     pragmas = parse_pragmas(parsed)
-    configured = {rule.id for key in config.severity for rule in catalog.resolve(key)}
+    configured = {rule.id for key in config.severity for rule in resolve(RULES, key)}
     findings: list[Finding] = []
     silenced = 0
     seen: set[tuple[str, str, int, int]] = set()
+    catalog = rules_by_id(RULES)
     for hit in hits:
         severity = policy.get(hit.rule)
         if severity is None:
@@ -225,7 +229,7 @@ def lint_file(
         if key in seen:
             continue
         seen.add(key)
-        rule = catalog.BY_ID[hit.rule]
+        rule = catalog[hit.rule]
         # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
         # a severity configured for the rule wins over it.
         chosen = severity if hit.rule in configured or hit.severity is None else hit.severity

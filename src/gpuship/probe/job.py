@@ -23,6 +23,7 @@ from gpuship.probe.analysis import OOM_PATTERN
 from gpuship.probe.config import ProbeConfig
 from gpuship.probe.stats import percentile
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def job_report(run: JobRun, config: ProbeConfig) -> Report:
             "step_seconds": [round(t, 6) for t in times],
             "gpu": [[round(s.at - run.gpu[0].at, 3), s.gpu, s.used_bytes] for s in run.gpu],
         },
-        rules={rule.id: rule for rule in rules.RULES},
+        rules=rules_by_id(rules.RULES),
         tables=[Table("Job", ("", "value"), tuple(rows))],
         outputs={
             "verdict": "fail" if failed else "ok",

@@ -14,6 +14,7 @@ from gpuship.probe.metrics import StepMetrics
 from gpuship.probe.rules import RULES
 from gpuship.probe.run import Trial
 from gpuship.report import Chart, Finding, Report, Series, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 _SEVERITY = {Status.FAIL: Severity.ERROR, Status.WARN: Severity.WARNING, Status.NOTE: Severity.NOTE}
 SAMPLE_FIELDS = (
@@ -72,7 +73,7 @@ def probe_report(
             "checks": [_check_dict(c) for c in checks],
             "trials": [_trial_dict(t) for t in trials],
         },
-        rules={rule.id: rule for rule in RULES},
+        rules=rules_by_id(RULES),
         tables=_tables(results, checks, comparisons),
         charts=_charts(results, trials),
         outputs=_outputs(status, reason, candidate, comparisons),

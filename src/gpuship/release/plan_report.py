@@ -6,6 +6,7 @@ from gpuship.release.plan import ReleasePlan
 from gpuship.release.referrers import ReferrerCopy
 from gpuship.release.rules import IMMUTABLE_CONFLICT, REFERRER_TAG_KEPT, RULES
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 def _short(digest: str | None) -> str:
@@ -62,7 +63,7 @@ def plan_report(command: str, plan: ReleasePlan) -> Report:
     """The report of a dry run: every tag's old and new digest, every blob and manifest the
     copy would need, the referrers to copy; conflicts fail it as the real run would fail."""
     target = str(plan.request.target)
-    report = Report(command=command, rules=dict(RULES), subject=target)
+    report = Report(command=command, rules=rules_by_id(RULES), subject=target)
     for step in plan.conflicts:
         report.add(
             Finding(

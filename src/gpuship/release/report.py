@@ -17,6 +17,7 @@ from gpuship.release.rules import (
     RULES,
 )
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 def _short(digest: str | None) -> str:
@@ -44,7 +45,7 @@ def release_report(
 ) -> Report:
     """The report of a promote or rollback; files are written only when it succeeded."""
     record = outcome.record
-    report = Report(command=command, rules=dict(RULES), subject=record.repository)
+    report = Report(command=command, rules=rules_by_id(RULES), subject=record.repository)
     for step in outcome.conflicts:
         report.add(
             Finding(

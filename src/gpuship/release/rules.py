@@ -73,14 +73,11 @@ PRUNE_FAILED = Rule(
     fix="Check delete permissions (registry:2 needs storage.delete.enabled) and run again.",
 )
 
-RULES = {
-    rule.id: rule
-    for rule in (
-        IMMUTABLE_CONFLICT,
-        RELEASE_FAILED,
-        RESTORE_INCOMPLETE,
-        REFERRER_TAG_KEPT,
-        PRUNE_DELETE,
-        PRUNE_FAILED,
-    )
-}
+RULES: tuple[Rule, ...] = (
+    IMMUTABLE_CONFLICT,
+    RELEASE_FAILED,
+    RESTORE_INCOMPLETE,
+    REFERRER_TAG_KEPT,
+    PRUNE_DELETE,
+    PRUNE_FAILED,
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,8 +145,9 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     # JSON-serialisable stage result (matrix, digest, verdict, release record...).
     result: dict[str, Any] = field(default_factory=dict)
-    # Catalog entries for rules that may appear in `findings` (for SARIF and help links).
-    rules: dict[str, Rule] = field(default_factory=dict)
+    # Catalog entries for rules that may appear in `findings` (for SARIF and help links):
+    # `rules_by_id(RULES)` of the stage's catalog (gpuship.report.catalog).
+    rules: Mapping[str, Rule] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
     # Charts: drawn in the job summary (Mermaid), left out of the terminal view.
     charts: list[Chart] = field(default_factory=list)

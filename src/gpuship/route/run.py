@@ -16,6 +16,7 @@ from typing import Any
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
 from gpuship.report import Finding, Report, Severity
+from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, read_inventory
@@ -244,7 +245,7 @@ def _report(
         command=NAME,
         findings=findings,
         result=result,
-        rules={rule.id: rule for rule in rules.RULES},
+        rules=rules_by_id(rules.RULES),
         tables=route_tables(routing),
         outputs=route_outputs(routing, config, references),
         failed=any(f.severity is Severity.ERROR for f in findings),
@@ -274,7 +275,7 @@ def _kubernetes_only_report(
         command=NAME,
         findings=findings,
         result={"kubernetes": kubernetes, "images": [image.name for image in images]},
-        rules={rule.id: rule for rule in rules.RULES},
+        rules=rules_by_id(rules.RULES),
         failed=bool(nowhere),
         headline=f"Kubernetes node constraints for {len(images)} image(s)",
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 from gpuship.verify.audit import HostAudit
 from gpuship.verify.needs import ImageGpuNeeds
 from gpuship.verify.rules import RULES
@@ -75,7 +76,7 @@ def verdict_report(
             "image": needs.as_dict() if needs else None,
             "checks": [check_as_dict(c) for c in verdict.checks],
         },
-        rules=dict(RULES),
+        rules=rules_by_id(RULES),
         tables=[checks_table, gpu_table(audit), host_table(audit)],
         outputs={"verdict": status.value, "reason": verdict.reason},
         failed=status is Status.FAIL,

@@ -96,8 +96,9 @@ def test_rules_lists_every_stage_and_filters(
     code, out, _ = run_cli("rules", "--format", "json", cwd=tmp_path, monkeypatch=monkeypatch)
     rules = {r["id"]: r for r in json.loads(out)["result"]["rules"]}
     assert code == 0
-    stages = {"lint", "image", "build", "verify", "route", "probe", "release"}
+    stages = {"lint", "image", "build", "verify", "route", "probe", "release", "kb", "docs"}
     assert {r["stage"] for r in rules.values()} == stages
+    assert rules["GSK101"]["name"] == "cuda-require-unsatisfied"
     assert rules["GSL201"]["severity"] == "off" and rules["GSL201"]["default_severity"] != "off"
     assert rules["GSV203"]["severity"] == rules["GSV203"]["default_severity"]
     code, out, _ = run_cli(

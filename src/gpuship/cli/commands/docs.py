@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from gpuship.cli.context import Context
-from gpuship.report import Finding, Location, Report, Severity
+from gpuship.report import Finding, Location, Report
 
 NAME = "docs"
 HELP = "generate the action, rule and gpuship.yaml reference (or --check it), or the --image-map"
@@ -39,12 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
     from gpuship.docs.pages import generated_pages
+    from gpuship.docs.rules import RULES, STALE
+    from gpuship.report.catalog import rules_by_id
 
     if args.image_map:
         return _image_map(args, ctx)
     root = Path(args.root)
     pages = generated_pages(root)
-    report = Report(command=NAME)
+    report = Report(command=NAME, rules=rules_by_id(RULES))
     for path, text in pages.items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current == text:
@@ -52,12 +54,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         if args.check:
             report.add(
                 Finding(
-                    rule="docs-stale",
-                    severity=Severity.ERROR,
+                    rule=STALE.id,
+                    severity=STALE.severity,
                     message=f"{path} differs from what `gpuship docs` generates from the "
                     "action.yml files, the rule catalog and the config schema",
                     location=Location(str(path)),
-                    fix="run `gpuship docs` and commit the result",
+                    fix=STALE.fix,
                 )
             )
         else:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 from gpuship.verify import rules
 
 if TYPE_CHECKING:
@@ -161,11 +162,12 @@ def fleet_report(fleet: Fleet) -> Report:
         "runnable_on": {image: list(fleet.runnable_on(image)) for image in fleet.images},
     }
     ok = sum(1 for c in fleet.cells if c.verdict.status.value != "fail")
+    catalog = rules_by_id(rules.RULES)
     return Report(
         command=NAME,
         findings=findings,
         result=result,
-        rules={r: rules.RULES[r] for r in (rules.FLEET_UNPLACEABLE, rules.FLEET_EXCLUDE)},
+        rules={r: catalog[r] for r in (rules.FLEET_UNPLACEABLE, rules.FLEET_EXCLUDE)},
         tables=[grid, facts],
         outputs={
             "runnable-on": json.dumps(result["runnable_on"], separators=(",", ":")),

@@ -109,9 +109,10 @@ def _display(path: Path) -> str:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Lint every selected Dockerfile and return one report."""
-    from gpuship.lint import catalog
     from gpuship.lint.engine import lint_file, rule_policy
+    from gpuship.lint.rules import RULES
     from gpuship.lint.settings import LintSettings
+    from gpuship.report.catalog import rules_by_id
 
     # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
     settings = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if context_dir is not None and not context_dir.is_dir():
         raise InputError(f"--context {args.context}: not a directory")
     build_args = _build_args(args.build_arg)
-    report = Report(command=NAME, rules={rule.id: rule for rule in catalog.RULES})
+    report = Report(command=NAME, rules=rules_by_id(RULES))
     summaries = []
     suppressed = 0
     for path in files:
@@ -198,5 +199,5 @@ def _lint_image(
         limits=ctx.limits,
     )
     report.findings.extend(judgement.findings)
-    report.rules.update(judgement.rules)
+    report.rules = {**report.rules, **judgement.rules}
     return judgement.result

@@ -30,6 +30,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.matrix.targets import image_targets
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_reference
+    from gpuship.report.catalog import rules_by_id
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     check_matrix_size(project.images, project.limits)
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         current = {ref: client.resolve_digest(parse_reference(ref)) for ref in references}
     existing = read_lock(project.lock_path, project.limits)
     changes = lock_changes(existing.bases if existing else {}, current)
-    report = Report(command=NAME, rules=rules.RULES)
+    report = Report(command=NAME, rules=rules_by_id(rules.RULES))
     report.result = {"lock": str(project.lock_path), "bases": current}
     report.tables.append(
         Table(

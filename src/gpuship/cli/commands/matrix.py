@@ -55,6 +55,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
     from gpuship.matrix import rules
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
+    from gpuship.report.catalog import rules_by_id
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         # GitHub fails a job whose strategy.matrix has no combination at all.
         left_out = f" ({len(invalid)} invalid combinations left out)" if invalid else ""
         raise ConfigError(f"the matrix has no cells{left_out}; GitHub rejects an empty matrix")
-    report = Report(command=NAME, rules=rules.RULES)
+    report = Report(command=NAME, rules=rules_by_id(rules.RULES))
     for combo in invalid:
         report.add(
             Finding(

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
     from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
+    from gpuship.report.catalog import rules_by_id
 
     repo = parse_repository(args.repository)
     config = ctx.config.release
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             else:
                 deleter = registry_deleter(client, repo)
             apply_prune(client, repo, plan, deleter)
-    report = Report(command=NAME, rules=dict(RULES), subject=str(repo))
+    report = Report(command=NAME, rules=rules_by_id(RULES), subject=str(repo))
     verb = "deleted" if args.apply else "would delete"
     for target in plan.to_delete:
         if target.digest in plan.failed:

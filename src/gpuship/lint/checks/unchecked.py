@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gpuship.lint.analysis import Analysis
-from gpuship.lint.rules.base import Hit, at_instruction
+from gpuship.lint.checks.base import Hit, at_instruction
 from gpuship.lint.source import Span
 
 _FILE_START = Span(1, 1, 1, 1)

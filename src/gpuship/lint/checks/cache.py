@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import Hit, at_word, final_runs, removes, truthy
 from gpuship.lint.packages import PythonInstall
-from gpuship.lint.rules.base import Hit, at_word, final_runs, removes, truthy
 from gpuship.lint.shell import Command
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis
-from gpuship.lint.rules.base import Hit, at_instruction
+from gpuship.lint.checks.base import Hit, at_instruction
 from gpuship.lint.stages import expand_word
 
 

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuship.lint.analysis import Analysis, Run, container_path
-from gpuship.lint.context import ContextFile
-from gpuship.lint.rules.base import (
+from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_word,
@@ -17,6 +16,7 @@ from gpuship.lint.rules.base import (
     is_python,
     reachable_runs,
 )
+from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command
 from gpuship.lint.source import Instruction, Text
 from gpuship.lint.stages import Stage, expand_word

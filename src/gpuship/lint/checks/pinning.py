@@ -9,14 +9,7 @@ from collections.abc import Callable, Iterator
 
 from gpuship.errors import InputError
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.packages import (
-    PythonInstall,
-    Spec,
-    is_version_tag,
-    os_install,
-    os_package_pinned,
-)
-from gpuship.lint.rules.base import (
+from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_instruction,
@@ -24,6 +17,13 @@ from gpuship.lint.rules.base import (
     image_reference,
     image_token,
     reachable_runs,
+)
+from gpuship.lint.packages import (
+    PythonInstall,
+    Spec,
+    is_version_tag,
+    os_install,
+    os_package_pinned,
 )
 from gpuship.lint.shell import SHELLS, Command
 from gpuship.lint.source import Instruction, Span

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, image_token
+from gpuship.lint.checks.cudabase import base_cuda
 from gpuship.lint.packages import os_install, os_package_name
-from gpuship.lint.rules.base import Hit, at_instruction, at_word, final_runs, image_token
-from gpuship.lint.rules.cudabase import base_cuda
 from gpuship.lint.shell import Command
 
 _COMPILERS = (

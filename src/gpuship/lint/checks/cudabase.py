@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpuship.lint.rules.base import image_reference
+from gpuship.lint.checks.base import image_reference
 from gpuship.lint.stages import Stage
 
 _CUDA_TAG = re.compile(r"^(\d+\.\d+)(?:\.\d+)?-(.+)$")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.rules.base import Hit, at_instruction, at_word, reachable_runs
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, reachable_runs
 from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.source import Instruction
 from gpuship.lint.stages import Stage, env_pairs

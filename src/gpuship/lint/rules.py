@@ -1,4 +1,7 @@
-"""The Dockerfile rule catalog: stable ids, names, categories, default severities and docs.
+"""The lint stage's rule catalog: stable ids, names, categories, default severities and docs.
+
+The checks that report these rules live in `lint/checks/`; like every stage, lint declares
+`RULES` here and looks rules up with `gpuship.report.catalog`.
 
 Ids are `GSL` + three digits; the first digit is the category group (0 metadata, 1 pinning,
 2 weights, 3 cache, 4 toolchain, 5 cuda, 6 layer-order, 7 waste, 8 size, 9 security).
@@ -565,20 +568,3 @@ RULES: tuple[Rule, ...] = (
         security_severity=5.0,
     ),
 )
-
-BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
-BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
-
-
-def resolve(key: str) -> list[Rule]:
-    """Rules a config/pragma key names: an id, a name, a category or a hadolint code."""
-    upper = key.strip().upper()
-    if upper in BY_ID:
-        return [BY_ID[upper]]
-    lowered = key.strip().lower()
-    if lowered in BY_NAME:
-        return [BY_NAME[lowered]]
-    by_category = [rule for rule in RULES if rule.category == lowered]
-    if by_category:
-        return by_category
-    return [rule for rule in RULES if upper in rule.hadolint]
