@@ -1,5 +1,5 @@
 """Every command's rules in one list: for `gpuship rules`, the generated rule pages and the
-`rules:` overrides of gpuship.yaml.
+severity overrides of gpuship.yaml (`rules_overrides`).
 
 Each stage keeps its catalog next to its checks, in the same shape: `RULES: tuple[Rule, ...]`
 in its `rules.py`. This module only gathers them, so a rule id (GSL lint, GSI image, GSB
@@ -10,6 +10,7 @@ wherever it is used. A new stage adds its `rules` module to the imports and a `S
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuship.builder import rules as builder_rules
@@ -17,10 +18,12 @@ from gpuship.docs import rules as docs_rules
 from gpuship.image import rules as image_rules
 from gpuship.kb import rules as kb_rules
 from gpuship.lint import rules as lint_rules
+from gpuship.lint.settings import LintSettings
 from gpuship.matrix import rules as matrix_rules
 from gpuship.probe import rules as probe_rules
 from gpuship.release import rules as release_rules
-from gpuship.report import Rule
+from gpuship.report import Rule, Severity
+from gpuship.report.catalog import OverrideSource, resolve_overrides
 from gpuship.route import rules as route_rules
 from gpuship.verify import rules as verify_rules
 
@@ -62,3 +65,10 @@ class CatalogEntry:
 def all_rules() -> list[CatalogEntry]:
     """Every rule of every stage, in catalog order."""
     return [CatalogEntry(stage, rule) for stage in STAGES for rule in stage.rules]
+
+
+def rule_overrides(severity: Mapping[str, str], lint: LintSettings) -> dict[str, Severity | None]:
+    """The `Overrides` gpuship.yaml sets: `rules:` for any command's rules, then `lint:`
+    (enable, disable, severity) for Dockerfile rules, which keeps its meaning and wins."""
+    every = tuple(entry.rule for entry in all_rules())
+    return resolve_overrides((OverrideSource("rules", every, severity), lint.override_source()))

@@ -16,6 +16,7 @@ from gpuship.limits import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
     from gpuship.registry.client import RegistryClient
+    from gpuship.report.catalog import Overrides
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,16 @@ class Context:
         """Validate now if there is anything to validate, so a broken file stops every command
         before it runs, as it would if the config were read eagerly."""
         if self.has_config_input:
-            _ = self.config
+            _ = self.rule_overrides
+
+    @functools.cached_property
+    def rule_overrides(self) -> Overrides:
+        """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
+        if not self.has_config_input:
+            return {}
+        from gpuship.rules_catalog import rule_overrides
+
+        return rule_overrides(self.config.rules, self.config.lint.settings())
 
     @functools.cached_property
     def has_config_input(self) -> bool:

@@ -20,6 +20,7 @@ from gpuship.cli.context import Context
 from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
 
@@ -158,6 +159,8 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     )
     ctx.validate_config()
     report = command.run(args, ctx)
+    # The one place gpuship.yaml's rule severities reach findings, for every command.
+    apply_overrides(report, ctx.rule_overrides)
     fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
     exit_code = report.exit_code(fail_on)
     # What every rendering says (JSON `failed`, the `failed` step output, the summary's

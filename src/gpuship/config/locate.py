@@ -24,6 +24,7 @@ TOP_LEVEL_KEYS = frozenset(
     {
         "version",
         "fail-on",
+        "rules",
         "registries",
         "verify",
         "route",

@@ -39,7 +39,7 @@ from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
-from gpuship.report.catalog import resolve, rules_by_id
+from gpuship.report.catalog import Overrides, resolve, resolve_overrides, rules_by_id
 
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     unchecked.check,
@@ -118,32 +118,9 @@ def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
 
 
 def rule_policy(config: LintSettings) -> dict[str, Severity | None]:
-    """Each rule's effective severity (None: disabled) under the config."""
-    policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in RULES}
-    if config.enable:
-        enabled = {rule.id for key in config.enable for rule in resolve(RULES, key)}
-        policy = {k: (v if k in enabled else None) for k, v in policy.items()}
-    for key in config.disable:
-        for rule in resolve(RULES, key):
-            policy[rule.id] = None
-
-    # Least specific first, so an id beats a name beats a category.
-    def specificity(key: str) -> int:
-        found = resolve(RULES, key)
-        if found and found[0].id == key.strip().upper():
-            return 2
-        return 1 if found and found[0].name == key.strip().lower() else 0
-
-    for key in sorted(config.severity, key=specificity):
-        value = config.severity[key]
-        for rule in resolve(RULES, key):
-            policy[rule.id] = None if value == "off" else Severity(value)
-    for key in list(config.severity) + list(config.enable) + list(config.disable):
-        if not resolve(RULES, key):
-            raise InputError(
-                f"lint config: '{key}' names no rule, rule name or category (see `gpuship rules`)"
-            )
-    return policy
+    """The overrides the `lint:` section alone sets (rule id -> severity, None: off); the CLI
+    passes `rules_catalog.rule_overrides`, which adds the top-level `rules:` section."""
+    return resolve_overrides((config.override_source(),))
 
 
 @dataclass(frozen=True)
@@ -163,7 +140,7 @@ def lint_file(
     build_args: Mapping[str, str],
     target: str | None,
     config: LintSettings,
-    policy: Mapping[str, Severity | None],
+    policy: Overrides,
     platform: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> FileResult:
@@ -172,6 +149,8 @@ def lint_file(
     Without `target`, every target the file defines is linted (see `build_targets`) and the
     findings merged. `context_dir` None: the context is guessed from where the COPY sources
     are. `platform` ("linux/arm64") sets TARGETARCH & co. (default: this machine's).
+    `policy` holds the rule severities gpuship.yaml sets (`rule_overrides`); other rules keep
+    theirs.
     """
     try:
         parsed = read_dockerfile(path)
@@ -212,14 +191,12 @@ def lint_file(
             builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
         ]
     pragmas = parse_pragmas(parsed)
-    configured = {rule.id for key in config.severity for rule in resolve(RULES, key)}
     findings: list[Finding] = []
     silenced = 0
     seen: set[tuple[str, str, int, int]] = set()
     catalog = rules_by_id(RULES)
     for hit in hits:
-        severity = policy.get(hit.rule)
-        if severity is None:
+        if hit.rule in policy and policy[hit.rule] is None:
             continue
         if suppressed(hit, pragmas):
             silenced += 1
@@ -231,12 +208,12 @@ def lint_file(
         seen.add(key)
         rule = catalog[hit.rule]
         # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
-        # a severity configured for the rule wins over it.
-        chosen = severity if hit.rule in configured or hit.severity is None else hit.severity
+        # a configured override for the rule wins over it.
+        configured = policy.get(hit.rule)
         findings.append(
             Finding(
                 rule=hit.rule,
-                severity=chosen,
+                severity=configured or hit.severity or rule.severity,
                 message=hit.message,
                 location=Location(
                     file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column

@@ -17,6 +17,7 @@ IMMUTABLE_CONFLICT = Rule(
     fix="Publish a new version tag, or check that the right candidate digest was promoted.",
     bad_example="gpuship promote reg/app@sha256:new --tag 1.4.0   # 1.4.0 already released",
     good_example="gpuship promote reg/app@sha256:new --tag 1.4.1 --move stable",
+    configurable=False,
 )
 
 RELEASE_FAILED = Rule(
@@ -27,6 +28,7 @@ RELEASE_FAILED = Rule(
     summary="A tag or record write failed part-way; tags written before were put back.",
     rationale="Promotion is all-or-nothing: a half-moved release is worse than none.",
     fix="Fix the registry problem named in the message and run the same command again.",
+    configurable=False,
 )
 
 RESTORE_INCOMPLETE = Rule(
@@ -37,6 +39,7 @@ RESTORE_INCOMPLETE = Rule(
     summary="After a failed release a tag could not be put back to its previous digest.",
     rationale="The registry failed during the restore too; the tag points at the promoted digest.",
     fix="Run the rollback command shown for the tag once the registry answers again.",
+    configurable=False,
 )
 
 REFERRER_TAG_KEPT = Rule(
@@ -71,6 +74,7 @@ PRUNE_FAILED = Rule(
     summary="Deleting a selected digest failed.",
     rationale="The registry refused or failed; the digest and its tags are still there.",
     fix="Check delete permissions (registry:2 needs storage.delete.enabled) and run again.",
+    configurable=False,
 )
 
 RULES: tuple[Rule, ...] = (

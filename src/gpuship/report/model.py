@@ -64,6 +64,9 @@ class Rule:
     # SARIF `security-severity` (0.0-10.0); GitHub shows it for security-relevant rules only.
     security_severity: float | None = None
     hadolint: tuple[str, ...] = ()
+    # False for a rule that reports what happened (a refused push, a failed write) rather
+    # than a judgement: no `rules:` override in gpuship.yaml can make it less than it is.
+    configurable: bool = True
 
     @property
     def help_uri(self) -> str:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
 from gpuship.cli.commands.fleet import fleet_report
+from gpuship.cli.main import main
 from gpuship.errors import InputError
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.fleet import build_fleet, needs_from_matrix
@@ -126,3 +130,30 @@ def test_audit_directories_are_searched_recursively(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no audit"):
         audit_paths([str(tmp_path / "empty")])
+
+
+def test_rules_config_lowers_the_fleet_verdict(tmp_path: Path) -> None:
+    # gpuship fleet through the CLI: an image only Hopper can run, on a fleet without one.
+    paths = []
+    for number, runner in enumerate(FLEET[:3]):
+        path = tmp_path / f"audit{number}.json"
+        path.write_text(runner.model_dump_json())
+        paths.append(str(path))
+    matrix = tmp_path / "matrix.json"
+    matrix.write_text(json.dumps({"include": [{"id": "h", "cuda": "12.4", "arch_list": ["9.0"]}]}))
+    config = tmp_path / "gpuship.yaml"
+
+    def fleet(rules: str) -> tuple[int, dict[str, Any]]:
+        config.write_text(rules or "version: 1\n")
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--config", str(config), "fleet", *paths, "--matrix", str(matrix)]
+        code = main([*argv, "--format", "json"], {}, out, err)
+        return code, json.loads(out.getvalue())
+
+    code, document = fleet("")
+    assert code == 1 and document["failed"] is True
+    assert {f["rule"]: f["severity"] for f in document["findings"]} == {"GSV401": "error"}
+    code, document = fleet("rules: {verify-fleet-unplaceable: warning}\n")
+    assert code == 0 and document["failed"] is False
+    assert {f["rule"]: f["severity"] for f in document["findings"]} == {"GSV401": "warning"}
+    assert document["result"]["unrunnable_images"] == ["h"]  # what it found stays

@@ -109,14 +109,14 @@ def _display(path: Path) -> str:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Lint every selected Dockerfile and return one report."""
-    from gpuship.lint.engine import lint_file, rule_policy
+    from gpuship.lint.engine import lint_file
     from gpuship.lint.rules import RULES
     from gpuship.lint.settings import LintSettings
-    from gpuship.report.catalog import rules_by_id
+    from gpuship.report.catalog import apply_overrides, rules_by_id
 
     # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
     settings = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
-    policy = rule_policy(settings)
+    policy = ctx.rule_overrides
     files: list[Path] = []
     # With only --image, no Dockerfile is searched for.
     for raw in args.paths or ([] if args.image else ["."]):
@@ -154,6 +154,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         summaries.append(result.summary)
         suppressed += result.suppressed
     images = [_lint_image(ref, args, ctx, files, report) for ref in args.image]
+    # The image stage's findings get the configured severities before they are counted.
+    apply_overrides(report, policy)
     counts = report.counts()
     report.result = {"files": summaries, "suppressed": suppressed, "counts": counts}
     if images:

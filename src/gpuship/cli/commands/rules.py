@@ -21,10 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
-    """The catalog as a table and as JSON; lint rules show the severity gpuship.yaml sets."""
-    from gpuship.lint.engine import rule_policy
-
-    lint_policy = rule_policy(ctx.config.lint.settings())
+    """The catalog as a table and as JSON, with the severity gpuship.yaml sets for each."""
+    overrides = ctx.rule_overrides
     entries = [
         entry
         for entry in all_rules()
@@ -33,9 +31,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     ]
 
     def effective(rule_id: str, default: str) -> str:
-        if rule_id not in lint_policy:
+        if rule_id not in overrides:
             return default
-        severity = lint_policy[rule_id]
+        severity = overrides[rule_id]
         return severity.value if severity else "off"
 
     rows = [
