@@ -22,8 +22,8 @@ from gpuship.lint.settings import LintSettings
 from gpuship.matrix import rules as matrix_rules
 from gpuship.probe import rules as probe_rules
 from gpuship.release import rules as release_rules
-from gpuship.report import Rule, Severity
-from gpuship.report.catalog import OverrideSource, resolve_overrides
+from gpuship.report import CATEGORIES, Report, Rule, Severity, Table
+from gpuship.report.catalog import Overrides, OverrideSource, resolve_overrides
 from gpuship.route import rules as route_rules
 from gpuship.verify import rules as verify_rules
 
@@ -72,3 +72,69 @@ def rule_overrides(severity: Mapping[str, str], lint: LintSettings) -> dict[str,
     (enable, disable, severity) for Dockerfile rules, which keeps its meaning and wins."""
     every = tuple(entry.rule for entry in all_rules())
     return resolve_overrides((OverrideSource("rules", every, severity), lint.override_source()))
+
+
+@dataclass(frozen=True)
+class RuleRow:
+    """One rule as `gpuship rules` lists it; `severity` is what gpuship.yaml makes of it."""
+
+    id: str
+    name: str
+    stage: str
+    category: str
+    default_severity: str
+    severity: str  # error | warning | note | off
+    summary: str
+    hadolint: tuple[str, ...]
+    help_uri: str
+
+
+@dataclass(frozen=True)
+class RulesResult:
+    """The categories rules are grouped by, and the rules listed."""
+
+    categories: tuple[str, ...]
+    rules: tuple[RuleRow, ...]
+
+
+def rules_report(
+    command: str, stage: str | None, category: str | None, overrides: Overrides
+) -> Report:
+    """The catalog (of one stage, one category) with the severity `overrides` give each rule."""
+    entries = [
+        entry
+        for entry in all_rules()
+        if stage in (None, entry.stage.name) and category in (None, entry.rule.category)
+    ]
+    rows = tuple(_row(entry, overrides) for entry in entries)
+    table = Table(
+        title="gpuship rules",
+        headers=("id", "name", "stage", "category", "severity", "hadolint"),
+        rows=tuple(
+            (row.id, row.name, row.stage, row.category, row.severity, ",".join(row.hadolint))
+            for row in rows
+        ),
+    )
+    return Report(
+        command=command,
+        result=RulesResult(CATEGORIES, rows),
+        rules={entry.rule.id: entry.rule for entry in entries},
+        tables=[table],
+        headline=f"{len(rows)} rules",
+    )
+
+
+def _row(entry: CatalogEntry, overrides: Overrides) -> RuleRow:
+    rule = entry.rule
+    severity = overrides.get(rule.id, rule.severity)
+    return RuleRow(
+        id=rule.id,
+        name=rule.name,
+        stage=entry.stage.name,
+        category=rule.category,
+        default_severity=rule.severity.value,
+        severity=severity.value if severity else "off",
+        summary=rule.summary,
+        hadolint=rule.hadolint,
+        help_uri=rule.help_uri,
+    )

@@ -1,7 +1,23 @@
 """The one place subcommands are registered.
 
-Each module listed here defines `NAME`, `HELP`, `add_arguments(parser)` and
-`run(args, ctx) -> Report`; heavy imports stay inside `run` so `gpuship --help` is fast.
+Each module listed here defines `NAME`, `HELP`, `add_arguments(parser)`,
+`run(args, ctx) -> Report` and `result_type()`, the type of its `Report.result` (from which
+`gpuship schema --result NAME` publishes the JSON Schema of its `--format json` document).
+Heavy imports stay inside `run` and `result_type` so `gpuship --help` is fast. A command module
+reads like this (see `cli/commands/lock.py`):
+
+    NAME = "lock"
+    HELP = "resolve base image tags to digests into gpuship.lock (--check: fail when stale)"
+
+    def add_arguments(parser): ...          # argparse only
+
+    def run(args, ctx) -> Report:           # one call into a stage, with plain values
+        from gpuship.matrix.lock import lock_bases
+        return lock_bases(NAME, load_project(...), check=args.check, ...)
+
+    def result_type() -> object:
+        from gpuship.matrix.result import LockResult
+        return LockResult
 """
 
 from __future__ import annotations
@@ -47,7 +63,21 @@ class Command(Protocol):
 
     def run(self, args: argparse.Namespace, ctx: Context) -> Report: ...
 
+    def result_type(self) -> object: ...
+
 
 def load_commands() -> list[Command]:
     """Import every registered command module, in registration order."""
     return [cast(Command, importlib.import_module(name)) for name in COMMAND_MODULES]
+
+
+def command_names() -> tuple[str, ...]:
+    """Every command's name, without importing the command modules."""
+    return tuple(module.rsplit(".", 1)[-1] for module in COMMAND_MODULES)
+
+
+def load_command(name: str) -> Command:
+    """The module of one command (its module is named after it)."""
+    if name not in command_names():
+        raise KeyError(name)
+    return cast(Command, importlib.import_module(f"gpuship.cli.commands.{name}"))

@@ -10,8 +10,8 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from gpuship.image import result as R
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
@@ -59,7 +59,7 @@ class Judgement:
 
     findings: list[Finding]
     rules: Mapping[str, Rule]
-    result: dict[str, Any]
+    result: R.ImageResult
     tables: list[Table]
     headline: str
 
@@ -212,18 +212,28 @@ def _cuda_findings(
     return requirement, coverages
 
 
-def _sets(analysis: ImageAnalysis) -> dict[str, list[str]]:
+def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
     libraries = analysis.gpu_libraries
     sass_union = sorted({arch for lib in libraries for arch in lib.sass}, key=_arch_number)
     ptx_union = sorted({arch for lib in libraries for arch in lib.ptx}, key=_arch_number)
     common = set(libraries[0].sass) if libraries else set()
     for library in libraries[1:]:
         common &= set(library.sass)
-    return {
-        "sass": sass_union,
-        "ptx": ptx_union,
-        "sass_in_every_library": sorted(common, key=_arch_number),
-    }
+    return R.Gpu(
+        sass=tuple(sass_union),
+        ptx=tuple(ptx_union),
+        sass_in_every_library=tuple(sorted(common, key=_arch_number)),
+        libraries=tuple(
+            R.GpuLibrary("/" + lib.path, lib.layer, lib.size, tuple(lib.sass), tuple(lib.ptx))
+            for lib in libraries
+        ),
+        targets=tuple(
+            R.TargetCoverage(
+                c.target, tuple("/" + p for p in c.missing), tuple("/" + p for p in c.ptx_only)
+            )
+            for c in coverages
+        ),
+    )
 
 
 def _arch_number(name: str) -> int:
@@ -231,17 +241,43 @@ def _arch_number(name: str) -> int:
     return int(digits) if digits else 0
 
 
-def _groups(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": g.kind,
-            "size": g.size,
-            "files": g.files,
-            "layers": list(g.layers),
-            "examples": ["/" + e for e in g.examples],
-        }
+def _groups(groups: Sequence[Group]) -> tuple[R.FileGroup, ...]:
+    return tuple(
+        R.FileGroup(g.kind, g.size, g.files, tuple(g.layers), tuple("/" + e for e in g.examples))
         for g in groups
-    ]
+    )
+
+
+def _layers(analysis: ImageAnalysis, dockerfile: DockerfileLines | None) -> tuple[R.Layer, ...]:
+    return tuple(
+        R.Layer(
+            index=layer.index,
+            digest=layer.digest,
+            diff_id=layer.diff_id,
+            compression=layer.compression,
+            compressed_size=layer.compressed_size,
+            uncompressed_size=layer.content_size,
+            tar_size=layer.uncompressed_size,
+            files=layer.files,
+            created_by=layer.created_by,
+            dockerfile_line=dockerfile.location(layer.index).line if dockerfile else None,
+            top_dirs=tuple(R.PathSize(path, size) for path, size in layer.top_dirs),
+            top_files=tuple(R.PathSize(path, size) for path, size in layer.top_files),
+        )
+        for layer in analysis.layers
+    )
+
+
+def _cuda(analysis: ImageAnalysis, requirement: CudaRequirement) -> R.Cuda:
+    deciding = requirement.deciding
+    return R.Cuda(
+        effective=requirement.effective,
+        min_driver=requirement.min_driver,
+        deciding=R.CudaSource(deciding.source, deciding.path) if deciding else None,
+        evidence=tuple(R.CudaEvidence(e.source, e.version, e.path) for e in analysis.cuda_evidence),
+        claims=tuple(R.CudaClaim(c.source, c.value) for c in requirement.claims),
+        has_cuda_compat=analysis.has_cuda_compat,
+    )
 
 
 def _result(
@@ -249,129 +285,69 @@ def _result(
     requirement: CudaRequirement,
     coverages: Sequence[TargetCoverage],
     dockerfile: DockerfileLines | None,
-) -> dict[str, Any]:
+) -> R.ImageResult:
     image, dive = analysis.image, analysis.dive
     hidden = sorted(analysis.hidden, key=lambda h: (-h.size, h.path))
-    return {
-        "image": {
-            "reference": image.reference,
-            "source": image.source,
-            "manifest_digest": image.manifest_digest,
-            "config_digest": image.config_digest,
-            "platform": image.platform,
-            "platforms": list(image.platforms),
-        },
-        "size": {
-            "compressed": analysis.compressed_size,
-            "uncompressed": analysis.content_size,
-            "visible": analysis.filesystem.visible_bytes,
-            "layers": len(analysis.layers),
-        },
-        "layers": [
-            {
-                "index": layer.index,
-                "digest": layer.digest,
-                "diff_id": layer.diff_id,
-                "compression": layer.compression,
-                "compressed_size": layer.compressed_size,
-                "uncompressed_size": layer.content_size,
-                "tar_size": layer.uncompressed_size,
-                "files": layer.files,
-                "created_by": layer.created_by,
-                "dockerfile_line": dockerfile.location(layer.index).line if dockerfile else None,
-                "top_dirs": [{"path": path, "size": size} for path, size in layer.top_dirs],
-                "top_files": [{"path": path, "size": size} for path, size in layer.top_files],
-            }
-            for layer in analysis.layers
-        ],
-        "dive": {
-            "efficiency": dive.efficiency,
-            "wasted_bytes": dive.wasted_bytes,
-            "user_size_bytes": dive.user_size_bytes,
-            "user_wasted_percent": dive.user_wasted_percent,
-            "size_bytes": dive.size_bytes,
-            "inefficient_files": [
-                {"path": i.path, "count": i.count, "size": i.cumulative_size}
+    return R.ImageResult(
+        image=R.ImageIdentity(
+            reference=image.reference,
+            source=image.source,
+            manifest_digest=image.manifest_digest,
+            config_digest=image.config_digest,
+            platform=image.platform,
+            platforms=tuple(image.platforms),
+        ),
+        size=R.Sizes(
+            compressed=analysis.compressed_size,
+            uncompressed=analysis.content_size,
+            visible=analysis.filesystem.visible_bytes,
+            layers=len(analysis.layers),
+        ),
+        layers=_layers(analysis, dockerfile),
+        dive=R.Dive(
+            efficiency=dive.efficiency,
+            wasted_bytes=dive.wasted_bytes,
+            user_size_bytes=dive.user_size_bytes,
+            user_wasted_percent=dive.user_wasted_percent,
+            size_bytes=dive.size_bytes,
+            inefficient_files=tuple(
+                R.InefficientFile(i.path, i.count, i.cumulative_size)
                 for i in dive.inefficiencies[:_LISTED]
-            ],
-        },
-        "waste": {
-            "corrected_wasted_bytes": analysis.filesystem.hidden_bytes,
-            "hidden_files": len(hidden),
-            "largest_hidden": [
-                {
-                    "path": "/" + h.path,
-                    "size": h.size,
-                    "added_in": h.added_in,
-                    "hidden_in": h.hidden_in,
-                    "how": h.how,
-                }
-                for h in hidden[:_LISTED]
-            ],
-        },
-        "weights": [
-            {"path": "/" + w.path, "format": w.format, "size": w.size, "layer": w.layer}
-            for w in analysis.weights
-        ],
-        "hub_caches": _groups(analysis.hub_caches),
-        "package_caches": _groups(analysis.package_caches),
-        "toolchains": _groups(analysis.toolchains),
-        "duplicate_cuda_libraries": [
-            {
-                "library": d.library,
-                "system_size": d.system_size,
-                "wheel_size": d.wheel_size,
-                "system_paths": ["/" + p for p in d.system_paths],
-                "wheel_paths": ["/" + p for p in d.wheel_paths],
-            }
-            for d in analysis.duplicate_cuda
-        ],
-        "cuda": {
-            "effective": requirement.effective,
-            "min_driver": requirement.min_driver,
-            "deciding": (
-                {"source": requirement.deciding.source, "path": requirement.deciding.path}
-                if requirement.deciding
-                else None
             ),
-            "evidence": [
-                {"source": e.source, "version": e.version, "path": e.path}
-                for e in analysis.cuda_evidence
-            ],
-            "claims": [{"source": c.source, "value": c.value} for c in requirement.claims],
-            "has_cuda_compat": analysis.has_cuda_compat,
-        },
-        "gpu": {
-            **_sets(analysis),
-            "libraries": [
-                {
-                    "path": "/" + lib.path,
-                    "layer": lib.layer,
-                    "size": lib.size,
-                    "sass": list(lib.sass),
-                    "ptx": list(lib.ptx),
-                }
-                for lib in analysis.gpu_libraries
-            ],
-            "targets": [
-                {
-                    "target": c.target,
-                    "missing": ["/" + p for p in c.missing],
-                    "ptx_only": ["/" + p for p in c.ptx_only],
-                }
-                for c in coverages
-            ],
-        },
-        "env": dict(sorted(image.config.env.items())),
-        "labels": dict(sorted(image.config.labels.items())),
-        "problems": [
-            {"layer": layer, "kind": p.kind, "path": p.path, "message": p.message}
-            for layer, p in analysis.problems
-        ],
-    }
+        ),
+        waste=R.Waste(
+            corrected_wasted_bytes=analysis.filesystem.hidden_bytes,
+            hidden_files=len(hidden),
+            largest_hidden=tuple(
+                R.HiddenFile("/" + h.path, h.size, h.added_in, h.hidden_in, h.how)
+                for h in hidden[:_LISTED]
+            ),
+        ),
+        weights=tuple(R.Weights("/" + w.path, w.format, w.size, w.layer) for w in analysis.weights),
+        hub_caches=_groups(analysis.hub_caches),
+        package_caches=_groups(analysis.package_caches),
+        toolchains=_groups(analysis.toolchains),
+        duplicate_cuda_libraries=tuple(
+            R.DuplicateCuda(
+                d.library,
+                d.system_size,
+                d.wheel_size,
+                tuple("/" + p for p in d.system_paths),
+                tuple("/" + p for p in d.wheel_paths),
+            )
+            for d in analysis.duplicate_cuda
+        ),
+        cuda=_cuda(analysis, requirement),
+        gpu=_gpu(analysis, coverages),
+        env=dict(sorted(image.config.env.items())),
+        labels=dict(sorted(image.config.labels.items())),
+        problems=tuple(
+            R.Problem(layer, p.kind, p.path, p.message) for layer, p in analysis.problems
+        ),
+    )
 
 
-def _tables(analysis: ImageAnalysis, result: Mapping[str, Any]) -> list[Table]:
+def _tables(analysis: ImageAnalysis, result: R.ImageResult) -> list[Table]:
     layer_rows = tuple(
         (
             str(layer.index),
@@ -411,18 +387,18 @@ def _tables(analysis: ImageAnalysis, result: Mapping[str, Any]) -> list[Table]:
                 ),
             )
         )
-    dive = result["dive"]
-    percent = dive["user_wasted_percent"]
+    dive = result.dive
+    percent = dive.user_wasted_percent
     tables.append(
         Table(
             "Efficiency (dive figures)",
             ("efficiency", "wasted bytes (dive)", "user wasted", "corrected waste"),
             (
                 (
-                    f"{dive['efficiency']:.4f}",
-                    human(dive["wasted_bytes"]),
+                    f"{dive.efficiency:.4f}",
+                    human(dive.wasted_bytes),
                     "n/a" if percent is None else f"{percent:.2%}",
-                    human(result["waste"]["corrected_wasted_bytes"]),
+                    human(result.waste.corrected_wasted_bytes),
                 ),
             ),
         )

@@ -7,9 +7,9 @@ returns the Report the command renders; `cli/commands/kb.py` only parses argumen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gpuship.cuda.require import HostFacts
+from gpuship.kb import result as R
 from gpuship.kb.rules import RULES, UNKNOWN_RELEASE, UNSATISFIED
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
@@ -27,38 +27,31 @@ def driver_for(cuda_text: str) -> Report:
     cuda = Version.parse(cuda_text, "CUDA version")
     floor = minor_compat_floor(cuda)
     report = Report(command=COMMAND, rules=rules_by_id(RULES))
-    result: dict[str, Any] = {
-        "cuda": str(cuda),
-        "minor_compat_floor": str(floor) if floor else None,
-        "minor_compat_caveats": [c.text for c in knowledge_base().minor_compat.caveats],
-    }
+    label = min_driver = source = None
     try:
         release = toolkit_release(cuda)
     except UnknownVersion as exc:
-        result.update({"release": None, "min_driver": None, "source": None})
         report.add(Finding(UNKNOWN_RELEASE.id, Severity.WARNING, str(exc), fix=UNKNOWN_RELEASE.fix))
         report.headline = f"CUDA {cuda}: minimum driver unknown"
     else:
-        result.update(
-            {
-                "release": release.label,
-                "min_driver": str(release.min_driver),
-                "source": release.source,
-            }
-        )
+        label, min_driver, source = release.label, str(release.min_driver), release.source
         report.headline = f"CUDA {cuda} ({release.label}): driver >= {release.min_driver}"
+    report.result = R.DriverFor(
+        cuda=str(cuda),
+        minor_compat_floor=str(floor) if floor else None,
+        minor_compat_caveats=tuple(c.text for c in knowledge_base().minor_compat.caveats),
+        release=label,
+        min_driver=min_driver,
+        source=source,
+    )
     floor_text = str(floor) if floor else "none (no minor version compatibility)"
-    report.result = result
-    report.outputs = {
-        "min-driver": result["min_driver"] or "",
-        "minor-compat-floor": str(floor or ""),
-    }
+    report.outputs = {"min-driver": min_driver or "", "minor-compat-floor": str(floor or "")}
     report.tables.append(
         Table(
             f"CUDA {cuda}",
             ("requirement", "driver"),
             (
-                ("full support (toolkit table)", result["min_driver"] or "unknown"),
+                ("full support (toolkit table)", min_driver or "unknown"),
                 (f"minor version compatibility ({cuda.major}.x)", floor_text),
             ),
         )
@@ -71,18 +64,18 @@ def torch(version: str) -> Report:
     from gpuship.cuda.torch import torch_release
 
     release = torch_release(version)
-    variants: list[dict[str, str | None]] = [
-        {
-            "name": v.name,
-            "cuda": str(v.cuda),
-            "channel": v.channel,
-            "arch_list": v.arch_list_text,
-            "index_url": v.index_url,
-            "cuda_runtime_wheel": v.cuda_runtime_wheel,
-            "source": v.source,
-        }
+    variants = tuple(
+        R.TorchVariant(
+            name=v.name,
+            cuda=str(v.cuda),
+            channel=v.channel,
+            arch_list=v.arch_list_text,
+            index_url=v.index_url,
+            cuda_runtime_wheel=v.cuda_runtime_wheel,
+            source=v.source,
+        )
         for v in release.variants
-    ]
+    )
     rows = tuple(
         (
             v.name + (" (pip default)" if v.name == release.pypi_default else ""),
@@ -96,14 +89,14 @@ def torch(version: str) -> Report:
     default = release.pypi_default or "unknown"
     return Report(
         command=COMMAND,
-        result={
-            "torch": str(release.version),
-            "pypi_default": release.pypi_default,
-            "pypi_default_source": release.pypi_default_source,
-            "complete": release.complete,
-            "variants": variants,
-            "source": release.source,
-        },
+        result=R.TorchRelease(
+            torch=str(release.version),
+            pypi_default=release.pypi_default,
+            pypi_default_source=release.pypi_default_source,
+            complete=release.complete,
+            variants=variants,
+            source=release.source,
+        ),
         tables=[
             Table(
                 f"torch {release.version}",
@@ -128,14 +121,14 @@ def gpu(name: str) -> Report:
     cc = model.compute_capability
     return Report(
         command=COMMAND,
-        result={
-            "name": name,
-            "model": model.name,
-            "compute_capability": str(cc),
-            "sm": cc.sm,
-            "segment": model.segment,
-            "source": model.source,
-        },
+        result=R.GpuModel(
+            name=name,
+            model=model.name,
+            compute_capability=str(cc),
+            sm=cc.sm,
+            segment=model.segment,
+            source=model.source,
+        ),
         tables=[
             Table(
                 "GPU",
@@ -178,13 +171,13 @@ def show() -> Report:
         )
     return Report(
         command=COMMAND,
-        result={
-            "schema_version": kb.schema_version,
-            "updated": kb.updated,
-            "cuda_releases": [r[0] for r in cuda_rows],
-            "torch_releases": [r[0] for r in torch_rows],
-            "gpus": [g.name for g in kb.gpus],
-        },
+        result=R.KnowledgeBase(
+            schema_version=kb.schema_version,
+            updated=kb.updated,
+            cuda_releases=tuple(r[0] for r in cuda_rows),
+            torch_releases=tuple(r[0] for r in torch_rows),
+            gpus=tuple(g.name for g in kb.gpus),
+        ),
         tables=[
             Table(
                 "CUDA releases",
@@ -204,24 +197,29 @@ def check_require(env: Mapping[str, str], host: HostFacts) -> Report:
     from gpuship.cuda.require import evaluate_requirements
 
     outcome = evaluate_requirements(env, host)
-    result: dict[str, Any] = {
-        "satisfied": outcome.satisfied,
-        "disabled": outcome.disabled,
-        "requirements": [
-            {"variable": r.variable, "expression": r.expression} for r in outcome.requirements
-        ],
-        "host": {
-            "driver": host.driver,
-            "cuda": host.cuda,
-            "gpus": [{"brand": g.brand, "arch": g.arch} for g in host.gpus],
-        },
-        "failure": None,
-    }
-    report = Report(command=COMMAND, result=result, rules=rules_by_id(RULES))
+    failure = outcome.failure
+    report = Report(command=COMMAND, rules=rules_by_id(RULES))
+    report.result = R.RequireCheck(
+        satisfied=outcome.satisfied,
+        disabled=outcome.disabled,
+        requirements=tuple(R.Requirement(r.variable, r.expression) for r in outcome.requirements),
+        host=R.Host(host.driver, host.cuda, tuple(R.HostGpu(g.brand, g.arch) for g in host.gpus)),
+        failure=None
+        if failure is None
+        else R.Failure(
+            variable=failure.requirement.variable,
+            expression=failure.requirement.expression,
+            gpu_index=failure.gpu_index,
+            condition=failure.condition,
+            message=failure.message,
+            failed_factors=tuple(
+                R.FailedFactor(f.factor, f.actual) for f in failure.failed_factors
+            ),
+        ),
+    )
     rows = tuple((r.variable, r.expression) for r in outcome.requirements)
     report.tables.append(Table("requirements", ("variable", "expression"), rows))
     report.outputs = {"satisfied": "true" if outcome.satisfied else "false"}
-    failure = outcome.failure
     if failure is None:
         report.headline = (
             "requirements disabled by NVIDIA_DISABLE_REQUIRE"
@@ -231,16 +229,6 @@ def check_require(env: Mapping[str, str], host: HostFacts) -> Report:
         return report
     failing = "; ".join(f"{f.factor} (host: {f.actual})" for f in failure.failed_factors)
     where = f" on GPU {failure.gpu_index}" if failure.gpu_index is not None else ""
-    result["failure"] = {
-        "variable": failure.requirement.variable,
-        "expression": failure.requirement.expression,
-        "gpu_index": failure.gpu_index,
-        "condition": failure.condition,
-        "message": failure.message,
-        "failed_factors": [
-            {"factor": f.factor, "actual": f.actual} for f in failure.failed_factors
-        ],
-    }
     report.failed = True
     report.outputs["message"] = failure.message
     report.headline = f"unsatisfied: {failure.requirement.variable}{where}"

@@ -16,7 +16,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
@@ -34,6 +33,7 @@ from gpuship.lint.checks import (
 )
 from gpuship.lint.checks.base import Hit
 from gpuship.lint.context import BuildContext, guess_context
+from gpuship.lint.result import FileSummary, StageSummary
 from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
@@ -129,7 +129,7 @@ class FileResult:
 
     findings: tuple[Finding, ...]
     suppressed: int
-    summary: dict[str, Any]
+    summary: FileSummary
 
 
 def lint_file(
@@ -166,12 +166,9 @@ def lint_file(
         )
         for problem in parsed.problems
     ]
-    summary: dict[str, Any] = {
-        "file": display,
-        "context": str(context_dir or path.parent),
-        "stages": [],
-        "targets": [],
-    }
+    context_text = str(context_dir or path.parent)
+    stages: tuple[StageSummary, ...] = ()
+    targets: tuple[str, ...] = ()
     if parsed.instructions and not hits:
         try:
             builds = build_targets(parsed, build_args, target, platform, limits)
@@ -179,17 +176,17 @@ def lint_file(
             raise InputError(f"{display}: {exc}") from None
         if context_dir is None:
             context_dir = guess_context(path, _literal_sources(parsed))
-        summary["context"] = str(context_dir)
+        context_text = str(context_dir)
         context = BuildContext(context_dir, path, limits)
         analysis = Analysis(display, parsed, builds[0], context, config)
         for build in builds:
             analysis = analysis.for_target(build)
             for check in CHECKS:
                 hits.extend(check(analysis))
-        summary["stages"] = _stage_summary(builds)
-        summary["targets"] = [
+        stages = _stage_summary(builds)
+        targets = tuple(
             builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
-        ]
+        )
     pragmas = parse_pragmas(parsed)
     findings: list[Finding] = []
     silenced = 0
@@ -229,25 +226,24 @@ def lint_file(
             f.rule,
         )
     )
-    summary["findings"] = len(findings)
-    summary["suppressed"] = silenced
+    summary = FileSummary(display, context_text, stages, targets, len(findings), silenced)
     return FileResult(tuple(findings), silenced, summary)
 
 
-def _stage_summary(builds: tuple[Build, ...]) -> list[dict[str, Any]]:
+def _stage_summary(builds: tuple[Build, ...]) -> tuple[StageSummary, ...]:
     """Each stage, whether it is in a linted target's image and whether any target builds it."""
     final = {i for b in builds for i in b.final_chain}
     built = {i for b in builds for i in b.reachable}
-    return [
-        {
-            "index": s.index,
-            "name": s.name,
-            "base": s.base,
-            "in_final_image": s.index in final,
-            "built": s.index in built,
-        }
+    return tuple(
+        StageSummary(
+            index=s.index,
+            name=s.name,
+            base=s.base,
+            in_final_image=s.index in final,
+            built=s.index in built,
+        )
         for s in builds[0].stages
-    ]
+    )
 
 
 def _literal_sources(parsed: ParsedDockerfile) -> list[str]:

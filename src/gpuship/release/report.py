@@ -6,10 +6,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from gpuship.release.plan_report import add_referrers, referrers_json
+from gpuship.release.plan_report import add_referrers, referrer_results
 from gpuship.release.policy import TagAction
 from gpuship.release.promote import ReleaseOutcome
 from gpuship.release.record import render_instructions, rollback_commands
+from gpuship.release.result import CopyResult, ReleaseResult
 from gpuship.release.rules import (
     IMMUTABLE_CONFLICT,
     RELEASE_FAILED,
@@ -102,22 +103,20 @@ def release_report(
         )
     report.failed = not outcome.succeeded
     changed = [s.tag for s in outcome.steps if s.writes]
-    report.result = {
-        "record": record.model_dump(mode="json", by_alias=True),
-        "stored": outcome.record_digest is not None,
-        "record_digest": outcome.record_digest,
-        "written": outcome.written,
-        "restored": outcome.restored,
-        "unrestored": outcome.unrestored,
-        "error": outcome.error,
-    }
-    report.result["referrers"] = referrers_json(outcome.referrers)
-    if outcome.copy is not None:
-        report.result["copy"] = {
-            "blobs": outcome.copy.blobs,
-            "manifests_written": outcome.copy.manifests_written,
-            "bytes_copied": outcome.copy.bytes_copied,
-        }
+    copy = outcome.copy
+    report.result = ReleaseResult(
+        record=record,
+        stored=outcome.record_digest is not None,
+        record_digest=outcome.record_digest,
+        written=tuple(outcome.written),
+        restored=tuple(outcome.restored),
+        unrestored=dict(outcome.unrestored),
+        error=outcome.error,
+        referrers=referrer_results(outcome.referrers),
+        copy=CopyResult(dict(copy.blobs), copy.manifests_written, copy.bytes_copied)
+        if copy is not None
+        else None,
+    )
     report.outputs = {
         "digest": record.digest,
         "release-id": record.id if outcome.record_digest else "",

@@ -11,9 +11,14 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuship.errors import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from gpuship.report.result import JsonModel
 
 
 class Severity(str, enum.Enum):
@@ -146,8 +151,9 @@ class Report:
 
     command: str
     findings: list[Finding] = field(default_factory=list)
-    # JSON-serialisable stage result (matrix, digest, verdict, release record...).
-    result: dict[str, Any] = field(default_factory=dict)
+    # The command's typed result (a frozen dataclass of its stage: the matrix, the digest,
+    # the verdict, the release record...), the `result` of --format json; see report/result.py.
+    result: DataclassInstance | JsonModel | None = None
     # Catalog entries for rules that may appear in `findings` (for SARIF and help links):
     # `rules_by_id(RULES)` of the stage's catalog (gpuship.report.catalog).
     rules: Mapping[str, Rule] = field(default_factory=dict)

@@ -14,14 +14,18 @@ import pytest
 
 from gpuship import __version__
 from gpuship.cli import main as cli_main
+from gpuship.cli import registry
 from gpuship.cli.context import Context
 from gpuship.errors import DockerUnavailable
 from gpuship.report import Finding, Report, Severity
+from json_results import check_output
 
 
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = cli_main.main(argv, environ=env or {}, stdout=out, stderr=err)
+    if cli_main.load_commands is registry.load_commands:  # real commands, not stand-ins
+        check_output(argv, out.getvalue())
     return code, out.getvalue(), err.getvalue()
 
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from gpuship.cli.commands import docs as docs_command
 from gpuship.cli.context import Context
 from gpuship.docs.actions import discover_actions
+from gpuship.report.json_format import report_document
 from gpuship.report.model import DOCS_BASE
 from gpuship.rules_catalog import all_rules
+from json_results import checked
 
 REPO = Path(__file__).parents[3]
 
@@ -19,7 +21,9 @@ REPO = Path(__file__).parents[3]
 def run_docs(root: Path, check: bool) -> docs_command.Report:
     ctx = Context(config_path=None, environ={})
     args = argparse.Namespace(root=str(root), check=check, image_map=False, lock=None)
-    return docs_command.run(args, ctx)
+    report = docs_command.run(args, ctx)
+    checked(report_document(report))
+    return report
 
 
 def test_committed_docs_match_action_files_and_schema() -> None:

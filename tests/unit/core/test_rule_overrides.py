@@ -4,7 +4,6 @@ command's Report at the CLI boundary. One test per stage runs its command for re
 from __future__ import annotations
 
 import io
-import json
 import re
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from gpuship.lint.settings import LintSettings
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import apply_overrides
 from gpuship.rules_catalog import rule_overrides
+from json_results import checked
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 
@@ -25,7 +25,7 @@ def run(cwd: Path, config: str, *argv: str) -> tuple[int, dict[str, object], str
     (cwd / "gpuship.yaml").write_text(config)
     out, err = io.StringIO(), io.StringIO()
     code = main(["--config", str(cwd / "gpuship.yaml"), *argv, "--format", "json"], {}, out, err)
-    return code, json.loads(out.getvalue()) if out.getvalue() else {}, err.getvalue()
+    return code, checked(out.getvalue()) if out.getvalue() else {}, err.getvalue()
 
 
 def severities(document: dict[str, object], prefix: str) -> dict[str, str]:

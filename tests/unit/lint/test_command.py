@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from gpuship.cli.main import main
+from json_results import check_output
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 SCHEMAS = Path(__file__).resolve().parents[2] / "data" / "schemas"
@@ -20,6 +21,7 @@ def run_cli(*argv: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int
     monkeypatch.chdir(cwd)
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), environ={}, stdout=out, stderr=err)
+    check_output(argv, out.getvalue())
     return code, out.getvalue(), err.getvalue()
 
 

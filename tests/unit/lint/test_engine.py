@@ -159,7 +159,7 @@ def test_context_is_guessed_from_copy_sources(tmp_path: Path) -> None:
         config=config,
         policy=rule_policy(config),
     )
-    assert result.summary["context"] == str(tmp_path)
+    assert result.summary.context == str(tmp_path)
     assert [f.rule for f in result.findings if f.rule in ("GSL002", "GSL105")] == ["GSL105"]
 
 

@@ -64,6 +64,7 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
     from gpuship.route.publish import publish_or_skip
+    from gpuship.route.result import Published, PublishSkipped
     from gpuship.verify.audit import this_runner
     from gpuship.verify.host import audit_this_host
 
@@ -84,12 +85,12 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     if outcome.audit is None:
         return Report(
             command=NAME,
-            result={"published": False, "entry": where, "skipped": outcome.skipped_because},
+            result=PublishSkipped(False, where, outcome.skipped_because or ""),
             outputs={"published": "false", "entry": where},
             headline=f"not published: {where} {outcome.skipped_because}",
         )
     report = audit_report(args, outcome.audit)
-    report.result = {"published": True, "entry": where, "audit": report.result}
+    report.result = Published(True, where, outcome.audit)
     report.outputs.update({"published": "true", "entry": where})
     replaced = (
         f", replacing the audit taken {outcome.previous.audit.taken_at}" if outcome.previous else ""
@@ -110,7 +111,7 @@ def audit_report(args: argparse.Namespace, audit: HostAudit) -> Report:
     names = sorted({gpu.name for gpu in nvml.gpus})
     return Report(
         command=NAME,
-        result=document,
+        result=audit,
         tables=[gpu_table(audit), host_table(audit)],
         outputs={
             "driver-version": nvml.driver_version,
@@ -122,3 +123,12 @@ def audit_report(args: argparse.Namespace, audit: HostAudit) -> Report:
         headline=f"{len(nvml.gpus)} GPU(s) ({', '.join(names)}), driver {nvml.driver_version} "
         f"(CUDA {nvml.cuda_driver_version})",
     )
+
+
+def result_type() -> object:
+    """The audit document itself (the schema `gpuship fleet` reads), or with --publish what
+    was published."""
+    from gpuship.route.result import Published, PublishSkipped
+    from gpuship.verify.audit import HostAudit
+
+    return HostAudit | Published | PublishSkipped

@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
     from gpuship.docs.pages import generated_pages
+    from gpuship.docs.result import PagesResult
     from gpuship.docs.rules import RULES, STALE
     from gpuship.report.catalog import rules_by_id
 
@@ -71,12 +72,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         if args.check
         else f"{len(pages)} pages generated"
     )
-    report.result = {"pages": sorted(str(p) for p in pages), "stale": stale}
+    report.result = PagesResult(tuple(sorted(str(p) for p in pages)), stale)
     return report
 
 
 def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.docs.image_map import render_image_map
+    from gpuship.docs.result import ImageMapResult
     from gpuship.matrix.project import load_project, plan_images
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
@@ -101,5 +103,12 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         command=NAME,
         document=document,
         headline=f"image map: {len(project.images)} images, {cells} cells",
-        result={"image_map": document},
+        result=ImageMapResult(document),
     )
+
+
+def result_type() -> object:
+    """The pages, or the image map."""
+    from gpuship.docs.result import DocsResult
+
+    return DocsResult

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the history index from the registry and list it."""
     from gpuship.registry.reference import parse_reference
     from gpuship.release.history import load_history
+    from gpuship.release.result import HistoryResult
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
@@ -49,15 +50,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     report.tables.append(
         Table("Releases", ("release", "time", "kind", "actor", "digest", "tags"), rows)
     )
-    report.result = {
-        "repository": str(repo),
-        "tag": reference.tag,
-        "current_digest": current.digest if current is not None else None,
-        "records": [r.model_dump(mode="json", by_alias=True) for r in shown],
-    }
+    report.result = HistoryResult(
+        repository=str(repo),
+        tag=reference.tag,
+        current_digest=current.digest if current is not None else None,
+        records=tuple(shown),
+    )
     report.headline = f"{len(records)} releases recorded for {reference}" + (
         f"; {reference.tag} is at {current.digest}" if current is not None else ""
     )
     if shown:
         report.outputs["latest-release"] = shown[0].id
     return report
+
+
+def result_type() -> object:
+    """The release records, newest first."""
+    from gpuship.release.result import HistoryResult
+
+    return HistoryResult

@@ -107,3 +107,10 @@ def _parse_gpus(values: list[str]) -> tuple[GpuDevice, ...]:
         cc = ComputeCapability.parse(arch)
         gpus.append(GpuDevice(brand or None, str(cc)))
     return tuple(gpus)
+
+
+def result_type() -> object:
+    """One result type per sub-command."""
+    from gpuship.kb.result import KbResult
+
+    return KbResult

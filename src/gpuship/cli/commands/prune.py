@@ -27,6 +27,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.registry.reference import parse_repository
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
+    from gpuship.release.result import PruneResult, TagDecision
     from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
     from gpuship.report.catalog import rules_by_id
 
@@ -85,18 +86,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         )
     )
     selected = [d.digest for d in plan.to_delete]
-    report.result = {
-        "repository": str(repo),
-        "dry_run": not args.apply,
-        "selected": selected,
-        "deleted": plan.deleted,
-        "skipped": plan.skipped,
-        "failed": plan.failed,
-        "tags": [
-            {"tag": d.tag, "digest": d.digest, "keep": d.keep, "reason": d.reason}
-            for d in plan.tags
-        ],
-    }
+    report.result = PruneResult(
+        repository=str(repo),
+        dry_run=not args.apply,
+        selected=tuple(selected),
+        deleted=tuple(plan.deleted),
+        skipped=dict(plan.skipped),
+        failed=dict(plan.failed),
+        tags=tuple(TagDecision(d.tag, d.digest, d.keep, d.reason) for d in plan.tags),
+    )
     report.outputs = {
         "selected": ",".join(selected),
         "deleted": ",".join(plan.deleted),
@@ -129,3 +127,10 @@ def _state(
     if digest in skipped:
         return "skipped"
     return "FAILED" if digest in failed else "keep"
+
+
+def result_type() -> object:
+    """What retention selected, and what was deleted."""
+    from gpuship.release.result import PruneResult
+
+    return PruneResult

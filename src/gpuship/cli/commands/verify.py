@@ -100,3 +100,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         )
         smoke = (run_smoke(args.image, ctx.environ, selected),)
     return verdict_report(NAME, verdict, audit, needs, smoke)
+
+
+def result_type() -> object:
+    """The verdict and every check."""
+    from gpuship.verify.result import VerifyResult
+
+    return VerifyResult
