@@ -38,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
+    from gpuship.cli.registry import command_names, load_command
     from gpuship.docs.pages import generated_pages
     from gpuship.docs.result import PagesResult
     from gpuship.docs.rules import RULES, STALE
@@ -46,7 +47,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if args.image_map:
         return _image_map(args, ctx)
     root = Path(args.root)
-    pages = generated_pages(root)
+    # Each command's result type, for the result reference (docs/results/).
+    results = {name: load_command(name).result_type() for name in command_names()}
+    pages = generated_pages(root, results)
     report = Report(command=NAME, rules=rules_by_id(RULES))
     for path, text in pages.items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
