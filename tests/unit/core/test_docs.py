@@ -78,3 +78,10 @@ def test_rule_ids_are_unique_and_name_their_stage() -> None:
         assert re.fullmatch(r"GS[A-Z]\d{3}", entry.rule.id), entry.rule.id
         assert entry.rule.id.startswith(prefixes[entry.stage.name]), entry.rule.id
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", entry.rule.name), entry.rule.name
+
+
+def test_the_rules_command_offers_every_stage() -> None:
+    from gpuship.cli.commands.rules import STAGE_NAMES
+    from gpuship.rules_catalog import STAGES
+
+    assert tuple(stage.name for stage in STAGES) == STAGE_NAMES
