@@ -26,19 +26,10 @@ from gpuship.image.requirement import (
 from gpuship.image.weights import hub_cache_of
 from gpuship.report import Finding, Location, Rule, Table
 from gpuship.report.catalog import rules_by_id
+from gpuship.units import human_size
 
 MIB = 1 << 20
 _LISTED = 50
-
-
-def human(size: int) -> str:
-    """1536 -> '1.5 KiB'; binary units as `du -h` prints them."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ def _group_findings(out: _Findings, rule_id: str, groups: Sequence[Group], what:
     for group in groups:
         out.add(
             rule_id,
-            f"{what} '{group.kind}': {group.files} files, {human(group.size)} "
+            f"{what} '{group.kind}': {group.files} files, {human_size(group.size)} "
             f"(layer {_layers_text(group.layers)}; e.g. /{group.examples[0]})",
             group.layers[0],
         )
@@ -110,16 +101,15 @@ def _weights_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStag
     for (directory, layer), weights in sorted(groups.items()):
         if len(weights) == 1:
             (weight,) = weights
-            message = (
-                f"{weight.format} weights /{weight.path} ({human(weight.size)}) in layer {layer}"
-            )
+            size = human_size(weight.size)
+            message = f"{weight.format} weights /{weight.path} ({size}) in layer {layer}"
         else:
             total = sum(weight.size for weight in weights)
             formats = ", ".join(sorted({weight.format for weight in weights}))
             largest = max(weights, key=lambda weight: (weight.size, weight.path))
             message = (
-                f"{len(weights)} weight files ({formats}, {human(total)}) in /{directory} "
-                f"in layer {layer}; largest /{largest.path} ({human(largest.size)})"
+                f"{len(weights)} weight files ({formats}, {human_size(total)}) in /{directory} "
+                f"in layer {layer}; largest /{largest.path} ({human_size(largest.size)})"
             )
         out.add(rules.WEIGHTS, message, layer)
 
@@ -142,12 +132,12 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
         config.highest_wasted_mib is not None
         and dive.wasted_bytes > config.highest_wasted_mib * MIB
     ):
-        failing.append(f"wasted {human(dive.wasted_bytes)} > {config.highest_wasted_mib} MiB")
+        failing.append(f"wasted {human_size(dive.wasted_bytes)} > {config.highest_wasted_mib} MiB")
     if failing and corrected >= floor:
         out.add(
             rules.INEFFICIENT,
             f"dive rules fail ({'; '.join(failing)}); dive wasted bytes {dive.wasted_bytes} "
-            f"({human(dive.wasted_bytes)}), corrected waste {human(corrected)} "
+            f"({human_size(dive.wasted_bytes)}), corrected waste {human_size(corrected)} "
             "not counting kept copies",
         )
     by_layers: dict[tuple[int, int, str], list[tuple[str, int]]] = defaultdict(list)
@@ -158,10 +148,10 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
         if total < floor:
             continue
         largest = sorted(files, key=lambda pair: (-pair[1], pair[0]))[:3]
-        listed = ", ".join(f"/{path} ({human(size)})" for path, size in largest)
+        listed = ", ".join(f"/{path} ({human_size(size)})" for path, size in largest)
         out.add(
             rules.HIDDEN_FILES,
-            f"{len(files)} files ({human(total)}) added in layer {added} are {how} in layer "
+            f"{len(files)} files ({human_size(total)}) added in layer {added} are {how} in layer "
             f"{hidden}: {listed}",
             hidden,
         )
@@ -180,8 +170,9 @@ def _cuda_findings(
         out.add(
             rules.CUDA_DUPLICATED,
             f"{duplicate.library} is present in the system toolkit "
-            f"({human(duplicate.system_size)}, "
-            f"/{duplicate.system_paths[0]}) and in a pip wheel ({human(duplicate.wheel_size)}, "
+            f"({human_size(duplicate.system_size)}, "
+            f"/{duplicate.system_paths[0]}) and in a pip wheel "
+            f"({human_size(duplicate.wheel_size)}, "
             f"/{duplicate.wheel_paths[0]})",
         )
     coverages = [target_coverage(t, analysis.gpu_libraries) for t in config.targets]
@@ -351,9 +342,9 @@ def _tables(analysis: ImageAnalysis, result: R.ImageResult) -> list[Table]:
     layer_rows = tuple(
         (
             str(layer.index),
-            human(layer.compressed_size),
-            human(layer.content_size),
-            ", ".join(f"{path} {human(size)}" for path, size in layer.top_dirs[:3]),
+            human_size(layer.compressed_size),
+            human_size(layer.content_size),
+            ", ".join(f"{path} {human_size(size)}" for path, size in layer.top_dirs[:3]),
             layer.created_by[:80],
         )
         for layer in analysis.layers
@@ -382,7 +373,7 @@ def _tables(analysis: ImageAnalysis, result: R.ImageResult) -> list[Table]:
                 "Weights",
                 ("path", "format", "size", "layer"),
                 tuple(
-                    ("/" + w.path, w.format, human(w.size), str(w.layer))
+                    ("/" + w.path, w.format, human_size(w.size), str(w.layer))
                     for w in analysis.weights[:_LISTED]
                 ),
             )
@@ -396,9 +387,9 @@ def _tables(analysis: ImageAnalysis, result: R.ImageResult) -> list[Table]:
             (
                 (
                     f"{dive.efficiency:.4f}",
-                    human(dive.wasted_bytes),
+                    human_size(dive.wasted_bytes),
                     "n/a" if percent is None else f"{percent:.2%}",
-                    human(result.waste.corrected_wasted_bytes),
+                    human_size(result.waste.corrected_wasted_bytes),
                 ),
             ),
         )
@@ -435,15 +426,15 @@ def judge(
         if summary.content_size > threshold:
             out.add(
                 rules.LAYER_OVERSIZED,
-                f"layer {summary.index} holds {human(summary.content_size)} "
-                f"(limit {human(threshold)}): {summary.created_by[:120]}",
+                f"layer {summary.index} holds {human_size(summary.content_size)} "
+                f"(limit {human_size(threshold)}): {summary.created_by[:120]}",
                 summary.index,
             )
     if config.size_budget_mib is not None and analysis.content_size > config.size_budget_mib * MIB:
         out.add(
             rules.OVER_BUDGET,
-            f"image holds {human(analysis.content_size)}, "
-            f"budget {human(config.size_budget_mib * MIB)}",
+            f"image holds {human_size(analysis.content_size)}, "
+            f"budget {human_size(config.size_budget_mib * MIB)}",
         )
     result = _result(analysis, requirement, coverages, dockerfile)
     used = {finding.rule for finding in out.items}
@@ -452,8 +443,8 @@ def judge(
         f" (index also has {', '.join(others)})" if others else ""
     )
     headline = (
-        f"{platform}: {human(analysis.content_size)} in {len(analysis.layers)} layers "
-        f"({human(analysis.compressed_size)} compressed); dive efficiency "
+        f"{platform}: {human_size(analysis.content_size)} in {len(analysis.layers)} layers "
+        f"({human_size(analysis.compressed_size)} compressed); dive efficiency "
         f"{analysis.dive.efficiency:.2%}; effective CUDA {requirement.effective or 'none'}"
     )
     return Judgement(

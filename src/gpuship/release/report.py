@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from gpuship.files import write_atomically
 from gpuship.release.plan_report import add_referrers, referrer_results
 from gpuship.release.policy import TagAction
 from gpuship.release.promote import ReleaseOutcome
@@ -23,19 +22,6 @@ from gpuship.report.catalog import rules_by_id
 
 def _short(digest: str | None) -> str:
     return digest[:19] if digest else "-"
-
-
-def write_atomically(path: Path, data: str) -> None:
-    """Write a whole file or nothing (temp file in the same directory, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def release_report(
@@ -126,10 +112,11 @@ def release_report(
     }
     if outcome.succeeded:
         if record_file is not None:
-            write_atomically(record_file, record.model_dump_json(by_alias=True, indent=2) + "\n")
+            record_json = record.model_dump_json(by_alias=True, indent=2) + "\n"
+            write_atomically(record_file, record_json, "release record")
             report.outputs["record-file"] = str(record_file)
         if instructions_file is not None:
-            write_atomically(instructions_file, render_instructions(record))
+            write_atomically(instructions_file, render_instructions(record), "instructions")
             report.outputs["instructions-file"] = str(instructions_file)
         verb = "rolled back" if record.kind == "rollback" else "promoted"
         report.headline = (

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
-from gpuship.errors import InputError
+from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
 from gpuship.report.kubernetes import render_kubernetes
@@ -60,12 +58,12 @@ def emit(
     colour = stdout.isatty() and "NO_COLOR" not in environ
     human = default_format(environ)
     if output_file:
-        write_atomically(Path(output_file), render(report, fmt, environ))
+        write_atomically(Path(output_file), render(report, fmt, environ), "report")
         stdout.write(render(report, human, environ, colour))
     else:
         stdout.write(render(report, fmt, environ, colour))
     if sarif_file:
-        write_atomically(Path(sarif_file), render_sarif(report, environ))
+        write_atomically(Path(sarif_file), render_sarif(report, environ), "report")
     if gha.in_github_actions(environ):
         _write_runner_files(report, environ)
 
@@ -91,16 +89,3 @@ def _write_runner_files(report: Report, environ: Mapping[str, str]) -> None:
     output = environ.get("GITHUB_OUTPUT")
     if output:
         gha.write_outputs(Path(output), step_outputs(report))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file whole or not at all (a temp file renamed into place)."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write report: {exc.strerror or exc}") from None

@@ -101,12 +101,12 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
 
 def audit_report(args: argparse.Namespace, audit: HostAudit) -> Report:
     """The audit as a report (tables, outputs) and, with --json-file, as a bare document."""
-    from gpuship.report.render import write_atomically
+    from gpuship.files import write_atomically
     from gpuship.verify.tables import gpu_table, host_table
 
     document = audit.model_dump(mode="json")
     if args.json_file:
-        write_atomically(Path(args.json_file), json.dumps(document, indent=2) + "\n")
+        write_atomically(Path(args.json_file), json.dumps(document, indent=2) + "\n", "audit")
     nvml = audit.nvml
     names = sorted({gpu.name for gpu in nvml.gpus})
     return Report(

@@ -138,16 +138,6 @@ def _under(argument: str, path: str) -> bool:
     )
 
 
-def human_size(size: int) -> str:
-    """1536 -> '1.5 KiB'."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"
-
-
 def final_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs of stages whose filesystem is the produced image."""
     chain = set(analysis.build.final_chain)

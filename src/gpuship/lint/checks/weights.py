@@ -12,7 +12,6 @@ from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_word,
-    human_size,
     is_python,
     reachable_runs,
 )
@@ -20,6 +19,7 @@ from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command
 from gpuship.lint.source import Instruction, Text
 from gpuship.lint.stages import Stage, expand_word
+from gpuship.units import human_size
 
 _MODEL_DIRS = frozenset(
     {"models", "model", "checkpoints", "checkpoint", "weights", "ckpt", "ckpts"}
