@@ -7,10 +7,11 @@ other stage's insides.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Generic, TypeVar
 
 from gpuship.errors import InputError
@@ -49,7 +50,7 @@ SKIP_DIRS = frozenset(
 class LintRequest(Generic[ImageT]):
     """What to lint, and how."""
 
-    paths: tuple[str, ...]  # files or directories; none: `.` (unless images are given)
+    paths: tuple[str, ...]  # files, directories or globs; none: `.` (unless images are given)
     images: tuple[str, ...]
     build_args: Mapping[str, str]
     target: str | None  # None: every target the Dockerfile defines
@@ -81,9 +82,53 @@ def discover(root: Path) -> list[Path]:
     return found
 
 
-def select_files(paths: Sequence[str], with_images: bool) -> list[Path]:
-    """The Dockerfiles the paths name; with only images, none are searched for."""
+def is_pattern(path: str) -> bool:
+    """A glob (`**/Dockerfile*`) rather than the name of a file that exists."""
+    return any(char in path for char in "*?[") and not Path(path).exists()
+
+
+def expand(pattern: str) -> list[Path]:
+    """Files a glob matches, in path order: `**` spans any number of directories and wildcards match
+    leading dots too (bash's globstar and dotglob, what the lint action used to expand),
+    skipping the directories `discover` skips and `.dockerignore` files."""
+    parts = PurePosixPath(pattern).parts
+    fixed = 0
+    while fixed < len(parts) - 1 and not any(char in parts[fixed] for char in "*?["):
+        fixed += 1
+    root, rest = Path(*parts[:fixed]) if fixed else Path("."), parts[fixed:]
+    # Without `**`, no match lies deeper than the pattern has parts: do not walk further.
+    depth = None if "**" in rest else len(rest) - 1
+    found = []
+    for directory, subdirs, names in os.walk(root):
+        where = Path(directory).relative_to(root).parts
+        keep = depth is None or len(where) < depth
+        subdirs[:] = sorted(d for d in subdirs if keep and d not in SKIP_DIRS)
+        found += [
+            Path(directory) / name
+            for name in sorted(names)
+            if not name.endswith(".dockerignore")
+            and _matches(rest, (*where, name))
+            # A FIFO or socket named Dockerfile would block the read: regular files only.
+            and (Path(directory) / name).is_file()
+        ]
+    return sorted(found)
+
+
+def _matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    if not pattern:
+        return not parts
+    head, tail = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_matches(tail, parts[skip:]) for skip in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _matches(tail, parts[1:])
+
+
+def select_files(paths: Sequence[str], with_images: bool) -> tuple[list[Path], list[str]]:
+    """The Dockerfiles the paths name, once each, and the globs that matched nothing. With
+    only images, none are searched for. A missing file is an error (a typo); a glob that
+    matches nothing is not (the lint action's default globs on a repository without any)."""
     files: list[Path] = []
+    unmatched = []
     for raw in paths or ([] if with_images else ["."]):
         path = Path(raw)
         if path.is_dir():
@@ -92,16 +137,20 @@ def select_files(paths: Sequence[str], with_images: bool) -> list[Path]:
             files.append(path)
         elif path.exists():
             raise InputError(f"{raw}: not a regular file or directory")
+        elif is_pattern(raw):
+            matched = expand(raw)
+            files.extend(matched)
+            unmatched += [] if matched else [raw]
         else:
             raise InputError(f"{raw}: no such file or directory")
-    if paths and not files:
+    if not files and any(not is_pattern(raw) for raw in paths):
         raise InputError(f"no Dockerfile found in {', '.join(paths)}")
-    return files
+    return list(dict.fromkeys(files)), unmatched
 
 
 def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
     """Lint every selected Dockerfile (and check every image) into one report."""
-    files = select_files(request.paths, bool(request.images))
+    files, unmatched = select_files(request.paths, bool(request.images))
     if request.context is not None and not request.context.is_dir():
         raise InputError(f"--context {request.context}: not a directory")
     report = Report(command=command, rules=rules_by_id(RULES))
@@ -154,6 +203,8 @@ def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
     report.headline = (
         f"{checked}: {counts.error} error(s), {counts.warning} warning(s), {counts.note} note(s)"
     )
+    if not files and not images and unmatched:
+        report.warnings.append(f"no Dockerfile matched: {' '.join(unmatched)}")
     return report
 
 

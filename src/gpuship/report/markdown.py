@@ -18,6 +18,7 @@ def render_markdown(
     parts = [f"## gpuship {report.command}\n"]
     if report.headline:
         parts.append(f"{report.headline}\n")
+    parts.extend(f"{_ICONS[Severity.WARNING]} {message}\n" for message in report.warnings)
     parts.append(
         "| verdict | errors | warnings | notes |\n|---|---|---|---|\n"
         f"| {verdict} | {counts['error']} | {counts['warning']} | {counts['note']} |\n"

@@ -65,11 +65,12 @@ def emit(
     if sarif_file:
         write_atomically(Path(sarif_file), render_sarif(report, environ), "report")
     if gha.in_github_actions(environ):
-        _write_runner_files(report, environ)
+        _write_runner_files(report, environ, sarif_file)
 
 
-def step_outputs(report: Report) -> dict[str, str]:
-    """The step outputs every command sets, plus the stage's own."""
+def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str]:
+    """The step outputs every command sets (counts, `failed`, the SARIF file it wrote), plus
+    the stage's own. The actions' scripts set none of these themselves."""
     counts = report.counts()
     outputs = {
         "error-count": str(counts["error"]),
@@ -77,15 +78,17 @@ def step_outputs(report: Report) -> dict[str, str]:
         "note-count": str(counts["note"]),
         "failed": "true" if report.failed else "false",
     }
+    if sarif_file:
+        outputs["sarif-file"] = sarif_file
     outputs.update(report.outputs)
     return outputs
 
 
-def _write_runner_files(report: Report, environ: Mapping[str, str]) -> None:
+def _write_runner_files(report: Report, environ: Mapping[str, str], sarif_file: str | None) -> None:
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         not_shown = render_annotations(report, environ).not_shown
         gha.append_summary(Path(summary), render_markdown(report, not_annotated=not_shown))
     output = environ.get("GITHUB_OUTPUT")
     if output:
-        gha.write_outputs(Path(output), step_outputs(report))
+        gha.write_outputs(Path(output), step_outputs(report, sarif_file))

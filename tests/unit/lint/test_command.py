@@ -107,3 +107,43 @@ def test_rules_lists_every_stage_and_filters(
         "rules", "--stage", "verify", "--format", "json", cwd=tmp_path, monkeypatch=monkeypatch
     )
     assert {r["stage"] for r in json.loads(out)["result"]["rules"]} == {"verify"}
+
+
+def test_globs_are_expanded_with_the_directory_search_skip_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean = "FROM python:3.12@sha256:" + "c" * 64 + "\nUSER 1\n"
+    for name in (
+        "Dockerfile",
+        "svc/api/Dockerfile.gpu",
+        "svc/gpu.Dockerfile",
+        ".devcontainer/Dockerfile",  # hidden directories count, as bash's dotglob has them
+        ".venv/lib/Dockerfile",  # skipped, as `gpuship lint .` skips it
+        "node_modules/x/Dockerfile",
+        "svc/Dockerfile.dockerignore",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(clean)
+    argv = ("lint", "--format", "json", "**/Dockerfile*", "**/*.Dockerfile", "Dockerfile")
+    code, out, _ = run_cli(*argv, cwd=tmp_path, monkeypatch=monkeypatch)
+    files = [f["file"] for f in json.loads(out)["result"]["files"]]
+    assert code == 0
+    assert files == [
+        ".devcontainer/Dockerfile",
+        "Dockerfile",
+        "svc/api/Dockerfile.gpu",
+        "svc/gpu.Dockerfile",
+    ]  # each once, although `Dockerfile` is named twice
+    _, out, _ = run_cli("lint", "--format", "json", ".", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert sorted(f["file"] for f in json.loads(out)["result"]["files"]) == files
+    _, out, _ = run_cli("lint", "--format", "json", "svc/*", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert [f["file"] for f in json.loads(out)["result"]["files"]] == ["svc/gpu.Dockerfile"]
+
+
+def test_globs_that_match_nothing_warn_and_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run_cli("lint", "**/Dockerfile*", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0 and "warning: no Dockerfile matched: **/Dockerfile*" in out, err
+    code, _, err = run_cli("lint", "Dockerfile.missing", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 2 and "Dockerfile.missing: no such file or directory" in err  # a typo
