@@ -115,9 +115,11 @@ def release_report(
             record_json = record.model_dump_json(by_alias=True, indent=2) + "\n"
             write_atomically(record_file, record_json, "release record")
             report.outputs["record-file"] = str(record_file)
+        instructions = render_instructions(record)
         if instructions_file is not None:
-            write_atomically(instructions_file, render_instructions(record), "instructions")
+            write_atomically(instructions_file, instructions, "instructions")
             report.outputs["instructions-file"] = str(instructions_file)
+        report.details = instructions
         verb = "rolled back" if record.kind == "rollback" else "promoted"
         report.headline = (
             f"{verb} {_short(record.digest)} to {len(outcome.steps)} tags of "

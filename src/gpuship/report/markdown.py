@@ -32,6 +32,8 @@ def render_markdown(
     parts.extend(render_chart_markdown(chart) for chart in report.charts)
     if report.findings:
         parts.append(_findings_section(report, budget - sum(len(p.encode()) for p in parts)))
+    if report.details:
+        parts.append(report.details)
     return "\n".join(parts)
 
 

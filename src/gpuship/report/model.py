@@ -172,6 +172,9 @@ class Report:
     # A command whose product is a document (a JSON Schema, a matrix) sets it here; the text
     # view prints it verbatim so it can be piped.
     document: str = ""
+    # Markdown the job summary (and --format markdown) shows after everything else: promote's
+    # and rollback's instructions to undo what they did.
+    details: str = ""
     # Things to tell the user that are not findings of a rule and never fail the command
     # (`gpuship lint` globs that matched no file): a warning line, a warning annotation.
     warnings: list[str] = field(default_factory=list)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from gpuship.files import write_atomically
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
 from gpuship.report.result import to_json
@@ -176,3 +178,29 @@ def fleet_report(fleet: Fleet) -> Report:
 def _cell_text(status: str, reason: str) -> str:
     mark = _MARK.get(status, status)
     return f"{mark}: {reason}" if reason else mark
+
+
+def audit_report(command: str, audit: HostAudit, json_file: Path | None) -> Report:
+    """The audit as a report (tables, outputs) and, with `json_file`, as a bare document
+    there (the `json-file` output names it)."""
+    document = audit.model_dump(mode="json")
+    nvml = audit.nvml
+    names = sorted({gpu.name for gpu in nvml.gpus})
+    outputs = {
+        "driver-version": nvml.driver_version,
+        "cuda-version": nvml.cuda_driver_version,
+        "gpu-count": str(len(nvml.gpus)),
+        "gpu-names": ", ".join(names),
+        "audit": json.dumps(document, separators=(",", ":")),
+    }
+    if json_file is not None:
+        write_atomically(json_file, json.dumps(document, indent=2) + "\n", "audit")
+        outputs["json-file"] = str(json_file)
+    return Report(
+        command=command,
+        result=audit,
+        tables=[gpu_table(audit), host_table(audit)],
+        outputs=outputs,
+        headline=f"{len(nvml.gpus)} GPU(s) ({', '.join(names)}), driver {nvml.driver_version} "
+        f"(CUDA {nvml.cuda_driver_version})",
+    )
