@@ -10,6 +10,7 @@ from typing import Literal
 
 from gpuship.release.plan import ContentStep
 from gpuship.release.record import ReleaseRecord
+from gpuship.release.retention import TagDecision
 from gpuship.report.result import omitted_if_none
 
 
@@ -83,16 +84,6 @@ class HistoryResult:
     tag: str | None
     current_digest: str | None  # where `tag` points now
     records: tuple[ReleaseRecord, ...]
-
-
-@dataclass(frozen=True)
-class TagDecision:
-    """What retention decided for one tag, and why."""
-
-    tag: str
-    digest: str
-    keep: bool
-    reason: str
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from gpuship.verify import rules
 from gpuship.verify.audit import HostAudit
 from gpuship.verify.fleet import Fleet
 from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.result import CheckResult, FleetCell, FleetResult, VerifyResult
+from gpuship.verify.result import CheckResult, FleetResult, GridCell, VerifyResult
 from gpuship.verify.rules import RULES
 from gpuship.verify.tables import gpu_table, host_table
 from gpuship.verify.verdict import Check, Status, Verdict
@@ -145,7 +145,7 @@ def fleet_report(fleet: Fleet) -> Report:
         runners=fleet.runners,
         images=fleet.images,
         cells=tuple(
-            FleetCell(cell.image, cell.runner, cell.verdict.status.value, cell.verdict.reason)
+            GridCell(cell.image, cell.runner, cell.verdict.status.value, cell.verdict.reason)
             for cell in fleet.cells
         ),
         oldest_driver=fleet.oldest_driver,

@@ -48,7 +48,7 @@ class VerifyResult:
 
 
 @dataclass(frozen=True)
-class FleetCell:
+class GridCell:
     """One image on one runner."""
 
     image: str
@@ -63,7 +63,7 @@ class FleetResult:
 
     runners: tuple[str, ...]
     images: tuple[str, ...]
-    cells: tuple[FleetCell, ...]
+    cells: tuple[GridCell, ...]
     oldest_driver: str
     driver_for_all_images: str | None
     driver_unknown_for: tuple[str, ...]

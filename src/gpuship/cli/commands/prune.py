@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.registry.reference import parse_repository
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
-    from gpuship.release.result import PruneResult, TagDecision
+    from gpuship.release.result import PruneResult
     from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
     from gpuship.report.catalog import rules_by_id
 
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         deleted=tuple(plan.deleted),
         skipped=dict(plan.skipped),
         failed=dict(plan.failed),
-        tags=tuple(TagDecision(d.tag, d.digest, d.keep, d.reason) for d in plan.tags),
+        tags=tuple(plan.tags),
     )
     report.outputs = {
         "selected": ",".join(selected),
