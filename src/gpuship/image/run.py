@@ -14,6 +14,7 @@ from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
 from gpuship.report import Report
 
 
@@ -21,7 +22,13 @@ def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
     """Which Dockerfile line made each layer of the analysed image."""
     try:
         with open_regular(path, "Dockerfile") as handle:  # a FIFO would block the read
-            text = handle.read().decode("utf-8")
+            data = handle.read(MAX_DOCKERFILE_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
+    if len(data) > MAX_DOCKERFILE_BYTES:
+        raise InputError(f"{path}: Dockerfile over the {MAX_DOCKERFILE_BYTES} byte limit")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
     created_by = [layer.created_by for layer in analysis.layers]

@@ -68,6 +68,9 @@ class Run:
     _installs: dict[int, PythonInstall | None] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _exported: dict[int, dict[str, str | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def commands(self) -> Iterator[Command]:
@@ -89,16 +92,28 @@ class Run:
         return self._installs[key]
 
     def _env_at(self, command: Command) -> dict[str, str | None]:
+        after = self._exported_after  # fills self._exported
+        env = dict(self._exported.get(id(command), after))
+        _assign(env, [a.text for a in command.assignments])
+        return env
+
+    @cached_property
+    def _exported_after(self) -> dict[str, str | None]:
+        """The stage env plus every assignment of this RUN; on the way, what each command sees.
+
+        One pass for all commands (a RUN can chain thousands); commands between two
+        assignments share one dict.
+        """
         env = dict(self.state.env)
         for other in self.commands:
-            if other is command:
-                break
+            self._exported[id(other)] = env
             # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
             if other.name == "export":
+                env = dict(env)
                 _assign(env, [w.text for w in other.words[1:]])
             elif not other.words:
+                env = dict(env)
                 _assign(env, [a.text for a in other.assignments])
-        _assign(env, [a.text for a in command.assignments])
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -182,7 +197,14 @@ class Analysis:
         return tuple(result)
 
     def runs_of(self, stage: Stage) -> list[Run]:
-        return [r for r in self.runs if r.stage.index == stage.index]
+        return self._runs_by_stage.get(stage.index, [])
+
+    @cached_property
+    def _runs_by_stage(self) -> dict[int, list[Run]]:
+        grouped: dict[int, list[Run]] = {}
+        for run in self.runs:
+            grouped.setdefault(run.stage.index, []).append(run)
+        return grouped
 
     def _run(self, stage: Stage, instruction: Instruction, state: State) -> Run:
         mounts = tuple(_mount(m) for m in instruction.flag_values("mount"))
