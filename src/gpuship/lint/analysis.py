@@ -64,7 +64,6 @@ class Run:
     python: tuple[Text, ...]  # Python heredocs (`RUN python3 <<EOF`)
     mounts: tuple[Mount, ...]
     # Several rules ask the same questions of each command; answers are computed once.
-    _envs: dict[int, dict[str, str | None]] = field(default_factory=dict, compare=False, repr=False)
     _installs: dict[int, PythonInstall | None] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -78,11 +77,15 @@ class Run:
             yield from script.commands
 
     def env_at(self, command: Command) -> dict[str, str | None]:
-        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s."""
-        cached = self._envs.get(id(command))
-        if cached is None:
-            cached = self._envs[id(command)] = self._env_at(command)
-        return cached
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s.
+
+        Built on each call (a copy of one shared dict): caching a dict per command cost more
+        memory than a RUN of a hundred thousand commands can afford.
+        """
+        after = self._exported_after  # fills self._exported
+        env = dict(self._exported.get(id(command), after))
+        _assign(env, [a.text for a in command.assignments])
+        return env
 
     def python_install(self, command: Command) -> PythonInstall | None:
         """What `command` installs with pip/uv/conda/poetry, if anything."""
@@ -90,12 +93,6 @@ class Run:
         if key not in self._installs:
             self._installs[key] = python_install(command, self.env_at(command))
         return self._installs[key]
-
-    def _env_at(self, command: Command) -> dict[str, str | None]:
-        after = self._exported_after  # fills self._exported
-        env = dict(self._exported.get(id(command), after))
-        _assign(env, [a.text for a in command.assignments])
-        return env
 
     @cached_property
     def _exported_after(self) -> dict[str, str | None]:
