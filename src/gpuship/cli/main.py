@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from gpuship import __version__, gha
+from gpuship.cli import extras
 from gpuship.cli.context import Context
 from gpuship.cli.registry import Command, load_commands
 from gpuship.config.locate import find_config_file
@@ -152,13 +153,22 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
         return EXIT_USAGE
     if args.format in DOCUMENT_FORMATS and args.format not in getattr(command, "FORMATS", ()):
         raise UsageError(f"--format {args.format}: 'gpuship {command.NAME}' has no such output")
+    extra = extras.needed(command.NAME, args)
+    if extra is not None:
+        extras.require(command.NAME, extra)
     ctx = Context(
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,
         fail_on_flag=args.fail_on,
     )
     ctx.validate_config()
-    report = command.run(args, ctx)
+    try:
+        report = command.run(args, ctx)
+    except ModuleNotFoundError as exc:
+        hint = extras.explain(command.NAME, exc)
+        if hint is None:
+            raise
+        raise hint from None
     # The one place gpuship.yaml's rule severities reach findings, for every command.
     apply_overrides(report, ctx.rule_overrides)
     fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
