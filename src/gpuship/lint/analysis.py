@@ -77,13 +77,16 @@ class Run:
             yield from script.commands
 
     def env_at(self, command: Command) -> dict[str, str | None]:
-        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s.
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s. Read-only:
 
-        Built on each call (a copy of one shared dict): caching a dict per command cost more
-        memory than a RUN of a hundred thousand commands can afford.
+        commands between two assignments share one dict, and only a `FOO=1` prefix makes a
+        copy, so a RUN of a hundred thousand commands costs no dict per command.
         """
         after = self._exported_after  # fills self._exported
-        env = dict(self._exported.get(id(command), after))
+        env = self._exported.get(id(command), after)
+        if not command.assignments:
+            return env
+        env = dict(env)
         _assign(env, [a.text for a in command.assignments])
         return env
 
