@@ -4,7 +4,6 @@ records, audits): whole or not at all."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from gpuship.errors import InputError
@@ -14,6 +13,8 @@ def write_atomically(path: Path, text: str, what: str = "file") -> None:
     """Write `text` to `path` through a temp file in the same directory renamed into place,
     so a reader never sees half a file and a failed write leaves the old one (and no temp
     file). An OSError is an InputError naming the file and `what` it is."""
+    import tempfile  # only when a file is written: a start-up cost for every command otherwise
+
     directory = path.parent if str(path.parent) else Path(".")
     temporary: str | None = None
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,6 +82,8 @@ class Context:
     def config_digest(self) -> str:
         """sha256 of the config file used (of the effective config when there is no file):
         release records name the policy they were made under."""
+        import hashlib  # only release commands ask; others start without it
+
         if self.config_path is not None and self.config_path.is_file():
             data = self.config_path.read_bytes()
         else:

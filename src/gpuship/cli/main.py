@@ -18,7 +18,7 @@ from typing import NoReturn, TextIO
 from gpuship import __version__, gha
 from gpuship.cli import extras
 from gpuship.cli.context import Context
-from gpuship.cli.registry import Command, load_commands
+from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.report.catalog import apply_overrides
@@ -81,8 +81,27 @@ def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line parser, with every registered subcommand."""
+# Global options that take a value as the next word (`--config PATH`).
+_VALUE_OPTIONS = frozenset(("--config", "--format", "--fail-on", "--output", "--sarif"))
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command word of a command line; None when there is none or help is asked first."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-h", "--help", "--version"):
+            return None
+        if word in _VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command-line parser for `argv`: the command it names gets its full subparser, the
+    others only their name (their modules stay unimported); no command named: all in full."""
+    wanted = command_named(argv) if argv is not None else None
     parser = _Parser(
         prog="gpuship",
         description=DESCRIPTION,
@@ -92,7 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpuship {__version__}")
     _global_options(parser, defaults=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in load_commands():
+    loaded = {c.NAME: c for c in load_commands(None if wanted is None else (wanted,))}
+    for name in [*MODULES, *(name for name in loaded if name not in MODULES)]:
+        command = loaded.get(name)
+        if command is None:
+            subparsers.add_parser(name)  # named, so a typo's error lists every command
+            continue
         sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
         _add_global_options_everywhere(sub)
@@ -144,7 +168,8 @@ def main(
 
 
 def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
         args = parser.parse_args(argv)
     command: Command | None = getattr(args, "_command", None)

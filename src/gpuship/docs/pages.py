@@ -14,6 +14,7 @@ from gpuship.docs.actions import (
     render_outputs_table,
 )
 from gpuship.docs.config_reference import render_config_reference
+from gpuship.docs.knowledge_module import knowledge_module
 from gpuship.docs.result_reference import result_pages
 from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
@@ -38,6 +39,11 @@ def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path
     pages[root / "docs" / "config.md"] = render_config_reference()
     pages.update(rule_pages(root / "docs" / "rules"))
     pages.update(result_pages(root / "docs" / "results", result_types))
+    knowledge = root / "src" / "gpuship" / "cuda" / "data" / "knowledge.yaml"
+    if knowledge.is_file():  # gpuship's own checkout: the knowledge base as Python too
+        pages[knowledge.parent.parent / "knowledge_data.py"] = knowledge_module(
+            knowledge.read_bytes()
+        )
     readme = root / "README.md"
     if readme.is_file():
         pages[readme] = _readme_with_action_tables(readme, actions)

@@ -52,7 +52,9 @@ def fake_command(behaviour: str) -> types.SimpleNamespace:
 @pytest.fixture
 def probe(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     state = {"behaviour": "ok"}
-    monkeypatch.setattr(cli_main, "load_commands", lambda: [fake_command(state["behaviour"])])
+    monkeypatch.setattr(
+        cli_main, "load_commands", lambda names=None: [fake_command(state["behaviour"])]
+    )
     return state
 
 
@@ -159,7 +161,7 @@ def test_global_flags_after_nested_subcommand(monkeypatch: pytest.MonkeyPatch) -
     module = types.SimpleNamespace(
         NAME="nest", HELP="nested", add_arguments=add_arguments, run=run_command
     )
-    monkeypatch.setattr(cli_main, "load_commands", lambda: [module])
+    monkeypatch.setattr(cli_main, "load_commands", lambda names=None: [module])
     code, out, _ = run(["nest", "show", "--format", "json"])
     assert code == 0 and json.loads(out)["result"] == {"what": "show"}
 
