@@ -15,6 +15,7 @@ from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
+from gpuship.platforms import host_platform
 from gpuship.report import Report
 
 
@@ -55,7 +56,7 @@ def inspect_and_judge(
     try:
         analysis = inspect_image(
             reference,
-            platform=platform or settings.platform,
+            platform=platform or settings.platform or host_platform(),
             workers=settings.workers,
             scan_gpu_code=settings.scan_gpu_code,
             insecure=insecure,

@@ -38,8 +38,11 @@ class ImageGpuNeeds:
     library_targets: tuple[tuple[str, tuple[ArchTarget, ...]], ...] = ()
     compat_cuda: str | None = None
     compat_source: str | None = None
-    # The platform of the config read (`linux/arm64`); None when not read from an image.
+    # The platform of the image read (its config's os/architecture), or, when an index had
+    # no entry for the platform asked for, that platform and the entries it does have.
     platform: str | None = None
+    missing_platform: str | None = None
+    platforms: tuple[str, ...] = ()
 
     def result(self) -> ImageNeeds:
         """The needs as the verify result shows them."""

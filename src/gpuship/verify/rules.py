@@ -13,6 +13,7 @@ CDI_SPEC = "GSV106"
 REQUIRE = "GSV201"
 DRIVER = "GSV202"
 ARCH = "GSV203"
+PLATFORM = "GSV204"
 SMOKE = "GSV301"
 FLEET_UNPLACEABLE = "GSV401"
 FLEET_EXCLUDE = "GSV402"
@@ -108,6 +109,17 @@ RULES: tuple[Rule, ...] = (
         rationale="torch.cuda.is_available() is True even when no kernel matches; the first "
         "kernel launch fails with 'no kernel image is available for execution on the device'.",
         fix="Add the GPU's architecture to the arch list the image is built with.",
+    ),
+    Rule(
+        id=PLATFORM,
+        name="verify-platform",
+        category="runtime",
+        severity=Severity.ERROR,
+        summary="The image has a variant for the host's CPU architecture",
+        rationale="An amd64-only image on an arm64 GPU runner (GH200, Grace) fails with 'exec "
+        "format error' at its first process, after the job took the GPU.",
+        fix="Build and push the image for the host's platform too (docker buildx "
+        "--platform linux/amd64,linux/arm64), or route the job to a runner of the image's.",
     ),
     Rule(
         id=SMOKE,

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="REF or registry://REF, docker://REF, docker-archive:PATH, oci:PATH[:TAG]",
     )
     parser.add_argument(
-        "--platform", help="platform to pick from a multi-platform index (default linux/amd64)"
+        "--platform",
+        help="platform to pick from a multi-platform index (default: this host's, e.g. "
+        "linux/arm64 on aarch64)",
     )
     parser.add_argument(
         "--dockerfile",

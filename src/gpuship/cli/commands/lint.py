@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--platform",
         help="target platform, as `docker build --platform`: sets TARGETARCH & co. for the "
-        "Dockerfile (default: this machine's) and picks the image of a multi-platform --image "
-        "(default: linux/amd64)",
+        "Dockerfile and picks the image of a multi-platform --image (default: this machine's, "
+        "e.g. linux/arm64 on aarch64)",
     )
 
 
