@@ -33,6 +33,8 @@ CHECKOUT_PARTS = ("action.yml", "actions", "src", "requirements", "pyproject.tom
 # `uses:` (act matches the key literally), and the stand-in folder it is mapped to.
 THIRD_PARTY_STANDINS: dict[str, str] = {
     "actions/checkout@de0fac2e4500dabe0009e67214ff5f5447ce83dd": "checkout",
+    # The gpuship actions' own venv cache on GitHub-hosted runners (skipped under act).
+    "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae": "cache",
     "github/codeql-action@1c5b675653bb5c22dbe9b12b556ec555138e09fd": "codeql-action",
     "actions/upload-artifact@043fb46d1a93c77aae656e7c1c64a875d1fc6a0a": "upload-artifact",
     "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c": "download-artifact",
