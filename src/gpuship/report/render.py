@@ -10,7 +10,6 @@ from gpuship import gha
 from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
-from gpuship.report.kubernetes import render_kubernetes
 from gpuship.report.markdown import render_markdown
 from gpuship.report.model import Report
 from gpuship.report.sarif import render_sarif
@@ -35,6 +34,9 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
     if fmt == "markdown":
         return render_markdown(report)
     if fmt == "k8s":
+        # Imported here: it needs PyYAML, which no other output (and no `gpuship lint`) does.
+        from gpuship.report.kubernetes import render_kubernetes
+
         return render_kubernetes(report)
     if fmt == "github":
         annotations = render_annotations(report, environ)
