@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from bed.act import ACTIONS_CACHE, CACHE_STANDIN
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "workflows-examples"
 SAMPLE_PROJECT = EXAMPLES / "sample-project"
@@ -33,8 +35,6 @@ CHECKOUT_PARTS = ("action.yml", "actions", "src", "requirements", "pyproject.tom
 # `uses:` (act matches the key literally), and the stand-in folder it is mapped to.
 THIRD_PARTY_STANDINS: dict[str, str] = {
     "actions/checkout@de0fac2e4500dabe0009e67214ff5f5447ce83dd": "checkout",
-    # The gpuship actions' own venv cache on GitHub-hosted runners (skipped under act).
-    "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae": "cache",
     "github/codeql-action@1c5b675653bb5c22dbe9b12b556ec555138e09fd": "codeql-action",
     "actions/upload-artifact@043fb46d1a93c77aae656e7c1c64a875d1fc6a0a": "upload-artifact",
     "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c": "download-artifact",
@@ -196,6 +196,7 @@ class ActCommand:
         ]
         for key, folder in THIRD_PARTY_STANDINS.items():
             argv += ["--local-repository", f"{key}={STANDINS / folder}"]
+        argv += ["--local-repository", f"{ACTIONS_CACHE}={CACHE_STANDIN}"]
         for label in self.labels:
             argv += ["-P", f"{label}=-self-hosted"]
         for name, value in self.variables.items():
