@@ -35,8 +35,7 @@ def test_corpus_findings_without_the_wheel() -> None:
     assert report["imported"] is False
     for case in cases:
         expected = json.loads((Path(case) / "expected.json").read_text())
-        found = [
-            {k: f[k] for k in ("rule", "file", "line", "column", "severity")}
-            for f in report["results"][case]
-        ]
-        assert found == expected, case
+        found = report["results"][case]
+        assert len(found) == len(expected), case
+        # Every key expected.json records (the message, where it records one).
+        assert [{k: f[k] for k in e} for f, e in zip(found, expected, strict=True)] == expected
