@@ -1,6 +1,7 @@
 """Optional dependency groups (the package's extras) and the commands that need them.
 
-`pip install gpuship` brings what lint, matrix, fleet, rules, kb, docs and schema need. The
+`pip install gpuship` brings what lint, matrix, fleet (of audit files), rules, kb, docs and
+schema need. The
 registry client, Docker SDK, layer decompressors, ELF reader and NVML come with an extra, so
 a pre-commit hook or an editor linting Dockerfiles installs a fraction of the whole. A command
 whose extra is missing says which one to install, before it does any work.
@@ -21,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "verify": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml"),
     "build": ("requests", "docker"),
     "release": ("requests", "docker"),
+    "probe": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml", "h11"),
 }
 COMMAND_EXTRAS: dict[str, str] = {
     "inspect": "image",
@@ -32,12 +34,14 @@ COMMAND_EXTRAS: dict[str, str] = {
     "rollback": "release",
     "history": "release",
     "prune": "release",
+    "route": "image",
+    "probe": "probe",
 }
 
 
 def needed(command: str, args: argparse.Namespace) -> str | None:
     """The extra `gpuship COMMAND ARGS` needs, if any (`lint --image` reads images)."""
-    if command == "lint" and getattr(args, "image", None):
+    if command in ("lint", "fleet") and getattr(args, "image", None):
         return "image"
     return COMMAND_EXTRAS.get(command)
 

@@ -297,7 +297,9 @@ def build_targets(
             pending.append(instruction)
     if current_from is not None:
         stages.append(
-            _stage(len(stages), current_from, pending, stages, names, global_args, build_args, values)
+            _stage(
+                len(stages), current_from, pending, stages, names, global_args, build_args, values
+            )
         )
     frozen = tuple(stages)
     too_long = tuple(values.too_long)

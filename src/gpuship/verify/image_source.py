@@ -67,6 +67,7 @@ def read_host_needs(
     insecure_registries: Sequence[str],
     environ: Mapping[str, str],
     deep: bool,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
     """`read_gpu_needs` for the host that will run the image: an index without an entry for
     its platform gives needs naming the platforms it has, which the verdict fails on."""
@@ -79,6 +80,7 @@ def read_host_needs(
             insecure_registries=insecure_registries,
             environ=environ,
             deep=deep,
+            limits=limits,
         )
     except PlatformMissing as missing:
         return ImageGpuNeeds(reference, missing_platform=platform, platforms=missing.available)

@@ -23,6 +23,7 @@ IMPORT_NAMES = {
     "zstandard": "zstandard",
     "pyelftools": "elftools",
     "nvidia-ml-py": "pynvml",
+    "h11": "h11",
 }
 
 
