@@ -2,32 +2,19 @@
 # Shared first step of every gpuship action.
 #
 # Installs gpuship's pinned, hash-locked dependencies (requirements/action.txt) into a venv
-# cached in the runner's tool cache, keyed by the lock's hash and the Python version, so a
-# second job on the same self-hosted runner starts in a second. Needs only `python3` (3.10+):
-# no setup-python. Writes the step outputs `gpuship` (a command that runs this checkout of
-# gpuship) and `python` (the venv's interpreter).
+# in the runner's tool cache, keyed by the lock's hash, OS, architecture and Python version:
+# a second job on the same self-hosted runner starts in a second, and on GitHub-hosted runners
+# (whose tool cache is new each job) the action's actions/cache step restores the venv before
+# this runs. Needs only `python3` (3.10+): no setup-python. Linux x86_64/arm64 and macOS; a
+# clear error elsewhere (plan.sh). Writes the step outputs `gpuship` (a command that runs this
+# checkout of gpuship) and `python` (the venv's interpreter).
 #
 # Input (environment only): GPUSHIP_PYTHON, the interpreter to build the venv with.
 set -euo pipefail
 
-fail() {
-  echo "::error title=gpuship setup::$1"
-  exit 3
-}
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-python="${GPUSHIP_PYTHON:-python3}"
-lock="$root/requirements/action.txt"
-
-command -v "$python" >/dev/null 2>&1 ||
-  fail "Python interpreter '$python' not found on this runner; install python3 (3.10 or newer) or set the 'python' input"
-"$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
-  fail "gpuship needs Python 3.10 or newer; '$python' is $("$python" -V 2>&1)"
-
-pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-lock_hash="$(sha256sum "$lock" | cut -c1-16)"
-cache="${RUNNER_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}/gpuship"
-venv="$cache/venv-py$pyver-$lock_hash"
+# Platform check, interpreter, venv path and cache key (shared with the `plan` step).
+# shellcheck source=actions/_setup/plan.sh
+. "$(dirname "${BASH_SOURCE[0]}")/plan.sh"
 mkdir -p "$cache"
 
 if [ ! -f "$venv/.complete" ]; then
@@ -46,7 +33,10 @@ if [ ! -f "$venv/.complete" ]; then
   fi
   touch "$tmp/venv/.complete"
   rm -rf "$venv"
-  mv -T "$tmp/venv" "$venv" 2>/dev/null || true
+  # rename(2): atomic, and it fails rather than nesting when a concurrent job got there first
+  # (GNU `mv -T` does the same, but macOS has no -T).
+  "$python" -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$tmp/venv" "$venv" \
+    2>/dev/null || true
   echo "::endgroup::"
 fi
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Run `gpuship audit` from action inputs (environment only; lists split without globbing).
+# gpuship sets the json-file output when it wrote the file (not when --if-older-than skipped).
 set -uo pipefail
 # shellcheck source=../_setup/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../_setup/common.sh"
@@ -12,7 +13,3 @@ for label in "${labels[@]}"; do args+=(--label "$label"); done
 [ -n "$INPUT_IF_OLDER_THAN" ] && args+=(--if-older-than "$INPUT_IF_OLDER_THAN")
 
 run_gpuship "${args[@]}"
-status=$?
-# Skipped as fresh (publish with if-older-than): no new audit, no file.
-[ "$status" -eq 0 ] && [ -f "$INPUT_JSON_FILE" ] && write_output "json-file=$INPUT_JSON_FILE"
-exit "$status"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Run `gpuship promote` from action inputs (environment only; lists split without globbing).
+# The job summary (with the rollback instructions) and the outputs are gpuship's own.
 set -uo pipefail
 # shellcheck source=../_setup/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../_setup/common.sh"
@@ -17,9 +18,3 @@ for tag in "${moves[@]}"; do args+=(--move "$tag"); done
 is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
 
 run_gpuship "${args[@]}"
-status=$?
-# The rollback instructions belong next to the promotion in the job summary.
-if [ "$status" -eq 0 ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$INPUT_INSTRUCTIONS_FILE" ]; then
-  cat "$INPUT_INSTRUCTIONS_FILE" >>"$GITHUB_STEP_SUMMARY"
-fi
-exit "$status"

@@ -15,14 +15,13 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import yaml
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.limits import Limits
 
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
 
 
 def open_regular(path: Path, what: str) -> BinaryIO:
@@ -155,7 +154,7 @@ def compose_yaml(text: str, where: str, limits: Limits) -> yaml.Node | None:
             limits.yaml_max_bytes,
         )
     _check_yaml_events(text, where, limits)
-    loader = _YAML_LOADER(text)
+    loader = _yaml_loader()(text)
     try:
         node: yaml.Node | None = loader.get_single_node()
     finally:
@@ -167,7 +166,7 @@ def construct_yaml(node: yaml.Node | None) -> Any:
     """Python values for a node tree from `compose_yaml` (safe types only)."""
     if node is None:
         return None
-    loader = _YAML_LOADER("")
+    loader = _yaml_loader()("")
     try:
         return loader.construct_document(node)
     finally:
@@ -179,11 +178,21 @@ def load_yaml(text: str, where: str, limits: Limits) -> Any:
     return construct_yaml(compose_yaml(text, where, limits))
 
 
+def _yaml_loader() -> Any:
+    # Imported here: lint reads local JSON through this module on every run, YAML rarely,
+    # and PyYAML costs start-up (the C loader when PyYAML was built with libyaml).
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _check_yaml_events(text: str, where: str, limits: Limits) -> None:
+    import yaml
+
     open_at: list[tuple[str | None, int]] = []  # (anchor, nodes counted before it)
     anchored: dict[str, int] = {}  # anchor -> nodes it stands for
     nodes = 0
-    for event in yaml.parse(text, Loader=_YAML_LOADER):
+    for event in yaml.parse(text, Loader=_yaml_loader()):
         if isinstance(event, yaml.AliasEvent):
             if any(anchor == event.anchor for anchor, _ in open_at):
                 # An alias inside its own anchor: a structure that contains itself, which

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -103,6 +102,8 @@ def format_output(name: str, value: str) -> str:
     """One `$GITHUB_OUTPUT` entry; heredoc form with a random delimiter when multi-line."""
     if "\n" not in value and "\r" not in value:
         return f"{name}={value}\n"
+    import uuid  # here: it imports `platform`, a cost every command would pay at start-up
+
     delimiter = f"ghadelimiter_{uuid.uuid4()}"
     if delimiter in name or delimiter in value:  # pragma: no cover - a uuid4 collision
         raise ValueError("output value contains its own delimiter")

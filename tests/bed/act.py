@@ -32,6 +32,10 @@ from pathlib import Path
 
 ACTION_REPOSITORY = "gpuship/gpuship"
 ACTION_REF = "v1"
+# Every gpuship action names actions/cache (for GitHub-hosted runners); act skips that step on
+# this self-hosted mapping but must resolve the action first, offline: a local stand-in.
+ACTIONS_CACHE = "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae"
+CACHE_STANDIN = Path(__file__).parent / "standins" / "cache"
 # Labels the bed maps to the host; a workflow may use any of them in runs-on.
 HOST_LABELS = (
     "ubuntu-latest",
@@ -161,6 +165,8 @@ class ActRunner:
         argv += [
             "--local-repository",
             f"{ACTION_REPOSITORY}@{ACTION_REF}={self.checkout}",
+            "--local-repository",
+            f"{ACTIONS_CACHE}={CACHE_STANDIN}",
             "--action-offline-mode",
             "--pull=false",
             "--no-cache-server",

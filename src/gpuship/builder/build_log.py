@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuship.errors import EnvironmentUnavailable
-
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 _USING_CACHE = " ---> Using cache"
 _BUILDKIT_FILE_LINE = re.compile(r"^(?P<file>[^\s:][^\s]*?):(?P<line>\d+)$")
@@ -106,12 +104,12 @@ def _line_of_step(dockerfile: Path, step: str | None, number: int | None) -> int
     """
     if step is None:
         return None
-    # BuildKit's own parser (Go bindings), loaded only when a build failed.
+    # The Dockerfile parser, loaded only when a build failed.
     from gpuship.lint.source import read_dockerfile
 
     try:
         parsed = read_dockerfile(dockerfile)
-    except (OSError, EnvironmentUnavailable):  # no parser on this platform: no line, no crash
+    except OSError:
         return None
     wanted = _normalise(step)
     matches = [i for i in parsed.instructions if _normalise(i.text.value) == wanted]

@@ -11,6 +11,7 @@ BUILD_FAILED = Rule(
     severity=Severity.ERROR,
     summary="The image builder stopped with an error at this Dockerfile instruction.",
     fix="Read the builder's message; fix the instruction or the build context.",
+    configurable=False,
 )
 
 PUSH_REFUSED = Rule(
@@ -21,6 +22,7 @@ PUSH_REFUSED = Rule(
     summary="The registry refused a tag of the build; the tag set is incomplete.",
     rationale="A candidate pushed under some tags but not others must not be promoted.",
     fix="Check the credentials and permissions for the repository, then rebuild.",
+    configurable=False,
 )
 
-RULES = {rule.id: rule for rule in (BUILD_FAILED, PUSH_REFUSED)}
+RULES: tuple[Rule, ...] = (BUILD_FAILED, PUSH_REFUSED)

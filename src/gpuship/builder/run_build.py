@@ -8,26 +8,30 @@ was and was not pushed. Either way `failed` is set and no digest output is writt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpuship import labels as L
+from gpuship.builder import result as R
 from gpuship.builder import rules
 from gpuship.builder.build_log import BuildFailure
 from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
 from gpuship.builder.registry_auth import registry_of
 from gpuship.builder.secrets import secret_ids
 from gpuship.errors import ConfigError, InputError
+from gpuship.image.result import ImageResult
 from gpuship.matrix.cell_spec import CellSpec
 from gpuship.report import Finding, Location, Report, Rule, Severity, Table
+from gpuship.report.catalog import rules_by_id
+from gpuship.report.result import to_json
 
 # The image stage's checks on a pushed image (REPO@DIGEST, Dockerfile): findings, their rules,
 # and the image result; given by the command, so this stage needs no other stage's insides.
-ImageCheckResult = tuple[list[Finding], dict[str, Rule], dict[str, Any]]
+ImageCheckResult = tuple[list[Finding], Mapping[str, Rule], ImageResult]
 ImageCheck = Callable[[str, Path], ImageCheckResult]
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
@@ -138,26 +142,26 @@ def execute(
             f"{', '.join(plan.needs_buildkit)} need BuildKit (docker buildx), which is not in "
             "use; the engine's classic builder cannot mount secrets or attach attestations"
         )
-    report = Report(command="build", rules=rules.RULES)
-    report.result = {"cell": plan.cell.id, "builder": "buildx" if use_buildx else "engine"}
-    if plan.secrets or plan.secret_values:
-        report.result["secrets"] = secret_ids(plan.secrets, plan.secret_values)
+    report = Report(command="build", rules=rules_by_id(rules.RULES))
+    builder = "buildx" if use_buildx else "engine"
+    # The ids of the secrets the build gets (never their values); checked before building.
+    secrets = secret_ids(plan.secrets, plan.secret_values)
+    head = _Head(plan.cell.id, builder, tuple(secrets) or None)
     try:
         if use_buildx:
             outcome = _build_buildx(plan, request, environ, progress)
         else:
             outcome = _build_engine(plan, request, environ, progress)
     except BuildFailed as exc:
-        _report_failure(report, exc.failure, request.dockerfile)
+        _report_failure(report, head, exc.failure, request.dockerfile)
         return report
     if outcome.refused is not None:
-        _report_refusal(report, outcome)
+        _report_refusal(report, head, outcome)
         return report
-    _report_success(report, plan, outcome)
+    checked: ImageCheckResult | None = None
     if plan.push and plan.image_checks and outcome.digest and check_image is not None:
-        _run_image_checks(
-            report, check_image(f"{plan.cell.repository}@{outcome.digest}", request.dockerfile)
-        )
+        checked = check_image(f"{plan.cell.repository}@{outcome.digest}", request.dockerfile)
+    _report_success(report, plan, head, outcome, checked)
     return report
 
 
@@ -251,7 +255,16 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-def _report_failure(report: Report, failure: BuildFailure, dockerfile: Path) -> None:
+@dataclass(frozen=True)
+class _Head:
+    """What every build result starts with."""
+
+    cell: str
+    builder: str
+    secrets: tuple[str, ...] | None
+
+
+def _report_failure(report: Report, head: _Head, failure: BuildFailure, dockerfile: Path) -> None:
     step = f" (step: {failure.step})" if failure.step else ""
     # The builder's own last lines (e.g. pip's error) go with the annotation.
     output = "".join(f"\n{line}" for line in failure.output[-_OUTPUT_IN_MESSAGE:])
@@ -264,12 +277,17 @@ def _report_failure(report: Report, failure: BuildFailure, dockerfile: Path) -> 
         )
     )
     report.failed = True
-    report.result["error"] = failure.message
-    report.result["output_tail"] = list(failure.output)
+    report.result = R.BuildFailed(
+        cell=head.cell,
+        builder=head.builder,
+        secrets=head.secrets,
+        error=failure.message,
+        output_tail=tuple(failure.output),
+    )
     report.headline = "build failed"
 
 
-def _report_refusal(report: Report, outcome: _Outcome) -> None:
+def _report_refusal(report: Report, head: _Head, outcome: _Outcome) -> None:
     assert outcome.refused is not None
     tag, message = outcome.refused
     pushed = ", ".join(outcome.pushed) or "none"
@@ -282,27 +300,48 @@ def _report_refusal(report: Report, outcome: _Outcome) -> None:
         )
     )
     report.failed = True
-    report.result.update({"pushed": list(outcome.pushed), "not_pushed": list(outcome.not_pushed)})
+    report.result = R.PushRefused(
+        cell=head.cell,
+        builder=head.builder,
+        secrets=head.secrets,
+        pushed=outcome.pushed,
+        not_pushed=outcome.not_pushed,
+    )
     report.headline = "push refused; the tag set is incomplete"
 
 
-def _report_success(report: Report, plan: BuildPlan, outcome: _Outcome) -> None:
-    tags = list(plan.tags())
+def _report_success(
+    report: Report,
+    plan: BuildPlan,
+    head: _Head,
+    outcome: _Outcome,
+    checked: ImageCheckResult | None,
+) -> None:
+    tags = plan.tags()
     image = f"{plan.cell.repository}@{outcome.digest}" if outcome.digest else None
-    metadata = {
-        "cell": plan.cell.id,
-        "digest": outcome.digest,
-        "image": image,
-        "image_id": outcome.image_id,
-        "tags": tags,
-        "pushed": plan.push,
-        "labels": plan.labels(),
-        "build_args": dict(plan.cell.build_args),
-        "builder": report.result["builder"],
-        "steps": len(outcome.steps),
-        "cached_steps": len(outcome.cached_steps),
-    }
-    report.result.update(metadata)
+    built = R.Built(
+        cell=head.cell,
+        builder=head.builder,
+        secrets=head.secrets,
+        digest=outcome.digest,
+        image=image,
+        image_id=outcome.image_id,
+        tags=tags,
+        pushed=plan.push,
+        labels=plan.labels(),
+        build_args=dict(plan.cell.build_args),
+        steps=len(outcome.steps),
+        cached_steps=len(outcome.cached_steps),
+    )
+    # The action's `metadata` output: the result without the image checks and secret ids.
+    metadata = {k: v for k, v in to_json(built).items() if k != "secrets"}
+    if checked is not None:
+        # Merge the image stage's checks of the pushed image into the build report.
+        findings, catalog, image_result = checked
+        report.findings.extend(findings)
+        report.rules = {**report.rules, **catalog}
+        built = dataclasses.replace(built, image_checks=image_result)
+    report.result = built
     report.outputs.update(
         {
             "digest": outcome.digest or "",
@@ -323,12 +362,3 @@ def _report_success(report: Report, plan: BuildPlan, outcome: _Outcome) -> None:
         f", {len(outcome.cached_steps)}/{len(outcome.steps)} steps cached" if outcome.steps else ""
     )
     report.headline = f"built {image or outcome.image_id}{cached}"
-
-
-def _run_image_checks(report: Report, checked: ImageCheckResult) -> None:
-    """Merge the image stage's checks of the pushed image into the build report."""
-    findings, catalog, result = checked
-    for finding in findings:
-        report.add(finding)
-    report.rules.update(catalog)
-    report.result["image_checks"] = result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import time
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.deadline import Deadline
     from gpuship.registry.transport import RetryPolicy
+    from gpuship.report.catalog import Overrides
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,16 @@ class Context:
         """Validate now if there is anything to validate, so a broken file stops every command
         before it runs, as it would if the config were read eagerly."""
         if self.has_config_input:
-            _ = self.config
+            _ = self.rule_overrides
+
+    @functools.cached_property
+    def rule_overrides(self) -> Overrides:
+        """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
+        if not self.has_config_input:
+            return {}
+        from gpuship.rules_catalog import rule_overrides
+
+        return rule_overrides(self.config.rules, self.config.lint.settings())
 
     @functools.cached_property
     def has_config_input(self) -> bool:
@@ -85,6 +94,8 @@ class Context:
     def config_digest(self) -> str:
         """sha256 of the config file used (of the effective config when there is no file):
         release records name the policy they were made under."""
+        import hashlib  # only release commands ask; others start without it
+
         if self.config_path is not None and self.config_path.is_file():
             data = self.config_path.read_bytes()
         else:

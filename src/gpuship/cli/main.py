@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from gpuship import __version__, gha
+from gpuship.cli import extras
 from gpuship.cli.context import Context
-from gpuship.cli.registry import Command, load_commands
+from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
 from gpuship.registry.deadline import command_deadline
+from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
 
@@ -99,8 +101,29 @@ def _seconds(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line parser, with every registered subcommand."""
+# Global options that take a value as the next word (`--config PATH`).
+_VALUE_OPTIONS = frozenset(
+    ("--config", "--format", "--fail-on", "--output", "--sarif", "--deadline")
+)
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command word of a command line; None when there is none or help is asked first."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-h", "--help", "--version"):
+            return None
+        if word in _VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command-line parser for `argv`: the command it names gets its full subparser, the
+    others only their name (their modules stay unimported); no command named: all in full."""
+    wanted = command_named(argv) if argv is not None else None
     parser = _Parser(
         prog="gpuship",
         description=DESCRIPTION,
@@ -110,7 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpuship {__version__}")
     _global_options(parser, defaults=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in load_commands():
+    loaded = {c.NAME: c for c in load_commands(None if wanted is None else (wanted,))}
+    for name in [*MODULES, *(name for name in loaded if name not in MODULES)]:
+        command = loaded.get(name)
+        if command is None:
+            subparsers.add_parser(name)  # named, so a typo's error lists every command
+            continue
         sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
         _add_global_options_everywhere(sub)
@@ -162,7 +190,8 @@ def main(
 
 
 def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
         args = parser.parse_args(argv)
     command: Command | None = getattr(args, "_command", None)
@@ -171,6 +200,9 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
         return EXIT_USAGE
     if args.format in DOCUMENT_FORMATS and args.format not in getattr(command, "FORMATS", ()):
         raise UsageError(f"--format {args.format}: 'gpuship {command.NAME}' has no such output")
+    extra = extras.needed(command.NAME, args)
+    if extra is not None:
+        extras.require(command.NAME, extra)
     ctx = Context(
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,
@@ -178,8 +210,16 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
         deadline_flag=args.deadline,
     )
     ctx.validate_config()
-    with command_deadline(ctx.deadline):
-        report = command.run(args, ctx)
+    try:
+        with command_deadline(ctx.deadline):
+            report = command.run(args, ctx)
+    except ModuleNotFoundError as exc:
+        hint = extras.explain(command.NAME, exc)
+        if hint is None:
+            raise
+        raise hint from None
+    # The one place gpuship.yaml's rule severities reach findings, for every command.
+    apply_overrides(report, ctx.rule_overrides)
     fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
     exit_code = report.exit_code(fail_on)
     # What every rendering says (JSON `failed`, the `failed` step output, the summary's

@@ -1,13 +1,32 @@
 """The one place subcommands are registered.
 
-Each module listed here defines `NAME`, `HELP`, `add_arguments(parser)` and
-`run(args, ctx) -> Report`; heavy imports stay inside `run` so `gpuship --help` is fast.
+Each module listed here defines `NAME`, `HELP`, `add_arguments(parser)`,
+`run(args, ctx) -> Report` and `result_type()`, the type of its `Report.result` (from which
+`gpuship schema --result NAME` publishes the JSON Schema of its `--format json` document).
+Heavy imports stay inside `run` and `result_type`. A command line names one command, so only
+that module is imported (`gpuship lint` starts without the others); `gpuship --help` imports
+them all for their help lines. A command module
+reads like this (see `cli/commands/lock.py`):
+
+    NAME = "lock"
+    HELP = "resolve base image tags to digests into gpuship.lock (--check: fail when stale)"
+
+    def add_arguments(parser): ...          # argparse only
+
+    def run(args, ctx) -> Report:           # one call into a stage, with plain values
+        from gpuship.matrix.lock import lock_bases
+        return lock_bases(NAME, load_project(...), check=args.check, ...)
+
+    def result_type() -> object:
+        from gpuship.matrix.result import LockResult
+        return LockResult
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Sequence
 from typing import Protocol, cast
 
 from gpuship.cli.context import Context
@@ -47,7 +66,24 @@ class Command(Protocol):
 
     def run(self, args: argparse.Namespace, ctx: Context) -> Report: ...
 
+    def result_type(self) -> object: ...
 
-def load_commands() -> list[Command]:
-    """Import every registered command module, in registration order."""
-    return [cast(Command, importlib.import_module(name)) for name in COMMAND_MODULES]
+
+# Command name -> module: each module is named after its command.
+MODULES: dict[str, str] = {module.rsplit(".", 1)[1]: module for module in COMMAND_MODULES}
+
+
+def command_names() -> tuple[str, ...]:
+    """Every command's name, without importing the command modules."""
+    return tuple(MODULES)
+
+
+def load_commands(names: Sequence[str] | None = None) -> list[Command]:
+    """Import the registered command modules named (all when None), in registration order."""
+    wanted = MODULES if names is None else [name for name in MODULES if name in names]
+    return [cast(Command, importlib.import_module(MODULES[name])) for name in wanted]
+
+
+def load_command(name: str) -> Command:
+    """The module of one command; KeyError for a name that is not a command."""
+    return cast(Command, importlib.import_module(MODULES[name]))

@@ -14,9 +14,8 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from gpuship.config.locate import env_key_path
@@ -24,6 +23,9 @@ from gpuship.config.model import GpushipConfig
 from gpuship.documents import compose_yaml, construct_yaml, read_file
 from gpuship.errors import ConfigError, InputError, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    import yaml
 
 ConfigPath = tuple[str | int, ...]
 
@@ -93,6 +95,8 @@ def _read_yaml(
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
     except InputError as exc:  # missing, not a regular file, or over yaml-max-bytes
         raise ConfigError(str(exc)) from None
+    import yaml  # here: a command run without a config file starts without a YAML parser
+
     try:
         node = compose_yaml(text, str(path), limits)
         data = construct_yaml(node)
@@ -115,6 +119,8 @@ def _read_yaml(
 def _record_positions(
     node: yaml.Node | None, at: ConfigPath, out: dict[ConfigPath, tuple[int, int]]
 ) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             child = (*at, str(key_node.value))
@@ -145,6 +151,8 @@ def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> di
 
 def _parse_env_value(raw: str) -> object:
     # YAML scalars give env values the same meaning they have in the file: true, 3, [a, b].
+    import yaml
+
     # Environment values are bounded like the file (an alias bomb fits in one variable).
     try:
         return (

@@ -25,6 +25,7 @@ TOP_LEVEL_KEYS = frozenset(
         "version",
         "fail-on",
         "deadline",
+        "rules",
         "registries",
         "verify",
         "route",

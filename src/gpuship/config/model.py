@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON
-from gpuship.config.section import Section
+from gpuship.config.section import Section, SeverityName
 from gpuship.image.config import ImageStageConfig
 from gpuship.limits import Limits
 from gpuship.lint.config import LintConfig
@@ -67,6 +67,15 @@ class GpushipConfig(Section):
             "3 naming the request (a failed release keeps a fifth of it, at most 30 s, to put "
             "tags back). Also `GPUSHIP_DEADLINE` or `--deadline`."
         ),
+    )
+    rules: dict[str, SeverityName] = Field(
+        default_factory=dict,
+        description="Severity per rule id, name or category of any command ('off' turns the "
+        "rule off), e.g. `GSV105: note`; ids win over names, names over categories. Findings "
+        "and the exit code follow it; a command's result data still says what it found. Rules "
+        "that report a failed write or push cannot be changed. For Dockerfile rules "
+        "`lint.enable`, `lint.disable` and `lint.severity` apply too (and win at the same "
+        "level). See `gpuship rules` for ids and effective severities.",
     )
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
     verify: VerifyConfig = Field(default_factory=VerifyConfig)

@@ -8,7 +8,16 @@ from gpuship so any section can import it without cycles.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+# A severity a config may give a rule; "off" turns the rule off. YAML 1.1 reads a bare `off`
+# as false, so false means "off" too: `GSL103: off` works without quotes.
+SeverityName = Annotated[
+    Literal["note", "warning", "error", "off"],
+    BeforeValidator(lambda value: "off" if value is False else value),
+]
 
 
 def to_kebab(name: str) -> str:

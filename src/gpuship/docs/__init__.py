@@ -1,1 +1,1 @@
-"""Generated reference documentation."""
+"""Generated reference documentation: actions, rules, `gpuship.yaml`, `--format json` results."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpuship.docs.actions import (
@@ -13,6 +14,8 @@ from gpuship.docs.actions import (
     render_outputs_table,
 )
 from gpuship.docs.config_reference import render_config_reference
+from gpuship.docs.knowledge_module import knowledge_module
+from gpuship.docs.result_reference import result_pages
 from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
 
@@ -20,8 +23,9 @@ README_START = "<!-- gpuship:actions:start -->"
 README_END = "<!-- gpuship:actions:end -->"
 
 
-def generated_pages(root: Path) -> dict[Path, str]:
-    """Every generated file and the text it should have."""
+def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path, str]:
+    """Every generated file and the text it should have; `result_types` is each command's
+    result type, by command name."""
     actions = discover_actions(root)
     pages = {
         root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
@@ -34,6 +38,12 @@ def generated_pages(root: Path) -> dict[Path, str]:
     pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
     pages[root / "docs" / "config.md"] = render_config_reference()
     pages.update(rule_pages(root / "docs" / "rules"))
+    pages.update(result_pages(root / "docs" / "results", result_types))
+    knowledge = root / "src" / "gpuship" / "cuda" / "data" / "knowledge.yaml"
+    if knowledge.is_file():  # gpuship's own checkout: the knowledge base as Python too
+        pages[knowledge.parent.parent / "knowledge_data.py"] = knowledge_module(
+            knowledge.read_bytes()
+        )
     readme = root / "README.md"
     if readme.is_file():
         pages[readme] = _readme_with_action_tables(readme, actions)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuship.report import Rule
 from gpuship.rules_catalog import STAGES, CatalogEntry, all_rules
 
 
@@ -49,7 +50,21 @@ def rule_page(entry: CatalogEntry) -> str:
             "in gpuship.yaml.",
             "",
         ]
+    lines += ["## Configure", "", _configure(rule), ""]
     return "\n".join(lines)
+
+
+def _configure(rule: Rule) -> str:
+    if not rule.configurable:
+        return (
+            "Its severity cannot be changed: the finding reports what happened (nothing was "
+            "written, or not all of it), not a judgement."
+        )
+    return (
+        f"`rules: {{{rule.id}: warning}}` in gpuship.yaml sets its severity (`error`, "
+        "`warning`, `note`, or `off` to turn it off); the exit code and `failed` follow. "
+        "See [the config reference](../config.md)."
+    )
 
 
 def index_page(entries: list[CatalogEntry]) -> str:

@@ -14,8 +14,10 @@ _TARGET = re.compile(r"^sm_\d{2,3}[af]?$")
 class ImageStageConfig(Section):
     """How `gpuship inspect` (and `gpuship lint --image`) judge a built image."""
 
-    platform: str = Field(
-        default="linux/amd64", description="Platform picked from a multi-platform index."
+    platform: str | None = Field(
+        default=None,
+        description="Platform picked from a multi-platform index (default: this host's, "
+        "normalised as Docker does: linux/arm64 on an aarch64 host).",
     )
     oversized_layer_mib: int = Field(
         default=1024, ge=1, description="A layer larger than this (uncompressed MiB) is flagged."

@@ -1,6 +1,8 @@
 """Map image layers back to the Dockerfile lines that made them.
 
-Layers come from the final stage's RUN, COPY and ADD instructions, in order. The config
+Layers come from the final stage's RUN, COPY and ADD instructions, in order, as BuildKit's
+parser (`lint.syntax`) splits the file: heredoc bodies are not instructions, and a
+continuation joins lines exactly as the history records the command. The config
 history states each layer's instruction: BuildKit writes `RUN /bin/sh -c CMD # buildkit` or
 `COPY SRC DST # buildkit`; the legacy builder writes `/bin/sh -c CMD` and
 `/bin/sh -c #(nop) COPY file:<hash> in DST`. Matching walks both lists forward: a RUN matches
@@ -12,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from gpuship.lint.syntax import DockerfileSyntaxError, DockerfileTooLarge, parse
 
 _LAYER_KEYWORDS = ("RUN", "COPY", "ADD")
 _BUILD_ARGS = re.compile(r"^\|\d+(?:\s+\S+=\S*)*\s+")
@@ -33,29 +37,22 @@ def _squash(text: str) -> str:
 
 
 def final_stage_instructions(text: str) -> list[Instruction]:
-    """Layer-making instructions of the last stage, with their 1-based start lines."""
+    """Layer-making instructions of the last stage, with their 1-based start lines.
+
+    A file BuildKit would refuse maps no layer.
+    """
+    try:
+        nodes = parse(text).nodes
+    except (DockerfileSyntaxError, DockerfileTooLarge):
+        return []
     instructions: list[Instruction] = []
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not pending and (not stripped or stripped.startswith("#")):
-            continue
-        if pending and stripped.startswith("#"):
-            continue
-        if not pending:
-            start = number
-        if stripped.endswith("\\"):
-            pending.append(stripped[:-1])
-            continue
-        pending.append(stripped)
-        keyword, _, args = _squash(" ".join(pending)).partition(" ")
-        pending = []
+    for node in nodes:
+        keyword, _, args = _squash(node.original).partition(" ")
         keyword = keyword.upper()
         if keyword == "FROM":
             instructions = []
         elif keyword in _LAYER_KEYWORDS:
-            instructions.append(Instruction(start, keyword, args))
+            instructions.append(Instruction(node.start_line, keyword, args))
     return instructions
 
 

@@ -10,8 +10,8 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from gpuship.image import result as R
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
@@ -25,19 +25,11 @@ from gpuship.image.requirement import (
 )
 from gpuship.image.weights import hub_cache_of
 from gpuship.report import Finding, Location, Rule, Table
+from gpuship.report.catalog import rules_by_id
+from gpuship.units import human_size
 
 MIB = 1 << 20
 _LISTED = 50
-
-
-def human(size: int) -> str:
-    """1536 -> '1.5 KiB'; binary units as `du -h` prints them."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 @dataclass(frozen=True)
@@ -57,8 +49,8 @@ class Judgement:
     """What a stage needs to build its Report from one judged image."""
 
     findings: list[Finding]
-    rules: dict[str, Rule]
-    result: dict[str, Any]
+    rules: Mapping[str, Rule]
+    result: R.ImageResult
     tables: list[Table]
     headline: str
 
@@ -71,7 +63,7 @@ class _Findings:
         self._dockerfile = dockerfile
 
     def add(self, rule_id: str, message: str, layer: int | None = None) -> None:
-        rule = rules.RULES_BY_ID[rule_id]
+        rule = rules_by_id(rules.RULES)[rule_id]
         location = None
         if self._dockerfile is not None:
             location = (
@@ -92,7 +84,7 @@ def _group_findings(out: _Findings, rule_id: str, groups: Sequence[Group], what:
     for group in groups:
         out.add(
             rule_id,
-            f"{what} '{group.kind}': {group.files} files, {human(group.size)} "
+            f"{what} '{group.kind}': {group.files} files, {human_size(group.size)} "
             f"(layer {_layers_text(group.layers)}; e.g. /{group.examples[0]})",
             group.layers[0],
         )
@@ -109,16 +101,15 @@ def _weights_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStag
     for (directory, layer), weights in sorted(groups.items()):
         if len(weights) == 1:
             (weight,) = weights
-            message = (
-                f"{weight.format} weights /{weight.path} ({human(weight.size)}) in layer {layer}"
-            )
+            size = human_size(weight.size)
+            message = f"{weight.format} weights /{weight.path} ({size}) in layer {layer}"
         else:
             total = sum(weight.size for weight in weights)
             formats = ", ".join(sorted({weight.format for weight in weights}))
             largest = max(weights, key=lambda weight: (weight.size, weight.path))
             message = (
-                f"{len(weights)} weight files ({formats}, {human(total)}) in /{directory} "
-                f"in layer {layer}; largest /{largest.path} ({human(largest.size)})"
+                f"{len(weights)} weight files ({formats}, {human_size(total)}) in /{directory} "
+                f"in layer {layer}; largest /{largest.path} ({human_size(largest.size)})"
             )
         out.add(rules.WEIGHTS, message, layer)
 
@@ -141,12 +132,12 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
         config.highest_wasted_mib is not None
         and dive.wasted_bytes > config.highest_wasted_mib * MIB
     ):
-        failing.append(f"wasted {human(dive.wasted_bytes)} > {config.highest_wasted_mib} MiB")
+        failing.append(f"wasted {human_size(dive.wasted_bytes)} > {config.highest_wasted_mib} MiB")
     if failing and corrected >= floor:
         out.add(
             rules.INEFFICIENT,
             f"dive rules fail ({'; '.join(failing)}); dive wasted bytes {dive.wasted_bytes} "
-            f"({human(dive.wasted_bytes)}), corrected waste {human(corrected)} "
+            f"({human_size(dive.wasted_bytes)}), corrected waste {human_size(corrected)} "
             "not counting kept copies",
         )
     by_layers: dict[tuple[int, int, str], list[tuple[str, int]]] = defaultdict(list)
@@ -157,10 +148,10 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
         if total < floor:
             continue
         largest = sorted(files, key=lambda pair: (-pair[1], pair[0]))[:3]
-        listed = ", ".join(f"/{path} ({human(size)})" for path, size in largest)
+        listed = ", ".join(f"/{path} ({human_size(size)})" for path, size in largest)
         out.add(
             rules.HIDDEN_FILES,
-            f"{len(files)} files ({human(total)}) added in layer {added} are {how} in layer "
+            f"{len(files)} files ({human_size(total)}) added in layer {added} are {how} in layer "
             f"{hidden}: {listed}",
             hidden,
         )
@@ -179,8 +170,9 @@ def _cuda_findings(
         out.add(
             rules.CUDA_DUPLICATED,
             f"{duplicate.library} is present in the system toolkit "
-            f"({human(duplicate.system_size)}, "
-            f"/{duplicate.system_paths[0]}) and in a pip wheel ({human(duplicate.wheel_size)}, "
+            f"({human_size(duplicate.system_size)}, "
+            f"/{duplicate.system_paths[0]}) and in a pip wheel "
+            f"({human_size(duplicate.wheel_size)}, "
             f"/{duplicate.wheel_paths[0]})",
         )
     coverages = [target_coverage(t, analysis.gpu_libraries) for t in config.targets]
@@ -211,18 +203,28 @@ def _cuda_findings(
     return requirement, coverages
 
 
-def _sets(analysis: ImageAnalysis) -> dict[str, list[str]]:
+def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
     libraries = analysis.gpu_libraries
     sass_union = sorted({arch for lib in libraries for arch in lib.sass}, key=_arch_number)
     ptx_union = sorted({arch for lib in libraries for arch in lib.ptx}, key=_arch_number)
     common = set(libraries[0].sass) if libraries else set()
     for library in libraries[1:]:
         common &= set(library.sass)
-    return {
-        "sass": sass_union,
-        "ptx": ptx_union,
-        "sass_in_every_library": sorted(common, key=_arch_number),
-    }
+    return R.Gpu(
+        sass=tuple(sass_union),
+        ptx=tuple(ptx_union),
+        sass_in_every_library=tuple(sorted(common, key=_arch_number)),
+        libraries=tuple(
+            R.GpuLibrary("/" + lib.path, lib.layer, lib.size, tuple(lib.sass), tuple(lib.ptx))
+            for lib in libraries
+        ),
+        targets=tuple(
+            R.TargetCoverage(
+                c.target, tuple("/" + p for p in c.missing), tuple("/" + p for p in c.ptx_only)
+            )
+            for c in coverages
+        ),
+    )
 
 
 def _arch_number(name: str) -> int:
@@ -230,17 +232,43 @@ def _arch_number(name: str) -> int:
     return int(digits) if digits else 0
 
 
-def _groups(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": g.kind,
-            "size": g.size,
-            "files": g.files,
-            "layers": list(g.layers),
-            "examples": ["/" + e for e in g.examples],
-        }
+def _groups(groups: Sequence[Group]) -> tuple[R.FileGroup, ...]:
+    return tuple(
+        R.FileGroup(g.kind, g.size, g.files, tuple(g.layers), tuple("/" + e for e in g.examples))
         for g in groups
-    ]
+    )
+
+
+def _layers(analysis: ImageAnalysis, dockerfile: DockerfileLines | None) -> tuple[R.Layer, ...]:
+    return tuple(
+        R.Layer(
+            index=layer.index,
+            digest=layer.digest,
+            diff_id=layer.diff_id,
+            compression=layer.compression,
+            compressed_size=layer.compressed_size,
+            uncompressed_size=layer.content_size,
+            tar_size=layer.uncompressed_size,
+            files=layer.files,
+            created_by=layer.created_by,
+            dockerfile_line=dockerfile.location(layer.index).line if dockerfile else None,
+            top_dirs=tuple(R.PathSize(path, size) for path, size in layer.top_dirs),
+            top_files=tuple(R.PathSize(path, size) for path, size in layer.top_files),
+        )
+        for layer in analysis.layers
+    )
+
+
+def _cuda(analysis: ImageAnalysis, requirement: CudaRequirement) -> R.Cuda:
+    deciding = requirement.deciding
+    return R.Cuda(
+        effective=requirement.effective,
+        min_driver=requirement.min_driver,
+        deciding=R.CudaSource(deciding.source, deciding.path) if deciding else None,
+        evidence=tuple(R.CudaEvidence(e.source, e.version, e.path) for e in analysis.cuda_evidence),
+        claims=tuple(R.CudaClaim(c.source, c.value) for c in requirement.claims),
+        has_cuda_compat=analysis.has_cuda_compat,
+    )
 
 
 def _result(
@@ -248,135 +276,75 @@ def _result(
     requirement: CudaRequirement,
     coverages: Sequence[TargetCoverage],
     dockerfile: DockerfileLines | None,
-) -> dict[str, Any]:
+) -> R.ImageResult:
     image, dive = analysis.image, analysis.dive
     hidden = sorted(analysis.hidden, key=lambda h: (-h.size, h.path))
-    return {
-        "image": {
-            "reference": image.reference,
-            "source": image.source,
-            "manifest_digest": image.manifest_digest,
-            "config_digest": image.config_digest,
-            "platform": image.platform,
-            "platforms": list(image.platforms),
-        },
-        "size": {
-            "compressed": analysis.compressed_size,
-            "uncompressed": analysis.content_size,
-            "visible": analysis.filesystem.visible_bytes,
-            "layers": len(analysis.layers),
-        },
-        "layers": [
-            {
-                "index": layer.index,
-                "digest": layer.digest,
-                "diff_id": layer.diff_id,
-                "compression": layer.compression,
-                "compressed_size": layer.compressed_size,
-                "uncompressed_size": layer.content_size,
-                "tar_size": layer.uncompressed_size,
-                "files": layer.files,
-                "created_by": layer.created_by,
-                "dockerfile_line": dockerfile.location(layer.index).line if dockerfile else None,
-                "top_dirs": [{"path": path, "size": size} for path, size in layer.top_dirs],
-                "top_files": [{"path": path, "size": size} for path, size in layer.top_files],
-            }
-            for layer in analysis.layers
-        ],
-        "dive": {
-            "efficiency": dive.efficiency,
-            "wasted_bytes": dive.wasted_bytes,
-            "user_size_bytes": dive.user_size_bytes,
-            "user_wasted_percent": dive.user_wasted_percent,
-            "size_bytes": dive.size_bytes,
-            "inefficient_files": [
-                {"path": i.path, "count": i.count, "size": i.cumulative_size}
+    return R.ImageResult(
+        image=R.ImageIdentity(
+            reference=image.reference,
+            source=image.source,
+            manifest_digest=image.manifest_digest,
+            config_digest=image.config_digest,
+            platform=image.platform,
+            platforms=tuple(image.platforms),
+        ),
+        size=R.Sizes(
+            compressed=analysis.compressed_size,
+            uncompressed=analysis.content_size,
+            visible=analysis.filesystem.visible_bytes,
+            layers=len(analysis.layers),
+        ),
+        layers=_layers(analysis, dockerfile),
+        dive=R.Dive(
+            efficiency=dive.efficiency,
+            wasted_bytes=dive.wasted_bytes,
+            user_size_bytes=dive.user_size_bytes,
+            user_wasted_percent=dive.user_wasted_percent,
+            size_bytes=dive.size_bytes,
+            inefficient_files=tuple(
+                R.InefficientFile(i.path, i.count, i.cumulative_size)
                 for i in dive.inefficiencies[:_LISTED]
-            ],
-        },
-        "waste": {
-            "corrected_wasted_bytes": analysis.filesystem.hidden_bytes,
-            "hidden_files": len(hidden),
-            "largest_hidden": [
-                {
-                    "path": "/" + h.path,
-                    "size": h.size,
-                    "added_in": h.added_in,
-                    "hidden_in": h.hidden_in,
-                    "how": h.how,
-                }
-                for h in hidden[:_LISTED]
-            ],
-        },
-        "weights": [
-            {"path": "/" + w.path, "format": w.format, "size": w.size, "layer": w.layer}
-            for w in analysis.weights
-        ],
-        "hub_caches": _groups(analysis.hub_caches),
-        "package_caches": _groups(analysis.package_caches),
-        "toolchains": _groups(analysis.toolchains),
-        "duplicate_cuda_libraries": [
-            {
-                "library": d.library,
-                "system_size": d.system_size,
-                "wheel_size": d.wheel_size,
-                "system_paths": ["/" + p for p in d.system_paths],
-                "wheel_paths": ["/" + p for p in d.wheel_paths],
-            }
-            for d in analysis.duplicate_cuda
-        ],
-        "cuda": {
-            "effective": requirement.effective,
-            "min_driver": requirement.min_driver,
-            "deciding": (
-                {"source": requirement.deciding.source, "path": requirement.deciding.path}
-                if requirement.deciding
-                else None
             ),
-            "evidence": [
-                {"source": e.source, "version": e.version, "path": e.path}
-                for e in analysis.cuda_evidence
-            ],
-            "claims": [{"source": c.source, "value": c.value} for c in requirement.claims],
-            "has_cuda_compat": analysis.has_cuda_compat,
-        },
-        "gpu": {
-            **_sets(analysis),
-            "libraries": [
-                {
-                    "path": "/" + lib.path,
-                    "layer": lib.layer,
-                    "size": lib.size,
-                    "sass": list(lib.sass),
-                    "ptx": list(lib.ptx),
-                }
-                for lib in analysis.gpu_libraries
-            ],
-            "targets": [
-                {
-                    "target": c.target,
-                    "missing": ["/" + p for p in c.missing],
-                    "ptx_only": ["/" + p for p in c.ptx_only],
-                }
-                for c in coverages
-            ],
-        },
-        "env": dict(sorted(image.config.env.items())),
-        "labels": dict(sorted(image.config.labels.items())),
-        "problems": [
-            {"layer": layer, "kind": p.kind, "path": p.path, "message": p.message}
-            for layer, p in analysis.problems
-        ],
-    }
+        ),
+        waste=R.Waste(
+            corrected_wasted_bytes=analysis.filesystem.hidden_bytes,
+            hidden_files=len(hidden),
+            largest_hidden=tuple(
+                R.HiddenFile("/" + h.path, h.size, h.added_in, h.hidden_in, h.how)
+                for h in hidden[:_LISTED]
+            ),
+        ),
+        weights=tuple(R.Weights("/" + w.path, w.format, w.size, w.layer) for w in analysis.weights),
+        hub_caches=_groups(analysis.hub_caches),
+        package_caches=_groups(analysis.package_caches),
+        toolchains=_groups(analysis.toolchains),
+        duplicate_cuda_libraries=tuple(
+            R.DuplicateCuda(
+                d.library,
+                d.system_size,
+                d.wheel_size,
+                tuple("/" + p for p in d.system_paths),
+                tuple("/" + p for p in d.wheel_paths),
+            )
+            for d in analysis.duplicate_cuda
+        ),
+        cuda=_cuda(analysis, requirement),
+        gpu=_gpu(analysis, coverages),
+        env=dict(sorted(image.config.env.items())),
+        labels=dict(sorted(image.config.labels.items())),
+        problems=tuple(
+            R.Problem(layer, p.kind, p.path, p.message) for layer, p in analysis.problems
+        ),
+    )
 
 
-def _tables(analysis: ImageAnalysis, result: Mapping[str, Any]) -> list[Table]:
+def _tables(analysis: ImageAnalysis, result: R.ImageResult) -> list[Table]:
     layer_rows = tuple(
         (
             str(layer.index),
-            human(layer.compressed_size),
-            human(layer.content_size),
-            ", ".join(f"{path} {human(size)}" for path, size in layer.top_dirs[:3]),
+            human_size(layer.compressed_size),
+            human_size(layer.content_size),
+            ", ".join(f"{path} {human_size(size)}" for path, size in layer.top_dirs[:3]),
             layer.created_by[:80],
         )
         for layer in analysis.layers
@@ -405,23 +373,23 @@ def _tables(analysis: ImageAnalysis, result: Mapping[str, Any]) -> list[Table]:
                 "Weights",
                 ("path", "format", "size", "layer"),
                 tuple(
-                    ("/" + w.path, w.format, human(w.size), str(w.layer))
+                    ("/" + w.path, w.format, human_size(w.size), str(w.layer))
                     for w in analysis.weights[:_LISTED]
                 ),
             )
         )
-    dive = result["dive"]
-    percent = dive["user_wasted_percent"]
+    dive = result.dive
+    percent = dive.user_wasted_percent
     tables.append(
         Table(
             "Efficiency (dive figures)",
             ("efficiency", "wasted bytes (dive)", "user wasted", "corrected waste"),
             (
                 (
-                    f"{dive['efficiency']:.4f}",
-                    human(dive["wasted_bytes"]),
+                    f"{dive.efficiency:.4f}",
+                    human_size(dive.wasted_bytes),
                     "n/a" if percent is None else f"{percent:.2%}",
-                    human(result["waste"]["corrected_wasted_bytes"]),
+                    human_size(result.waste.corrected_wasted_bytes),
                 ),
             ),
         )
@@ -458,15 +426,15 @@ def judge(
         if summary.content_size > threshold:
             out.add(
                 rules.LAYER_OVERSIZED,
-                f"layer {summary.index} holds {human(summary.content_size)} "
-                f"(limit {human(threshold)}): {summary.created_by[:120]}",
+                f"layer {summary.index} holds {human_size(summary.content_size)} "
+                f"(limit {human_size(threshold)}): {summary.created_by[:120]}",
                 summary.index,
             )
     if config.size_budget_mib is not None and analysis.content_size > config.size_budget_mib * MIB:
         out.add(
             rules.OVER_BUDGET,
-            f"image holds {human(analysis.content_size)}, "
-            f"budget {human(config.size_budget_mib * MIB)}",
+            f"image holds {human_size(analysis.content_size)}, "
+            f"budget {human_size(config.size_budget_mib * MIB)}",
         )
     result = _result(analysis, requirement, coverages, dockerfile)
     used = {finding.rule for finding in out.items}
@@ -475,13 +443,13 @@ def judge(
         f" (index also has {', '.join(others)})" if others else ""
     )
     headline = (
-        f"{platform}: {human(analysis.content_size)} in {len(analysis.layers)} layers "
-        f"({human(analysis.compressed_size)} compressed); dive efficiency "
+        f"{platform}: {human_size(analysis.content_size)} in {len(analysis.layers)} layers "
+        f"({human_size(analysis.compressed_size)} compressed); dive efficiency "
         f"{analysis.dive.efficiency:.2%}; effective CUDA {requirement.effective or 'none'}"
     )
     return Judgement(
         findings=out.items,
-        rules={rule_id: rules.RULES_BY_ID[rule_id] for rule_id in sorted(used)},
+        rules={rule_id: rules_by_id(rules.RULES)[rule_id] for rule_id in sorted(used)},
         result=result,
         tables=_tables(analysis, result),
         headline=headline,

@@ -224,5 +224,3 @@ RULES: tuple[Rule, ...] = (
         fix="Find the largest layers in the report and shrink them, or raise the budget knowingly.",
     ),
 )
-
-RULES_BY_ID = {rule.id: rule for rule in RULES}

@@ -14,13 +14,22 @@ from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
+from gpuship.platforms import host_platform
+from gpuship.report import Report
 
 
 def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
     """Which Dockerfile line made each layer of the analysed image."""
     try:
         with open_regular(path, "Dockerfile") as handle:  # a FIFO would block the read
-            text = handle.read().decode("utf-8")
+            data = handle.read(MAX_DOCKERFILE_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
+    if len(data) > MAX_DOCKERFILE_BYTES:
+        raise InputError(f"{path}: Dockerfile over the {MAX_DOCKERFILE_BYTES} byte limit")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read Dockerfile: {error}") from None
     created_by = [layer.created_by for layer in analysis.layers]
@@ -47,7 +56,7 @@ def inspect_and_judge(
     try:
         analysis = inspect_image(
             reference,
-            platform=platform or settings.platform,
+            platform=platform or settings.platform or host_platform(),
             workers=settings.workers,
             scan_gpu_code=settings.scan_gpu_code,
             insecure=insecure,
@@ -60,3 +69,24 @@ def inspect_and_judge(
             progress.finish()
     mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
     return judge(analysis, settings, mapping)
+
+
+def inspect_report(command: str, judgement: Judgement) -> Report:
+    """The Report of `gpuship inspect`: the judgement, and the step outputs of one image."""
+    result = judgement.result
+    return Report(
+        command=command,
+        findings=judgement.findings,
+        result=result,
+        rules=judgement.rules,
+        tables=judgement.tables,
+        outputs={
+            "digest": result.image.manifest_digest,
+            "effective-cuda": result.cuda.effective or "",
+            "min-driver": result.cuda.min_driver or "",
+            "size-bytes": str(result.size.uncompressed),
+            "sass": ";".join(result.gpu.sass),
+            "efficiency": f"{result.dive.efficiency:.4f}",
+        },
+        headline=judgement.headline,
+    )

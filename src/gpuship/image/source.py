@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpuship import platforms
 from gpuship.documents import load_json
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
@@ -27,7 +28,6 @@ from gpuship.registry.manifest import (
     ImageIndex,
     ImageManifest,
     parse_manifest,
-    select_platform,
 )
 
 _MAX_INDEX_DEPTH = 4
@@ -137,19 +137,28 @@ def platform_of(descriptor: Descriptor) -> str:
 
 
 class PlatformMissing(InputError):
-    """The image index has no entry for the platform asked for."""
+    """An index without an entry for the platform asked for; `available` lists its entries."""
+
+    def __init__(self, where: str, wanted: str, available: tuple[str, ...]) -> None:
+        listed = ", ".join(available) or "none"
+        super().__init__(f"{where} has no image for platform {wanted} (available: {listed})")
+        self.wanted = wanted
+        self.available = available
 
 
 def choose_platform(
     index: ImageIndex, platform: Platform, where: str
 ) -> tuple[Descriptor, tuple[str, ...]]:
-    """The index entry for `platform` and the list of all platforms; InputError if none matches."""
-    available = tuple(platform_of(entry) for entry in index.manifests if not entry.is_attestation)
-    chosen = select_platform(index, platform.os, platform.architecture, platform.variant)
-    if chosen is None:
-        listed = ", ".join(available) or "none"
-        raise PlatformMissing(f"{where} has no image for platform {platform} (available: {listed})")
-    return chosen, available
+    """The index entry for `platform` and the list of all platforms; `PlatformMissing` if none.
+
+    Both sides are compared normalised, as containerd does (`aarch64` is `arm64`).
+    """
+    entries = [entry for entry in index.manifests if not entry.is_attestation]
+    available = tuple(platform_of(entry) for entry in entries)
+    for entry, name in zip(entries, available, strict=True):
+        if entry.platform is not None and platforms.matches(name, str(platform)):
+            return entry, available
+    raise PlatformMissing(where, str(platform), available)
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,10 @@ class Run:
     python: tuple[Text, ...]  # Python heredocs (`RUN python3 <<EOF`)
     mounts: tuple[Mount, ...]
     # Several rules ask the same questions of each command; answers are computed once.
-    _envs: dict[int, dict[str, str | None]] = field(default_factory=dict, compare=False, repr=False)
     _installs: dict[int, PythonInstall | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _exported: dict[int, dict[str, str | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -75,11 +77,18 @@ class Run:
             yield from script.commands
 
     def env_at(self, command: Command) -> dict[str, str | None]:
-        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s."""
-        cached = self._envs.get(id(command))
-        if cached is None:
-            cached = self._envs[id(command)] = self._env_at(command)
-        return cached
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s. Read-only:
+
+        commands between two assignments share one dict, and only a `FOO=1` prefix makes a
+        copy, so a RUN of a hundred thousand commands costs no dict per command.
+        """
+        after = self._exported_after  # fills self._exported
+        env = self._exported.get(id(command), after)
+        if not command.assignments:
+            return env
+        env = dict(env)
+        _assign(env, [a.text for a in command.assignments])
+        return env
 
     def python_install(self, command: Command) -> PythonInstall | None:
         """What `command` installs with pip/uv/conda/poetry, if anything."""
@@ -88,17 +97,23 @@ class Run:
             self._installs[key] = python_install(command, self.env_at(command))
         return self._installs[key]
 
-    def _env_at(self, command: Command) -> dict[str, str | None]:
+    @cached_property
+    def _exported_after(self) -> dict[str, str | None]:
+        """The stage env plus every assignment of this RUN; on the way, what each command sees.
+
+        One pass for all commands (a RUN can chain thousands); commands between two
+        assignments share one dict.
+        """
         env = dict(self.state.env)
         for other in self.commands:
-            if other is command:
-                break
+            self._exported[id(other)] = env
             # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
             if other.name == "export":
+                env = dict(env)
                 _assign(env, [w.text for w in other.words[1:]])
             elif not other.words:
+                env = dict(env)
                 _assign(env, [a.text for a in other.assignments])
-        _assign(env, [a.text for a in command.assignments])
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -182,7 +197,14 @@ class Analysis:
         return tuple(result)
 
     def runs_of(self, stage: Stage) -> list[Run]:
-        return [r for r in self.runs if r.stage.index == stage.index]
+        return self._runs_by_stage.get(stage.index, [])
+
+    @cached_property
+    def _runs_by_stage(self) -> dict[int, list[Run]]:
+        grouped: dict[int, list[Run]] = {}
+        for run in self.runs:
+            grouped.setdefault(run.stage.index, []).append(run)
+        return grouped
 
     def _run(self, stage: Stage, instruction: Instruction, state: State) -> Run:
         mounts = tuple(_mount(m) for m in instruction.flag_values("mount"))

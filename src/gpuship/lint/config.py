@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Literal
 
 from pydantic import Field
 
-from gpuship.config.section import Section
+from gpuship.config.section import Section, SeverityName
 from gpuship.lint.settings import LintSettings
 
-SeverityName = Literal["note", "warning", "error", "off"]
 _DEFAULTS = LintSettings()
 
 

@@ -16,14 +16,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.lint import catalog
 from gpuship.lint.analysis import Analysis
-from gpuship.lint.context import BuildContext, guess_context
-from gpuship.lint.rules import (
+from gpuship.lint.checks import (
     cache,
     cuda,
     layers,
@@ -34,11 +31,15 @@ from gpuship.lint.rules import (
     unchecked,
     weights,
 )
-from gpuship.lint.rules.base import Hit
+from gpuship.lint.checks.base import Hit
+from gpuship.lint.context import BuildContext, guess_context
+from gpuship.lint.result import FileSummary, StageSummary
+from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
+from gpuship.report.catalog import Overrides, resolve, resolve_overrides, rules_by_id
 
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     unchecked.check,
@@ -99,7 +100,7 @@ def parse_pragmas(parsed: ParsedDockerfile) -> Pragmas:
 def _ids(keys: str) -> set[str]:
     ids: set[str] = set()
     for key in keys.split(","):
-        ids.update(rule.id for rule in catalog.resolve(key))
+        ids.update(rule.id for rule in resolve(RULES, key))
     return ids
 
 
@@ -117,30 +118,9 @@ def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
 
 
 def rule_policy(config: LintSettings) -> dict[str, Severity | None]:
-    """Each rule's effective severity (None: disabled) under the config."""
-    policy: dict[str, Severity | None] = {rule.id: rule.severity for rule in catalog.RULES}
-    if config.enable:
-        enabled = {rule.id for key in config.enable for rule in catalog.resolve(key)}
-        policy = {k: (v if k in enabled else None) for k, v in policy.items()}
-    for key in config.disable:
-        for rule in catalog.resolve(key):
-            policy[rule.id] = None
-
-    # Least specific first, so an id beats a name beats a category.
-    def specificity(key: str) -> int:
-        upper = key.upper()
-        return 2 if upper in catalog.BY_ID else 1 if key.lower() in catalog.BY_NAME else 0
-
-    for key in sorted(config.severity, key=specificity):
-        value = config.severity[key]
-        for rule in catalog.resolve(key):
-            policy[rule.id] = None if value == "off" else Severity(value)
-    for key in list(config.severity) + list(config.enable) + list(config.disable):
-        if not catalog.resolve(key):
-            raise InputError(
-                f"lint config: '{key}' names no rule, rule name or category (see `gpuship rules`)"
-            )
-    return policy
+    """The overrides the `lint:` section alone sets (rule id -> severity, None: off); the CLI
+    passes `rules_catalog.rule_overrides`, which adds the top-level `rules:` section."""
+    return resolve_overrides((config.override_source(),))
 
 
 @dataclass(frozen=True)
@@ -149,7 +129,7 @@ class FileResult:
 
     findings: tuple[Finding, ...]
     suppressed: int
-    summary: dict[str, Any]
+    summary: FileSummary
 
 
 def lint_file(
@@ -160,7 +140,7 @@ def lint_file(
     build_args: Mapping[str, str],
     target: str | None,
     config: LintSettings,
-    policy: Mapping[str, Severity | None],
+    policy: Overrides,
     platform: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> FileResult:
@@ -169,6 +149,8 @@ def lint_file(
     Without `target`, every target the file defines is linted (see `build_targets`) and the
     findings merged. `context_dir` None: the context is guessed from where the COPY sources
     are. `platform` ("linux/arm64") sets TARGETARCH & co. (default: this machine's).
+    `policy` holds the rule severities gpuship.yaml sets (`rule_overrides`); other rules keep
+    theirs.
     """
     try:
         parsed = read_dockerfile(path)
@@ -184,12 +166,9 @@ def lint_file(
         )
         for problem in parsed.problems
     ]
-    summary: dict[str, Any] = {
-        "file": display,
-        "context": str(context_dir or path.parent),
-        "stages": [],
-        "targets": [],
-    }
+    context_text = str(context_dir or path.parent)
+    stages: tuple[StageSummary, ...] = ()
+    targets: tuple[str, ...] = ()
     if parsed.instructions and not hits:
         try:
             builds = build_targets(parsed, build_args, target, platform, limits)
@@ -197,25 +176,24 @@ def lint_file(
             raise InputError(f"{display}: {exc}") from None
         if context_dir is None:
             context_dir = guess_context(path, _literal_sources(parsed))
-        summary["context"] = str(context_dir)
+        context_text = str(context_dir)
         context = BuildContext(context_dir, path, limits)
         analysis = Analysis(display, parsed, builds[0], context, config)
         for build in builds:
             analysis = analysis.for_target(build)
             for check in CHECKS:
                 hits.extend(check(analysis))
-        summary["stages"] = _stage_summary(builds)
-        summary["targets"] = [
+        stages = _stage_summary(builds)
+        targets = tuple(
             builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
-        ]
+        )
     pragmas = parse_pragmas(parsed)
-    configured = {rule.id for key in config.severity for rule in catalog.resolve(key)}
     findings: list[Finding] = []
     silenced = 0
     seen: set[tuple[str, str, int, int]] = set()
+    catalog = rules_by_id(RULES)
     for hit in hits:
-        severity = policy.get(hit.rule)
-        if severity is None:
+        if hit.rule in policy and policy[hit.rule] is None:
             continue
         if suppressed(hit, pragmas):
             silenced += 1
@@ -225,14 +203,14 @@ def lint_file(
         if key in seen:
             continue
         seen.add(key)
-        rule = catalog.BY_ID[hit.rule]
+        rule = catalog[hit.rule]
         # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
-        # a severity configured for the rule wins over it.
-        chosen = severity if hit.rule in configured or hit.severity is None else hit.severity
+        # a configured override for the rule wins over it.
+        configured = policy.get(hit.rule)
         findings.append(
             Finding(
                 rule=hit.rule,
-                severity=chosen,
+                severity=configured or hit.severity or rule.severity,
                 message=hit.message,
                 location=Location(
                     file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column
@@ -248,25 +226,24 @@ def lint_file(
             f.rule,
         )
     )
-    summary["findings"] = len(findings)
-    summary["suppressed"] = silenced
+    summary = FileSummary(display, context_text, stages, targets, len(findings), silenced)
     return FileResult(tuple(findings), silenced, summary)
 
 
-def _stage_summary(builds: tuple[Build, ...]) -> list[dict[str, Any]]:
+def _stage_summary(builds: tuple[Build, ...]) -> tuple[StageSummary, ...]:
     """Each stage, whether it is in a linted target's image and whether any target builds it."""
     final = {i for b in builds for i in b.final_chain}
     built = {i for b in builds for i in b.reachable}
-    return [
-        {
-            "index": s.index,
-            "name": s.name,
-            "base": s.base,
-            "in_final_image": s.index in final,
-            "built": s.index in built,
-        }
+    return tuple(
+        StageSummary(
+            index=s.index,
+            name=s.name,
+            base=s.base,
+            in_final_image=s.index in final,
+            built=s.index in built,
+        )
         for s in builds[0].stages
-    ]
+    )
 
 
 def _literal_sources(parsed: ParsedDockerfile) -> list[str]:

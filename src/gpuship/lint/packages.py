@@ -13,12 +13,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import yaml
-from packaging.requirements import InvalidRequirement, Requirement
-
-from gpuship.documents import compose_yaml
-from gpuship.errors import InputError
-from gpuship.limits import DEFAULT_LIMITS
 from gpuship.lint.shell import Command, Word
 
 _PIP = re.compile(r"^pip[0-9.]*$")
@@ -349,6 +343,9 @@ def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
         or ("/" in stripped and not re.search(r"[<>=!~]", stripped))
     ):
         return Spec(text, word, "path", True, "", None)
+    # Imported here: only a Dockerfile that installs Python packages pays for `packaging`.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         requirement = Requirement(stripped)
     except InvalidRequirement:
@@ -463,6 +460,12 @@ class EnvFileSpec:
 
 def parse_conda_env(text: str) -> list[EnvFileSpec]:
     """Dependencies of a conda `environment.yml`, conda and `pip:` sections, with lines."""
+    import yaml  # only for a build context that has an environment file
+
+    from gpuship.documents import compose_yaml
+    from gpuship.errors import InputError
+    from gpuship.limits import DEFAULT_LIMITS
+
     try:
         # Within the default YAML limits: a PR's environment.yml can nest deeper than Python
         # recurses or hide an alias bomb; then it is not read, like invalid YAML.

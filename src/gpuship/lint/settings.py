@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gpuship.lint.rules import RULES
+from gpuship.report.catalog import OverrideSource
+
 DEFAULT_MUTABLE_TAGS = (
     "latest",
     "main",
@@ -40,3 +43,7 @@ class LintSettings:
     mutable_tags: tuple[str, ...] = DEFAULT_MUTABLE_TAGS
     weights_min_mib: float = 1.0
     large_copy_mib: float = 500.0
+
+    def override_source(self) -> OverrideSource:
+        """`enable`, `disable` and `severity` as rule overrides over the Dockerfile rules."""
+        return OverrideSource("lint", RULES, self.severity, self.enable, self.disable)

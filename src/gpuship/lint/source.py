@@ -1,32 +1,30 @@
 """Read a Dockerfile into instructions that know where every character came from.
 
-Instruction boundaries, flags, JSON vs shell form, heredocs and the `escape` directive come
-from BuildKit's own parser through the PyPI `dockerfile` package (Go bindings of
-`moby/buildkit/frontend/dockerfile/parser`), so we split a file exactly as `docker build`
-does. That parser reports lines but not columns, and drops comments. This module adds both:
-it rebuilds each instruction's logical text (continuations joined the way BuildKit joins
-them) together with a map from every offset back to a (line, column) of the file, so a
-finding can point at the offending token, and it keeps the comment lines for pragmas.
+The file is split by `lint.syntax.parser`, BuildKit's parser written in Python (instruction
+boundaries, flags, JSON vs shell form, heredocs, the `escape` directive, BuildKit's errors),
+so a file splits exactly as `docker build` splits it, on every platform. This module turns
+that tree into lint's view: each instruction's joined text with a map from every offset back
+to a (line, column) of the file, so a finding can point at the offending token, and the
+comment lines, where pragmas live.
 """
 
 from __future__ import annotations
 
 import bisect
-import importlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
-from gpuship.errors import EnvironmentUnavailable
+from gpuship.lint.syntax import (
+    MAX_DOCKERFILE_BYTES,
+    MAX_NODES,
+    Dockerfile,
+    DockerfileSyntaxError,
+    DockerfileTooLarge,
+    Node,
+    parse,
+)
+from gpuship.lint.syntax import Heredoc as HeredocNode
 
-# A file larger than this is not a Dockerfile anyone maintains; refuse rather than stall.
-MAX_DOCKERFILE_BYTES = 64 * 1024 * 1024
-# BuildKit's parser slows quadratically with a heredoc's size (1 MiB: ~2 s, 4 MiB: ~23 s);
-# a bigger body is reported instead of parsed.
-MAX_HEREDOC_BYTES = 512 * 1024
-_DIRECTIVE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.+?)\s*$")
-_HEREDOC_HEADER = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _KNOWN = frozenset(
     [
         "ADD",
@@ -206,17 +204,19 @@ class ParsedDockerfile:
     problems: tuple[ParseProblem, ...] = field(default_factory=tuple)
 
 
-def read_dockerfile(path: Path) -> ParsedDockerfile:
+def read_dockerfile(path: Path, *, max_bytes: int = MAX_DOCKERFILE_BYTES) -> ParsedDockerfile:
     """Read and parse `path`. Unreadable content becomes a `ParseProblem`, never an exception.
 
     A path that cannot be opened at all is the caller's concern (an `OSError` propagates).
     """
-    size = path.stat().st_size
-    if size > MAX_DOCKERFILE_BYTES:
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        size = path.stat().st_size
         return ParsedDockerfile(
-            path, problems=(ParseProblem(f"file is {size} bytes, over the 64 MiB limit"),)
+            path,
+            problems=(ParseProblem(f"file is {size} bytes, over the {_human(max_bytes)} limit"),),
         )
-    data = path.read_bytes()
     if b"\x00" in data[:8192]:
         return ParsedDockerfile(path, problems=(ParseProblem("binary file, not a Dockerfile"),))
     try:
@@ -231,182 +231,63 @@ def read_dockerfile(path: Path) -> ParsedDockerfile:
     return parse_dockerfile(source, path)
 
 
-def _buildkit_parser() -> ModuleType:
-    """The `dockerfile` package, which publishes wheels for x86_64 Linux and Windows only."""
-    try:
-        return importlib.import_module("dockerfile")
-    except ImportError:
-        raise EnvironmentUnavailable(
-            "Dockerfile parsing needs the 'dockerfile' package (BuildKit's parser), which has "
-            "wheels for x86_64 Linux and Windows only; run gpuship lint on such a runner"
-        ) from None
+def _human(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB" if size % (1024 * 1024) == 0 else f"{size} bytes"
 
 
-def parse_dockerfile(source: str, path: Path) -> ParsedDockerfile:
-    """Parse Dockerfile text; syntax errors become `ParseProblem`s."""
-    lines = source.splitlines()
-    escape = _escape_directive(lines)
-    oversized = _oversized_heredoc(lines)
-    if oversized is not None:
-        return ParsedDockerfile(path, escape=escape, problems=(oversized,))
-    buildkit = _buildkit_parser()
+def parse_dockerfile(source: str, path: Path, *, max_nodes: int = MAX_NODES) -> ParsedDockerfile:
+    """Parse Dockerfile text; syntax errors and unknown instructions become `ParseProblem`s."""
     try:
-        commands = buildkit.parse_string(source)
-    except buildkit.GoParseError as exc:
-        return ParsedDockerfile(path, escape=escape, problems=(_locate_problem(str(exc), lines),))
-    instructions: list[Instruction] = []
-    covered: list[tuple[int, int]] = []
-    problems: list[ParseProblem] = []
-    for index, command in enumerate(commands):
-        instruction = _instruction(index, command, lines, escape)
-        instructions.append(instruction)
-        covered.append((instruction.start_line, instruction.end_line))
-        if instruction.keyword not in _KNOWN:
-            span = instruction.text.span(0, len(instruction.keyword))
-            problems.append(
-                ParseProblem(f"unknown instruction: {instruction.keyword}", span.line, span.column)
-            )
+        tree = parse(source, limit=max_nodes)
+    except DockerfileSyntaxError as exc:
+        return ParsedDockerfile(path, problems=(ParseProblem(exc.message, exc.line),))
+    except DockerfileTooLarge as exc:
+        return ParsedDockerfile(path, problems=(ParseProblem(str(exc), exc.line),))
+    instructions = tuple(_instruction(index, node) for index, node in enumerate(tree.nodes))
+    problems = tuple(
+        ParseProblem(f"unknown instruction: {i.keyword}", i.span.line, i.span.column)
+        for i in instructions
+        if i.keyword not in _KNOWN
+    )
     return ParsedDockerfile(
         path,
-        instructions=tuple(instructions),
-        comments=_comments(lines, covered),
-        escape=escape,
-        problems=tuple(problems),
+        instructions=instructions,
+        comments=_comments(tree),
+        escape=tree.escape,
+        problems=problems,
     )
 
 
-def _escape_directive(lines: list[str]) -> str:
-    # Parser directives are only honoured at the very top, before any other line.
-    for line in lines:
-        match = _DIRECTIVE.match(line.strip())
-        if not match:
-            break
-        if match.group(1).lower() == "escape" and match.group(2) in ("`", "\\"):
-            return match.group(2)
-    return "\\"
-
-
-def _oversized_heredoc(lines: list[str]) -> ParseProblem | None:
-    """A heredoc body over MAX_HEREDOC_BYTES, found by a linear scan before BuildKit runs."""
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        number += 1
-        if "<<" not in line or line.lstrip().startswith("#"):
-            continue
-        for match in _HEREDOC_HEADER.finditer(line):
-            name, strip = match.group(3), match.group(1) == "-"
-            size = 0
-            for end in range(number, len(lines)):
-                body_line = lines[end]
-                if (body_line.lstrip("\t") if strip else body_line) == name:
-                    if size > MAX_HEREDOC_BYTES:
-                        return ParseProblem(
-                            f"heredoc <<{name} holds {size // 1024} KiB (over "
-                            f"{MAX_HEREDOC_BYTES // 1024} KiB): put the data in a file of the "
-                            "build context and COPY it",
-                            number,
-                            match.start() + 1,
-                        )
-                    number = end + 1
-                    break
-                size += len(body_line) + 1
-    return None
-
-
-def _locate_problem(message: str, lines: list[str]) -> ParseProblem:
-    found = re.search(r"line (\d+)", message)
-    if found:
-        return ParseProblem(message, int(found.group(1)))
-    if "heredoc" in message:
-        for number in range(len(lines), 0, -1):
-            if "<<" in lines[number - 1]:
-                column = lines[number - 1].find("<<") + 1
-                return ParseProblem(message, number, column)
-    return ParseProblem(message)
-
-
-def _continues(line: str, escape: str) -> tuple[bool, str]:
-    stripped = line.rstrip(" \t")
-    if stripped.endswith(escape):
-        return True, stripped[: -len(escape)]
-    return False, line
-
-
-def _instruction(index: int, command: object, lines: list[str], escape: str) -> Instruction:
-    cmd = command  # the `dockerfile.Command` namedtuple
-    start: int = cmd.start_line  # type: ignore[attr-defined]
-    end: int = cmd.end_line  # type: ignore[attr-defined]
-    heredoc_values = tuple(cmd.heredocs)  # type: ignore[attr-defined]
-    # Header: the first line plus its continuations. Heredoc bodies follow the header.
-    parts: list[str] = []
-    segments: list[tuple[int, int, int]] = []
-    offset = 0
-    number = start
-    while number <= min(end, len(lines)):
-        line = lines[number - 1]
-        if number > start and (not line.strip() or line.lstrip().startswith("#")):
-            number += 1
-            continue
-        more, kept = _continues(line, escape)
-        segments.append((offset, number, 1))
-        parts.append(kept)
-        offset += len(kept)
-        number += 1
-        if not more:
-            break
-    header = Text("".join(parts), SourceMap(tuple(segments)))
-    heredocs = _heredocs(header.value, heredoc_values, lines, number, end)
+def _instruction(index: int, node: Node) -> Instruction:
+    # ONBUILD wraps an instruction: its arguments are the wrapped one's; BuildKit keeps the
+    # heredocs (and the lines) on the ONBUILD itself.
+    inner = node.sub if node.sub is not None else node
     return Instruction(
         index=index,
-        keyword=str(cmd.cmd).upper(),  # type: ignore[attr-defined]
-        sub_keyword=(str(cmd.sub_cmd).upper() if cmd.sub_cmd else None),  # type: ignore[attr-defined]
-        flags=tuple(cmd.flags),  # type: ignore[attr-defined]
-        args=tuple(cmd.value),  # type: ignore[attr-defined]
-        json_form=bool(cmd.json),  # type: ignore[attr-defined]
-        heredocs=heredocs,
-        start_line=start,
-        end_line=end,
-        text=header,
+        keyword=node.keyword.upper(),
+        sub_keyword=node.sub.keyword.upper() if node.sub is not None else None,
+        flags=node.flags,
+        args=inner.values,
+        json_form=inner.json,
+        heredocs=tuple(_heredoc(h) for h in node.heredocs),
+        start_line=node.start_line,
+        end_line=node.end_line,
+        text=Text(node.original, SourceMap(node.segments)),
     )
 
 
-def _heredocs(
-    header: str, values: tuple[object, ...], lines: list[str], first_body_line: int, end: int
-) -> tuple[Heredoc, ...]:
-    strip_tabs = {m.group(3): m.group(1) == "-" for m in _HEREDOC_HEADER.finditer(header)}
-    result: list[Heredoc] = []
-    number = first_body_line
-    for value in values:
-        name: str = value.name  # type: ignore[attr-defined]
-        content: str = value.content  # type: ignore[attr-defined]
-        segments: list[tuple[int, int, int]] = []
-        offset = 0
-        body_start = number
-        while number <= min(end, len(lines)):
-            line = lines[number - 1]
-            marker = line.lstrip("\t") if strip_tabs.get(name) else line
-            number += 1
-            if marker == name:
-                break
-        # The body text is BuildKit's; its lines are the source lines after the header.
-        for relative, body_line in enumerate(content.splitlines(keepends=True)):
-            segments.append((offset, body_start + relative, 1))
-            offset += len(body_line)
-        result.append(Heredoc(name, Text(content, SourceMap(tuple(segments)))))
-    return tuple(result)
+def _heredoc(heredoc: HeredocNode) -> Heredoc:
+    segments: list[tuple[int, int, int]] = []
+    offset = 0
+    line = heredoc.first_line
+    content = heredoc.content
+    while offset < len(content):
+        segments.append((offset, line, 1))
+        newline = content.find("\n", offset)
+        offset = len(content) if newline < 0 else newline + 1
+        line += 1
+    return Heredoc(heredoc.name, Text(content, SourceMap(tuple(segments))))
 
 
-def _comments(lines: list[str], covered: list[tuple[int, int]]) -> tuple[Comment, ...]:
-    inside = bytearray(len(lines) + 2)
-    for start, end in covered:
-        for number in range(start, min(end, len(lines)) + 1):
-            inside[number] = 1
-    comments: list[Comment] = []
-    for number, line in enumerate(lines, start=1):
-        if inside[number]:
-            continue
-        stripped = line.lstrip()
-        if stripped.startswith("#"):
-            comments.append(Comment(number, len(line) - len(stripped) + 1, stripped[1:].strip()))
-    return tuple(comments)
+def _comments(tree: Dockerfile) -> tuple[Comment, ...]:
+    return tuple(Comment(c.line, c.column, c.text.strip()) for c in tree.comments)

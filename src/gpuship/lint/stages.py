@@ -266,14 +266,24 @@ def build_targets(
     stages: list[Stage] = []
     pending: list[Instruction] = []
     current_from: Instruction | None = None
+    names: dict[str, int] = {}  # the last stage of each name, so each FROM finds it at once
     for instruction in parsed.instructions:
         if instruction.keyword == "FROM":
             if current_from is not None:
                 stages.append(
                     _stage(
-                        len(stages), current_from, pending, stages, global_args, build_args, values
+                        len(stages),
+                        current_from,
+                        pending,
+                        stages,
+                        names,
+                        global_args,
+                        build_args,
+                        values,
                     )
                 )
+                if stages[-1].name:
+                    names[stages[-1].name.lower()] = stages[-1].index
             current_from, pending = instruction, []
         elif current_from is None:
             if instruction.keyword == "ARG":
@@ -287,7 +297,9 @@ def build_targets(
             pending.append(instruction)
     if current_from is not None:
         stages.append(
-            _stage(len(stages), current_from, pending, stages, global_args, build_args, values)
+            _stage(
+                len(stages), current_from, pending, stages, names, global_args, build_args, values
+            )
         )
     frozen = tuple(stages)
     too_long = tuple(values.too_long)
@@ -318,6 +330,7 @@ def _stage(
     from_instruction: Instruction,
     instructions: list[Instruction],
     previous: list[Stage],
+    names: Mapping[str, int],
     global_args: Mapping[str, str | None],
     build_args: Mapping[str, str],
     values: _Values,
@@ -326,10 +339,7 @@ def _stage(
     image_text = args[0] if args else ""
     name = args[2] if len(args) >= 3 and args[1].upper() == "AS" else None
     base, known = expand(image_text, global_args)
-    parent = None
-    for stage in previous:
-        if stage.name and stage.name.lower() == base.lower():
-            parent = stage.index
+    parent = names.get(base.lower())
     if parent is not None:
         inherited = previous[parent].final_state
         env: dict[str, str | None] = {
@@ -378,8 +388,7 @@ def _stage(
     )
 
 
-def _dependencies(stage: Stage, stages: tuple[Stage, ...]) -> set[int]:
-    names = {s.name.lower(): s.index for s in stages if s.name}
+def _dependencies(stage: Stage, names: Mapping[str, int]) -> set[int]:
     found: set[int] = set()
     if stage.parent is not None:
         found.add(stage.parent)
@@ -407,7 +416,8 @@ def _target_indexes(stages: tuple[Stage, ...], target: str | None) -> list[int]:
             names = ", ".join(s.name for s in stages if s.name) or "none"
             raise TargetNotFound(f"target stage '{target}' not found (stages: {names})")
         return match[:1]
-    used = {d for stage in stages for d in _dependencies(stage, stages)}
+    by_name = {s.name.lower(): s.index for s in stages if s.name}
+    used = {d for stage in stages for d in _dependencies(stage, by_name)}
     # `FROM base-${TARGETARCH}` or `--from=${FLAVOR}-build` may pick a stage for another
     # platform or build arg: such a stage is a base of that one, not a target of its own.
     patterns = [(s.index, _reference_pattern(ref)) for s in stages for ref in _references(s)]
@@ -447,8 +457,9 @@ def _graph(stages: tuple[Stage, ...], global_args: Env, target_index: int) -> Bu
         chain.append(parent)
     reachable = {target_index}
     todo = [target_index]
+    by_name = {s.name.lower(): s.index for s in stages if s.name}
     while todo:
-        for dependency in _dependencies(stages[todo.pop()], stages):
+        for dependency in _dependencies(stages[todo.pop()], by_name):
             if dependency not in reachable:
                 reachable.add(dependency)
                 todo.append(dependency)

@@ -23,8 +23,10 @@ from gpuship.limits import DEFAULT_LIMITS
 from gpuship.matrix.config import CacheConfig, ImageConfig, axis_text
 from gpuship.matrix.expand import ExpansionError, expand
 from gpuship.matrix.needs import GpuNeeds, InvalidCell, gpu_needs
+from gpuship.matrix.result import MatrixEntry
 from gpuship.matrix.template import Template, TemplateError, parse_template, resolve_values
 from gpuship.registry.reference import parse_reference, parse_repository
+from gpuship.report.result import to_json
 
 BASE_IMAGE_ARG = "BASE_IMAGE"
 # Values every template may use besides the cell's own; set from the knowledge base.
@@ -72,32 +74,37 @@ class Cell:
     cache_from: str | None = None
     cache_to: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def entry(self) -> MatrixEntry:
         """The matrix entry: axis values at the top (for `matrix.<axis>`) and everything else."""
-        return {
-            "id": self.id,
-            "image": self.image,
-            "role": self.role,
-            **self.values,
-            "vars": dict(self.values),
-            "cuda": self.needs.cuda,
-            "torch": self.needs.torch,
-            "min_driver": self.needs.min_driver,
-            "arch_list": self.needs.arch_list,
-            "torch_variant": self.needs.torch_variant,
-            "repository": self.repository,
-            "tags": list(self.tags),
-            "build_args": dict(self.build_args),
-            "labels": dict(self.labels),
-            "cache_from": self.cache_from,
-            "cache_to": self.cache_to,
-            "base_image": self.base_image,
-            "dockerfile": self.dockerfile,
-            "context": self.context,
-            "target": self.target,
-            "platforms": list(self.platforms),
-            "config_digest": self.config_digest,
-        }
+        return MatrixEntry(
+            id=self.id,
+            image=self.image,
+            role=self.role,
+            axes=self.values,
+            vars=dict(self.values),
+            cuda=self.needs.cuda,
+            torch=self.needs.torch,
+            min_driver=self.needs.min_driver,
+            arch_list=self.needs.arch_list,
+            torch_variant=self.needs.torch_variant,
+            repository=self.repository,
+            tags=self.tags,
+            build_args=self.build_args,
+            labels=self.labels,
+            cache_from=self.cache_from,
+            cache_to=self.cache_to,
+            base_image=self.base_image,
+            dockerfile=self.dockerfile,
+            context=self.context,
+            target=self.target,
+            platforms=self.platforms,
+            config_digest=self.config_digest,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The matrix entry as JSON (what `gpuship build --cell` reads back)."""
+        value: dict[str, Any] = to_json(self.entry())
+        return value
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ shows exactly the bases that moved in review::
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuship.documents import load_yaml, read_file
 from gpuship.errors import ConfigError, InputError
+from gpuship.files import write_atomically
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 LOCK_FILE_NAME = "gpuship.lock"
@@ -88,14 +87,8 @@ def render_lock(bases: Mapping[str, str]) -> str:
 
 
 def write_lock(path: Path, bases: Mapping[str, str]) -> None:
-    """Write the lock file whole or not at all (a temp file renamed into place)."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(render_lock(bases))
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write lock file: {exc.strerror or exc}") from None
+    """Write the lock file whole or not at all."""
+    write_atomically(path, render_lock(bases), "lock file")
 
 
 def lock_changes(locked: Mapping[str, str], current: Mapping[str, str]) -> list[LockChange]:

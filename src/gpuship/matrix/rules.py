@@ -50,12 +50,4 @@ LOCK_STALE = Rule(
     fix="Run `gpuship lock` and commit gpuship.lock.",
 )
 
-RULES = {
-    rule.id: rule
-    for rule in (
-        INVALID_CELL,
-        UNKNOWN_VERSION,
-        MATRIX_TOO_LARGE,
-        LOCK_STALE,
-    )
-}
+RULES: tuple[Rule, ...] = (INVALID_CELL, UNKNOWN_VERSION, MATRIX_TOO_LARGE, LOCK_STALE)

@@ -21,8 +21,10 @@ from gpuship.nvml.sampler import GpuSample, sampling
 from gpuship.probe import rules
 from gpuship.probe.analysis import OOM_PATTERN
 from gpuship.probe.config import ProbeConfig
+from gpuship.probe.result import JobResult
 from gpuship.probe.stats import percentile
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 @dataclass(frozen=True)
@@ -127,18 +129,18 @@ def job_report(run: JobRun, config: ProbeConfig) -> Report:
     return Report(
         command="probe",
         findings=findings,
-        result={
-            "mode": "job",
-            "verdict": "fail" if failed else "ok",
-            "reason": reason,
-            "exit_code": None if run.state is None else run.state.exit_code,
-            "seconds": round(run.seconds, 3),
-            "oom_lines": oom_lines[:5],
-            "peak_gpu_memory_fraction": peak,
-            "step_seconds": [round(t, 6) for t in times],
-            "gpu": [[round(s.at - run.gpu[0].at, 3), s.gpu, s.used_bytes] for s in run.gpu],
-        },
-        rules={rule.id: rule for rule in rules.RULES},
+        result=JobResult(
+            mode="job",
+            verdict="fail" if failed else "ok",
+            reason=reason,
+            exit_code=None if run.state is None else run.state.exit_code,
+            seconds=round(run.seconds, 3),
+            oom_lines=tuple(oom_lines[:5]),
+            peak_gpu_memory_fraction=peak,
+            step_seconds=tuple(round(t, 6) for t in times),
+            gpu=tuple((round(s.at - run.gpu[0].at, 3), s.gpu, s.used_bytes) for s in run.gpu),
+        ),
+        rules=rules_by_id(rules.RULES),
         tables=[Table("Job", ("", "value"), tuple(rows))],
         outputs={
             "verdict": "fail" if failed else "ok",

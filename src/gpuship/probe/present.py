@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from gpuship.http.load import Sample
 from gpuship.nvml.sampler import GpuSample
+from gpuship.probe import result as R
 from gpuship.probe.analysis import ImageResult
 from gpuship.probe.gate import Check, Comparison, Status, verdict
 from gpuship.probe.metrics import StepMetrics
 from gpuship.probe.rules import RULES
 from gpuship.probe.run import Trial
+from gpuship.probe.stats import Estimate
 from gpuship.report import Chart, Finding, Report, Series, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 _SEVERITY = {Status.FAIL: Severity.ERROR, Status.WARN: Severity.WARNING, Status.NOTE: Severity.NOTE}
 SAMPLE_FIELDS = (
@@ -64,15 +66,17 @@ def probe_report(
     return Report(
         command=command,
         findings=[f for f in (_finding(c) for c in checks) if f is not None],
-        result={
-            "verdict": status.value,
-            "reason": reason,
-            "images": [_image_dict(r) for r in results],
-            "comparisons": [_comparison_dict(c) for c in comparisons],
-            "checks": [_check_dict(c) for c in checks],
-            "trials": [_trial_dict(t) for t in trials],
-        },
-        rules={rule.id: rule for rule in RULES},
+        result=R.ProbeResult(
+            verdict=status.value,
+            reason=reason,
+            images=tuple(_image(r) for r in results),
+            comparisons=tuple(_comparison(c) for c in comparisons),
+            checks=tuple(
+                R.CheckResult(c.rule, c.status.value, c.subject, c.message) for c in checks
+            ),
+            trials=tuple(_trial(t) for t in trials),
+        ),
+        rules=rules_by_id(RULES),
         tables=_tables(results, checks, comparisons),
         charts=_charts(results, trials),
         outputs=_outputs(status, reason, candidate, comparisons),
@@ -275,128 +279,118 @@ def _outputs(
     }
 
 
-def _image_dict(result: ImageResult) -> dict[str, Any]:
-    return {
-        "role": result.role,
-        "image": result.image,
-        "start_failures": list(result.start_failures),
-        "steps": [_step_dict(step) for step in result.steps],
-        "overloads": [
-            {
-                "behaviour": o.behaviour,
-                "detail": o.detail,
-                "oom_lines": list(o.oom_lines),
-                "recovered": o.recovered,
-                "shortage": _step_dict(o.shortage),
-                "recovery": None if o.recovery is None else _step_dict(o.recovery),
-            }
+def _image(result: ImageResult) -> R.ProbedImage:
+    return R.ProbedImage(
+        role=result.role,
+        image=result.image,
+        start_failures=result.start_failures,
+        steps=tuple(_step(step) for step in result.steps),
+        overloads=tuple(
+            R.OverloadResult(
+                behaviour=o.behaviour,
+                detail=o.detail,
+                oom_lines=o.oom_lines,
+                recovered=o.recovered,
+                shortage=_step(o.shortage),
+                recovery=None if o.recovery is None else _step(o.recovery),
+            )
             for o in result.overloads
-        ],
-        "peak_gpu_memory_fraction": result.peak_memory_fraction,
-        "peak_process_gpu_bytes": result.peak_process_bytes,
-        "gpu_error": result.gpu_error,
-        "log_tail": list(result.log_tail),
-    }
+        ),
+        peak_gpu_memory_fraction=result.peak_memory_fraction,
+        peak_process_gpu_bytes=result.peak_process_bytes,
+        gpu_error=result.gpu_error,
+        log_tail=result.log_tail,
+    )
 
 
-def _step_dict(step: StepMetrics) -> dict[str, Any]:
-    def ms(value: float | None) -> float | None:
-        return None if value is None else round(value * 1000, 3)
-
-    return {
-        "name": step.name,
-        "rate": step.rate,
-        "duration_s": step.duration,
-        "requests": step.count,
-        "ok": step.ok,
-        "rejected": step.rejected,
-        "errors": dict(step.error_kinds),
-        "throughput_rps": round(step.throughput, 3),
-        "latency_ms": {k: e.as_dict(1000) for k, e in step.latency.items()},
-        "mean_latency_ms": ms(step.mean_latency),
-        "ttft_ms": {k: e.as_dict(1000) for k, e in step.ttft.items()},
-        "itl_p50_ms": ms(step.itl_p50),
-        "itl_p99_ms": ms(step.itl_p99),
-        "tpot_p99_ms": ms(step.tpot_p99),
-        "output_tokens_per_s": round(step.output_tokens_per_s, 3),
-        "goodput_rps": step.goodput,
-        "generator_lag_p99_ms": ms(step.lag_p99),
-        "generator_lag_max_ms": ms(step.lag_max),
-        "waited_for_concurrency_cap": step.capped,
-    }
+def _ms_or_none(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 3)
 
 
-def _comparison_dict(comparison: Comparison) -> dict[str, Any]:
-    return {
-        "step": comparison.step,
-        "figure": comparison.figure,
-        "candidate_ms": round(comparison.candidate * 1000, 3),
-        "stable_ms": round(comparison.stable * 1000, 3),
-        "ratio": comparison.ratio.as_dict(),
-    }
+def _interval(estimate: Estimate, scale: float = 1.0) -> R.Interval:
+    def fmt(x: float | None) -> float | None:
+        return None if x is None else round(x * scale, 3)
+
+    return R.Interval(round(estimate.value * scale, 3), fmt(estimate.low), fmt(estimate.high))
 
 
-def _check_dict(check: Check) -> dict[str, str]:
-    return {
-        "rule": check.rule,
-        "status": check.status.value,
-        "subject": check.subject,
-        "message": check.message,
-    }
+def _step(step: StepMetrics) -> R.StepResult:
+    return R.StepResult(
+        name=step.name,
+        rate=step.rate,
+        duration_s=step.duration,
+        requests=step.count,
+        ok=step.ok,
+        rejected=step.rejected,
+        errors=dict(step.error_kinds),
+        throughput_rps=round(step.throughput, 3),
+        latency_ms={k: _interval(e, 1000) for k, e in step.latency.items()},
+        mean_latency_ms=_ms_or_none(step.mean_latency),
+        ttft_ms={k: _interval(e, 1000) for k, e in step.ttft.items()},
+        itl_p50_ms=_ms_or_none(step.itl_p50),
+        itl_p99_ms=_ms_or_none(step.itl_p99),
+        tpot_p99_ms=_ms_or_none(step.tpot_p99),
+        output_tokens_per_s=round(step.output_tokens_per_s, 3),
+        goodput_rps=step.goodput,
+        generator_lag_p99_ms=_ms_or_none(step.lag_p99),
+        generator_lag_max_ms=_ms_or_none(step.lag_max),
+        waited_for_concurrency_cap=step.capped,
+    )
 
 
-def _trial_dict(trial: Trial) -> dict[str, Any]:
+def _comparison(comparison: Comparison) -> R.ComparisonResult:
+    return R.ComparisonResult(
+        step=comparison.step,
+        figure=comparison.figure,
+        candidate_ms=round(comparison.candidate * 1000, 3),
+        stable_ms=round(comparison.stable * 1000, 3),
+        ratio=_interval(comparison.ratio),
+    )
+
+
+def _trial(trial: Trial) -> R.TrialResult:
     origin = trial.gpu[0].at if trial.gpu else 0.0
-    return {
-        "role": trial.role,
-        "image": trial.image,
-        "trial": trial.index + 1,
-        "startup_s": trial.startup_s,
-        "start_failure": trial.start_failure,
-        "phases": [
-            {
-                "name": phase.name,
-                "steps": [
-                    {"name": s.name, "rate": s.rate, "duration_s": s.duration} for s in phase.steps
-                ],
-                "monotonic_origin": phase.result.origin,
-                "running_after": phase.state_after.running,
-                "exit_code_after": phase.state_after.exit_code,
-                "fields": list(SAMPLE_FIELDS),
-                "requests": [_sample_row(s) for s in phase.result.samples],
-            }
+    return R.TrialResult(
+        role=trial.role,
+        image=trial.image,
+        trial=trial.index + 1,
+        startup_s=trial.startup_s,
+        start_failure=trial.start_failure,
+        phases=tuple(
+            R.PhaseResult(
+                name=phase.name,
+                steps=tuple(R.PlannedStep(s.name, s.rate, s.duration) for s in phase.steps),
+                monotonic_origin=phase.result.origin,
+                running_after=phase.state_after.running,
+                exit_code_after=phase.state_after.exit_code,
+                fields=SAMPLE_FIELDS,
+                requests=tuple(_sample_row(s) for s in phase.result.samples),
+            )
             for phase in trial.phases
-        ],
-        "gpu": {
-            "monotonic_origin": origin,
-            "fields": list(GPU_FIELDS),
-            "samples": [_gpu_row(s, origin) for s in trial.gpu],
-        },
-    }
+        ),
+        gpu=R.GpuTrace(origin, GPU_FIELDS, tuple(_gpu_row(s, origin) for s in trial.gpu)),
+    )
 
 
-def _sample_row(sample: Sample) -> list[Any]:
-    def ms(value: float | None) -> float | None:
-        return None if value is None else round(value * 1000, 3)
-
-    return [
+def _sample_row(sample: Sample) -> R.SampleRow:
+    return (
         sample.step,
-        ms(sample.intended),
-        ms(sample.dispatched),
-        ms(sample.sent),
-        ms(sample.first_byte),
-        ms(sample.first_token),
-        ms(sample.done),
+        _ms_or_none(sample.intended),
+        _ms_or_none(sample.dispatched),
+        _ms_or_none(sample.sent),
+        _ms_or_none(sample.first_byte),
+        _ms_or_none(sample.first_token),
+        _ms_or_none(sample.done),
         sample.status,
         sample.error,
         sample.tokens,
-        [round(gap * 1000, 3) for gap in sample.itl],
+        tuple(round(gap * 1000, 3) for gap in sample.itl),
         sample.queued,
-    ]
+    )
 
 
-def _gpu_row(sample: GpuSample, origin: float) -> list[Any]:
-    return [
+def _gpu_row(sample: GpuSample, origin: float) -> R.GpuRow:
+    return (
         round((sample.at - origin) * 1000, 1),
         sample.gpu,
         sample.used_bytes,
@@ -405,4 +399,4 @@ def _gpu_row(sample: GpuSample, origin: float) -> list[Any]:
         sample.power_mw,
         sample.event_reasons,
         sample.process_bytes,
-    ]
+    )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from gpuship.release.plan import ReleasePlan
 from gpuship.release.referrers import ReferrerCopy
+from gpuship.release.result import DryRunResult, PlannedTag, ReferrerResult
 from gpuship.release.rules import IMMUTABLE_CONFLICT, REFERRER_TAG_KEPT, RULES
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 def _short(digest: str | None) -> str:
@@ -44,25 +46,25 @@ def add_referrers(report: Report, repository: str, referrers: list[ReferrerCopy]
     )
 
 
-def referrers_json(referrers: list[ReferrerCopy]) -> list[dict[str, object]]:
-    """The referrers as the JSON result lists them."""
-    return [
-        {
-            "digest": p.referrer.digest,
-            "media_type": p.referrer.descriptor.media_type,
-            "artifact_type": p.referrer.descriptor.artifact_type,
-            "tag": p.referrer.tag,
-            "action": p.action,
-        }
+def referrer_results(referrers: list[ReferrerCopy]) -> tuple[ReferrerResult, ...]:
+    """The referrers as the result lists them."""
+    return tuple(
+        ReferrerResult(
+            digest=p.referrer.digest,
+            media_type=p.referrer.descriptor.media_type,
+            artifact_type=p.referrer.descriptor.artifact_type,
+            tag=p.referrer.tag,
+            action=p.action,
+        )
         for p in referrers
-    ]
+    )
 
 
 def plan_report(command: str, plan: ReleasePlan) -> Report:
     """The report of a dry run: every tag's old and new digest, every blob and manifest the
     copy would need, the referrers to copy; conflicts fail it as the real run would fail."""
     target = str(plan.request.target)
-    report = Report(command=command, rules=dict(RULES), subject=target)
+    report = Report(command=command, rules=rules_by_id(RULES), subject=target)
     for step in plan.conflicts:
         report.add(
             Finding(
@@ -93,30 +95,20 @@ def plan_report(command: str, plan: ReleasePlan) -> Report:
     add_referrers(report, target, plan.referrers)
     report.failed = bool(plan.conflicts)
     record = plan.request.kind
-    report.result = {
-        "dry_run": True,
-        "kind": record,
-        "repository": target,
-        "source": str(plan.request.source),
-        "digest": plan.digest,
-        "media_type": plan.media_type,
-        "tags": [
-            {
-                "tag": s.tag,
-                "kind": s.kind.value,
-                "before": s.before,
-                "after": s.after,
-                "action": s.action.value,
-            }
-            for s in plan.steps
-        ],
-        "content": [
-            {"kind": c.kind, "digest": c.digest, "size": c.size, "action": c.action}
-            for c in plan.content
-        ],
-        "referrers": referrers_json(plan.referrers),
-        "records_added": 1 if plan.writes and not plan.conflicts else 0,
-    }
+    report.result = DryRunResult(
+        dry_run=True,
+        kind=record,
+        repository=target,
+        source=str(plan.request.source),
+        digest=plan.digest,
+        media_type=plan.media_type,
+        tags=tuple(
+            PlannedTag(s.tag, s.kind.value, s.before, s.after, s.action.value) for s in plan.steps
+        ),
+        content=tuple(plan.content),
+        referrers=referrer_results(plan.referrers),
+        records_added=1 if plan.writes and not plan.conflicts else 0,
+    )
     report.outputs = {
         "digest": plan.digest,
         "tags": ",".join(s.tag for s in plan.steps),

@@ -40,7 +40,13 @@ from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import RecordUncertain, delete_record, store_record
 from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
-from gpuship.release.record import ReleaseRecord, TagChange, new_release_id, provenance
+from gpuship.release.record import (
+    RecordState,
+    ReleaseRecord,
+    TagChange,
+    new_release_id,
+    provenance,
+)
 from gpuship.release.referrers import ReferrerCopy, copy_referrers
 
 
@@ -84,9 +90,6 @@ class TagResult:
     now: str | None
     known: bool = True
     note: str = ""
-
-
-RecordState = Literal["stored", "not stored", "removed", "unknown", "none"]
 
 
 @dataclass

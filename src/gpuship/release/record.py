@@ -18,6 +18,10 @@ from gpuship.release.policy import TagAction, TagKind, TagStep
 
 RECORD_SCHEMA: Literal["gpuship.release/v1"] = "gpuship.release/v1"
 
+# Where a run's record ended: stored; not stored (the release failed first); removed (by the
+# undo); unknown (its write or removal got no answer); none (nothing to record).
+RecordState = Literal["stored", "not stored", "removed", "unknown", "none"]
+
 
 class TagChange(BaseModel):
     """One tag in a release: its kind, the digest before and after, and what was done."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-from gpuship.release.plan_report import add_referrers, referrers_json
+from gpuship.files import write_atomically
+from gpuship.release.plan_report import add_referrers, referrer_results
 from gpuship.release.policy import TagAction
 from gpuship.release.promote import ReleaseOutcome, TagFate, TagResult
 from gpuship.release.record import ReleaseRecord, render_instructions, rollback_commands
+from gpuship.release.result import CopyResult, ReleasedTag, ReleaseResult
 from gpuship.release.rules import (
     CONCURRENT_WRITER,
     IMMUTABLE_CONFLICT,
@@ -18,23 +18,11 @@ from gpuship.release.rules import (
     RULES,
 )
 from gpuship.report import Finding, Report, Severity, Table
+from gpuship.report.catalog import rules_by_id
 
 
 def _short(digest: str | None) -> str:
     return digest[:19] if digest else "-"
-
-
-def write_atomically(path: Path, data: str) -> None:
-    """Write a whole file or nothing (temp file in the same directory, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def release_report(
@@ -49,7 +37,7 @@ def release_report(
     as this run could read it.
     """
     record = outcome.record
-    report = Report(command=command, rules=dict(RULES), subject=record.repository)
+    report = Report(command=command, rules=rules_by_id(RULES), subject=record.repository)
     _findings(report, outcome)
     add_referrers(report, record.repository, outcome.referrers)
     report.tables.append(
@@ -163,55 +151,54 @@ def _summary(outcome: ReleaseOutcome) -> str:
     return ", ".join([*parts, record])
 
 
-def _result(outcome: ReleaseOutcome) -> dict[str, object]:
-    record = outcome.record
-    result: dict[str, object] = {
-        "record": record.model_dump(mode="json", by_alias=True),
-        "stored": outcome.record_state == "stored",
-        "record_state": outcome.record_state,
-        "record_digest": outcome.record_digest,
-        "tags": [
-            {
-                "tag": tag,
-                "kind": r.step.kind.value,
-                "before": r.step.before,
-                "after": r.step.after,
-                "action": r.step.action.value,
-                "result": r.fate.value,
-                "now": r.now if r.known else None,
-                "known": r.known,
-                "note": r.note,
-            }
+def _result(outcome: ReleaseOutcome) -> ReleaseResult:
+    copy = outcome.copy
+    return ReleaseResult(
+        record=outcome.record,
+        stored=outcome.record_state == "stored",
+        record_state=outcome.record_state,
+        record_digest=outcome.record_digest,
+        tags=tuple(
+            ReleasedTag(
+                tag=tag,
+                kind=r.step.kind.value,
+                before=r.step.before,
+                after=r.step.after,
+                action=r.step.action.value,
+                result=r.fate.value,
+                now=r.now if r.known else None,
+                known=r.known,
+                note=r.note,
+            )
             for tag, r in outcome.tags.items()
-        ],
-        "written": outcome.with_fate(TagFate.WRITTEN, TagFate.SUPERSEDED),
-        "restored": outcome.with_fate(TagFate.RESTORED),
-        "unrestored": {
-            tag: f"{_holds(r)}" + (f" ({r.note})" if r.note else "")
+        ),
+        written=tuple(outcome.with_fate(TagFate.WRITTEN, TagFate.SUPERSEDED)),
+        restored=tuple(outcome.with_fate(TagFate.RESTORED)),
+        unrestored={
+            tag: _holds(r) + (f" ({r.note})" if r.note else "")
             for tag, r in outcome.tags.items()
             if r.fate in (TagFate.NOT_RESTORED, TagFate.UNKNOWN)
         },
-        "error": outcome.error,
-        "referrers": referrers_json(outcome.referrers),
-    }
-    if outcome.copy is not None:
-        result["copy"] = {
-            "blobs": outcome.copy.blobs,
-            "manifests_written": outcome.copy.manifests_written,
-            "bytes_copied": outcome.copy.bytes_copied,
-        }
-    return result
+        error=outcome.error,
+        referrers=referrer_results(outcome.referrers),
+        copy=CopyResult(dict(copy.blobs), copy.manifests_written, copy.bytes_copied)
+        if copy is not None
+        else None,
+    )
 
 
 def _write_files(
     report: Report, record: ReleaseRecord, record_file: Path | None, instructions_file: Path | None
 ) -> None:
     if record_file is not None:
-        write_atomically(record_file, record.model_dump_json(by_alias=True, indent=2) + "\n")
+        record_json = record.model_dump_json(by_alias=True, indent=2) + "\n"
+        write_atomically(record_file, record_json, "release record")
         report.outputs["record-file"] = str(record_file)
+    instructions = render_instructions(record)
     if instructions_file is not None:
-        write_atomically(instructions_file, render_instructions(record))
+        write_atomically(instructions_file, instructions, "instructions")
         report.outputs["instructions-file"] = str(instructions_file)
+    report.details = instructions
 
 
 def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:

@@ -17,6 +17,7 @@ IMMUTABLE_CONFLICT = Rule(
     fix="Publish a new version tag, or check that the right candidate digest was promoted.",
     bad_example="gpuship promote reg/app@sha256:new --tag 1.4.0   # 1.4.0 already released",
     good_example="gpuship promote reg/app@sha256:new --tag 1.4.1 --move stable",
+    configurable=False,
 )
 
 RELEASE_FAILED = Rule(
@@ -31,6 +32,7 @@ RELEASE_FAILED = Rule(
         "holds now."
     ),
     fix="Fix the registry problem named in the message and run the same command again.",
+    configurable=False,
 )
 
 RESTORE_INCOMPLETE = Rule(
@@ -47,6 +49,7 @@ RESTORE_INCOMPLETE = Rule(
         "Once the registry answers again, run the same promote (it completes the release) or "
         "the rollback command shown for the tag."
     ),
+    configurable=False,
 )
 
 CONCURRENT_WRITER = Rule(
@@ -98,17 +101,15 @@ PRUNE_FAILED = Rule(
     summary="Deleting a selected digest failed.",
     rationale="The registry refused or failed; the digest and its tags are still there.",
     fix="Check delete permissions (registry:2 needs storage.delete.enabled) and run again.",
+    configurable=False,
 )
 
-RULES = {
-    rule.id: rule
-    for rule in (
-        IMMUTABLE_CONFLICT,
-        RELEASE_FAILED,
-        RESTORE_INCOMPLETE,
-        CONCURRENT_WRITER,
-        REFERRER_TAG_KEPT,
-        PRUNE_DELETE,
-        PRUNE_FAILED,
-    )
-}
+RULES: tuple[Rule, ...] = (
+    IMMUTABLE_CONFLICT,
+    RELEASE_FAILED,
+    RESTORE_INCOMPLETE,
+    CONCURRENT_WRITER,
+    REFERRER_TAG_KEPT,
+    PRUNE_DELETE,
+    PRUNE_FAILED,
+)

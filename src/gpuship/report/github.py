@@ -25,7 +25,10 @@ def render_annotations(
     report: Report, environ: Mapping[str, str], per_level: int = ANNOTATIONS_PER_LEVEL
 ) -> Annotations:
     """The first `per_level` findings of each severity as annotations; the rest counted."""
-    lines: list[str] = []
+    lines = [
+        workflow_command("warning", message, {"title": f"gpuship {report.command}"})
+        for message in report.warnings
+    ]
     shown = {severity: 0 for severity in Severity}
     not_shown = 0
     for finding in sorted(report.findings, key=lambda f: -f.severity.rank):

@@ -10,6 +10,7 @@ import yaml
 
 from gpuship.errors import UsageError
 from gpuship.report.model import Report
+from gpuship.report.result import to_json
 
 KUBERNETES_KEY = "kubernetes"
 
@@ -24,7 +25,9 @@ class _PlainDumper(yaml.SafeDumper):
 
 def render_kubernetes(report: Report) -> str:
     """The fragments; an image no node can run gets a comment saying so, and no fragment."""
-    documents = report.result.get(KUBERNETES_KEY)
+    # Any command whose result has a `kubernetes` list of documents can be shown this way.
+    result = to_json(report.result)
+    documents = result.get(KUBERNETES_KEY) if isinstance(result, dict) else None
     if not isinstance(documents, list):
         raise UsageError(f"--format k8s: 'gpuship {report.command}' has no Kubernetes output")
     parts = []

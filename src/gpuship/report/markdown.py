@@ -18,6 +18,7 @@ def render_markdown(
     parts = [f"## gpuship {report.command}\n"]
     if report.headline:
         parts.append(f"{report.headline}\n")
+    parts.extend(f"{_ICONS[Severity.WARNING]} {message}\n" for message in report.warnings)
     parts.append(
         "| verdict | errors | warnings | notes |\n|---|---|---|---|\n"
         f"| {verdict} | {counts['error']} | {counts['warning']} | {counts['note']} |\n"
@@ -31,6 +32,8 @@ def render_markdown(
     parts.extend(render_chart_markdown(chart) for chart in report.charts)
     if report.findings:
         parts.append(_findings_section(report, budget - sum(len(p.encode()) for p in parts)))
+    if report.details:
+        parts.append(report.details)
     return "\n".join(parts)
 
 

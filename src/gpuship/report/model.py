@@ -9,10 +9,16 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuship.errors import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from gpuship.report.result import JsonModel
 
 
 class Severity(str, enum.Enum):
@@ -63,6 +69,9 @@ class Rule:
     # SARIF `security-severity` (0.0-10.0); GitHub shows it for security-relevant rules only.
     security_severity: float | None = None
     hadolint: tuple[str, ...] = ()
+    # False for a rule that reports what happened (a refused push, a failed write) rather
+    # than a judgement: no `rules:` override in gpuship.yaml can make it less than it is.
+    configurable: bool = True
 
     @property
     def help_uri(self) -> str:
@@ -142,10 +151,12 @@ class Report:
 
     command: str
     findings: list[Finding] = field(default_factory=list)
-    # JSON-serialisable stage result (matrix, digest, verdict, release record...).
-    result: dict[str, Any] = field(default_factory=dict)
-    # Catalog entries for rules that may appear in `findings` (for SARIF and help links).
-    rules: dict[str, Rule] = field(default_factory=dict)
+    # The command's typed result (a frozen dataclass of its stage: the matrix, the digest,
+    # the verdict, the release record...), the `result` of --format json; see report/result.py.
+    result: DataclassInstance | JsonModel | None = None
+    # Catalog entries for rules that may appear in `findings` (for SARIF and help links):
+    # `rules_by_id(RULES)` of the stage's catalog (gpuship.report.catalog).
+    rules: Mapping[str, Rule] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
     # Charts: drawn in the job summary (Mermaid), left out of the terminal view.
     charts: list[Chart] = field(default_factory=list)
@@ -164,6 +175,12 @@ class Report:
     # A command whose product is a document (a JSON Schema, a matrix) sets it here; the text
     # view prints it verbatim so it can be piped.
     document: str = ""
+    # Markdown the job summary (and --format markdown) shows after everything else: promote's
+    # and rollback's instructions to undo what they did.
+    details: str = ""
+    # Things to tell the user that are not findings of a rule and never fail the command
+    # (`gpuship lint` globs that matched no file): a warning line, a warning annotation.
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

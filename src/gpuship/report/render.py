@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
-from gpuship.errors import InputError
+from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
-from gpuship.report.kubernetes import render_kubernetes
 from gpuship.report.markdown import render_markdown
 from gpuship.report.model import Report
 from gpuship.report.sarif import render_sarif
@@ -37,6 +34,9 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
     if fmt == "markdown":
         return render_markdown(report)
     if fmt == "k8s":
+        # Imported here: it needs PyYAML, which no other output (and no `gpuship lint`) does.
+        from gpuship.report.kubernetes import render_kubernetes
+
         return render_kubernetes(report)
     if fmt == "github":
         annotations = render_annotations(report, environ)
@@ -60,18 +60,19 @@ def emit(
     colour = stdout.isatty() and "NO_COLOR" not in environ
     human = default_format(environ)
     if output_file:
-        write_atomically(Path(output_file), render(report, fmt, environ))
+        write_atomically(Path(output_file), render(report, fmt, environ), "report")
         stdout.write(render(report, human, environ, colour))
     else:
         stdout.write(render(report, fmt, environ, colour))
     if sarif_file:
-        write_atomically(Path(sarif_file), render_sarif(report, environ))
+        write_atomically(Path(sarif_file), render_sarif(report, environ), "report")
     if gha.in_github_actions(environ):
-        _write_runner_files(report, environ)
+        _write_runner_files(report, environ, sarif_file)
 
 
-def step_outputs(report: Report) -> dict[str, str]:
-    """The step outputs every command sets, plus the stage's own."""
+def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str]:
+    """The step outputs every command sets (counts, `failed`, the SARIF file it wrote), plus
+    the stage's own. The actions' scripts set none of these themselves."""
     counts = report.counts()
     outputs = {
         "error-count": str(counts["error"]),
@@ -79,28 +80,17 @@ def step_outputs(report: Report) -> dict[str, str]:
         "note-count": str(counts["note"]),
         "failed": "true" if report.failed else "false",
     }
+    if sarif_file:
+        outputs["sarif-file"] = sarif_file
     outputs.update(report.outputs)
     return outputs
 
 
-def _write_runner_files(report: Report, environ: Mapping[str, str]) -> None:
+def _write_runner_files(report: Report, environ: Mapping[str, str], sarif_file: str | None) -> None:
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         not_shown = render_annotations(report, environ).not_shown
         gha.append_summary(Path(summary), render_markdown(report, not_annotated=not_shown))
     output = environ.get("GITHUB_OUTPUT")
     if output:
-        gha.write_outputs(Path(output), step_outputs(report))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file whole or not at all (a temp file renamed into place)."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write report: {exc.strerror or exc}") from None
+        gha.write_outputs(Path(output), step_outputs(report, sarif_file))

@@ -14,6 +14,7 @@ def render_text(report: Report, colour: bool = False) -> str:
     lines: list[str] = []
     if report.headline:
         lines.append(report.headline)
+    lines.extend(f"warning: {message}" for message in report.warnings)
     for table in report.tables:
         lines.extend(render_table(table))
     for finding in report.findings:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from gpuship.config.duration import format_duration
 from gpuship.report import Finding, Severity, Table
+from gpuship.route import result as R
 from gpuship.route import rules
 from gpuship.route.config import RouteConfig
 from gpuship.route.routing import ImageRoute, Routing
@@ -107,35 +107,42 @@ def _cell(route: ImageRoute, pool: str) -> str:
     return f"{mark}: {verdict.reason()}"
 
 
-def route_result(routing: Routing, config: RouteConfig) -> dict[str, Any]:
-    """The JSON result: per image its pools and runs-on; the inventory's problems."""
-    return {
-        "pools": list(routing.pools),
-        "images": [
-            {
-                "name": route.image.name,
-                "pool": route.chosen,
-                "runs_on": [*config.runs_on, route.chosen] if route.chosen else None,
-                "runnable_pools": list(route.runnable_pools),
-                "pools": {
-                    pool.pool: {
-                        "runs": pool.runs,
-                        "split": pool.split,
-                        "reason": pool.reason(),
-                        "hosts": {
+def route_result(
+    routing: Routing,
+    config: RouteConfig,
+    fleet: str,
+    kubernetes: tuple[R.KubernetesDocument, ...] | None = None,
+) -> R.RouteResult:
+    """The result: per image its pools and runs-on; the inventory's problems."""
+    return R.RouteResult(
+        pools=routing.pools,
+        images=tuple(
+            R.ImageRoute(
+                name=route.image.name,
+                pool=route.chosen,
+                runs_on=(*config.runs_on, route.chosen) if route.chosen else None,
+                runnable_pools=route.runnable_pools,
+                pools={
+                    pool.pool: R.PoolResult(
+                        runs=pool.runs,
+                        split=pool.split,
+                        reason=pool.reason(),
+                        hosts={
                             v.host.name: v.reason if not v.runs else "ok" for v in pool.verdicts
                         },
-                        "unknown_hosts": [h.name for h in pool.unknown],
-                    }
+                        unknown_hosts=tuple(h.name for h in pool.unknown),
+                    )
                     for pool in route.pools
                 },
-            }
+            )
             for route in routing.routes
-        ],
-        "stale_hosts": [h.name for h in routing.stale_hosts],
-        "missing_pools": list(routing.missing_pools),
-        "unroutable": [r.image.name for r in routing.unroutable],
-    }
+        ),
+        stale_hosts=tuple(h.name for h in routing.stale_hosts),
+        missing_pools=routing.missing_pools,
+        unroutable=tuple(r.image.name for r in routing.unroutable),
+        fleet=fleet,
+        kubernetes=kubernetes,
+    )
 
 
 def route_outputs(

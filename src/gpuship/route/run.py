@@ -16,6 +16,7 @@ from typing import Any
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
 from gpuship.report import Finding, Report, Severity
+from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, read_inventory
@@ -28,6 +29,7 @@ from gpuship.route.report import (
     route_result,
     route_tables,
 )
+from gpuship.route.result import KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 from gpuship.verify import rules as verify_rules
 from gpuship.verify.config import VerifyConfig
@@ -193,10 +195,10 @@ def _kubernetes(
     config: VerifyConfig,
     tolerations: Sequence[Mapping[str, Any]],
     inventory: Inventory | None,
-) -> list[dict[str, Any]]:
+) -> tuple[KubernetesDocument, ...]:
     """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
     cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
-    documents = []
+    documents: list[KubernetesDocument] = []
     excluded = _host_state_failures(config, inventory)
     for image in images:
         needs = next(iter(image.needs.values()))
@@ -205,7 +207,7 @@ def _kubernetes(
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
         documents.append(document)
-    return documents
+    return tuple(documents)
 
 
 def _host_state_failures(config: VerifyConfig, inventory: Inventory | None) -> list[str]:
@@ -224,7 +226,7 @@ def _report(
     inventory: Inventory,
     config: RouteConfig,
     references: dict[str, str],
-    kubernetes: list[dict[str, Any]] | None,
+    kubernetes: tuple[KubernetesDocument, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
     findings += [
@@ -236,15 +238,12 @@ def _report(
         )
         for tag, reason in inventory.unreadable
     ]
-    result = route_result(routing, config)
-    result["fleet"] = inventory.repository
-    if kubernetes is not None:
-        result["kubernetes"] = kubernetes
+    result = route_result(routing, config, inventory.repository, kubernetes)
     return Report(
         command=NAME,
         findings=findings,
         result=result,
-        rules={rule.id: rule for rule in rules.RULES},
+        rules=rules_by_id(rules.RULES),
         tables=route_tables(routing),
         outputs=route_outputs(routing, config, references),
         failed=any(f.severity is Severity.ERROR for f in findings),
@@ -254,7 +253,7 @@ def _report(
 
 
 def _kubernetes_only_report(
-    images: Sequence[ImageToRoute], kubernetes: list[dict[str, Any]] | None
+    images: Sequence[ImageToRoute], kubernetes: tuple[KubernetesDocument, ...] | None
 ) -> Report:
     """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
     if kubernetes is None:
@@ -273,8 +272,8 @@ def _kubernetes_only_report(
     return Report(
         command=NAME,
         findings=findings,
-        result={"kubernetes": kubernetes, "images": [image.name for image in images]},
-        rules={rule.id: rule for rule in rules.RULES},
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images)),
+        rules=rules_by_id(rules.RULES),
         failed=bool(nowhere),
         headline=f"Kubernetes node constraints for {len(images)} image(s)",
     )

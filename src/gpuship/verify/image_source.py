@@ -23,7 +23,10 @@ def read_gpu_needs(
     deep: bool,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
-    """Labels and env from the image config; with `deep`, a layer scan fills what labels lack."""
+    """Labels and env from the image config; with `deep`, a layer scan fills what labels lack.
+
+    `PlatformMissing` when an index has no entry for `platform`.
+    """
     from gpuship.image.needs import read_image_needs
 
     reading = read_image_needs(
@@ -55,3 +58,29 @@ def read_gpu_needs(
         libraries=[(lib.path, (*lib.sass, *lib.ptx)) for lib in scanned.gpu_libraries],
         has_cuda_compat=scanned.has_cuda_compat,
     )
+
+
+def read_host_needs(
+    reference: str,
+    *,
+    platform: str,
+    insecure_registries: Sequence[str],
+    environ: Mapping[str, str],
+    deep: bool,
+    limits: Limits = DEFAULT_LIMITS,
+) -> ImageGpuNeeds:
+    """`read_gpu_needs` for the host that will run the image: an index without an entry for
+    its platform gives needs naming the platforms it has, which the verdict fails on."""
+    from gpuship.image.source import PlatformMissing
+
+    try:
+        return read_gpu_needs(
+            reference,
+            platform=platform,
+            insecure_registries=insecure_registries,
+            environ=environ,
+            deep=deep,
+            limits=limits,
+        )
+    except PlatformMissing as missing:
+        return ImageGpuNeeds(reference, missing_platform=platform, platforms=missing.available)

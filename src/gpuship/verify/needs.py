@@ -18,6 +18,7 @@ from gpuship.cuda.drivers import compat_cuda_from_package
 from gpuship.cuda.errors import InvalidVersion
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
+from gpuship.verify.result import ImageNeeds
 
 
 @dataclass(frozen=True)
@@ -37,24 +38,27 @@ class ImageGpuNeeds:
     library_targets: tuple[tuple[str, tuple[ArchTarget, ...]], ...] = ()
     compat_cuda: str | None = None
     compat_source: str | None = None
-    # The platform of the config read (`linux/arm64`); None when not read from an image.
+    # The platform of the image read (its config's os/architecture), or, when an index had
+    # no entry for the platform asked for, that platform and the entries it does have.
     platform: str | None = None
+    missing_platform: str | None = None
+    platforms: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary for the report's result."""
-        return {
-            "image": self.reference,
-            "cuda": self.cuda,
-            "cuda_source": self.cuda_source,
-            "min_driver": self.min_driver,
-            "arch_list": None
+    def result(self) -> ImageNeeds:
+        """The needs as the verify result shows them."""
+        return ImageNeeds(
+            image=self.reference,
+            cuda=self.cuda,
+            cuda_source=self.cuda_source,
+            min_driver=self.min_driver,
+            arch_list=None
             if self.arch_targets is None
-            else [str(target) for target in self.arch_targets],
-            "arch_source": self.arch_source,
-            "compat_cuda": self.compat_cuda,
-            "compat_source": self.compat_source,
-            "require": {k: v for k, v in sorted(self.env.items()) if k.startswith("NVIDIA_")},
-        }
+            else tuple(str(target) for target in self.arch_targets),
+            arch_source=self.arch_source,
+            compat_cuda=self.compat_cuda,
+            compat_source=self.compat_source,
+            require={k: v for k, v in sorted(self.env.items()) if k.startswith("NVIDIA_")},
+        )
 
 
 def env_from_list(entries: Any, where: str) -> dict[str, str]:

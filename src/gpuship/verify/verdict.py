@@ -11,6 +11,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpuship import platforms
 from gpuship.cuda.arch import Coverage, CoverageKind, kernel_coverage
 from gpuship.cuda.drivers import Compatibility, DriverVerdict, driver_verdict, min_driver_for
 from gpuship.cuda.errors import InvalidRequirement, UnknownVersion
@@ -102,11 +103,32 @@ def judge(
     checks.extend(_device_checks(gpus, config))
     checks.extend(_ecc_checks(gpus))
     if needs is not None:
+        platform = _platform_check(audit, needs)
+        if platform is not None:
+            checks.append(platform)
+        if needs.missing_platform is not None:  # nothing of the image was read
+            return Verdict(tuple(checks))
         checks.extend(_require_checks(audit, gpus, needs))
         driver_verdicts = {gpu.index: _driver_verdict(audit, gpu, needs) for gpu in gpus}
         checks.extend(_driver_checks(audit, gpus, needs, driver_verdicts, config))
         checks.extend(_arch_checks(audit, gpus, needs, driver_verdicts, config))
     return Verdict(tuple(checks))
+
+
+def _platform_check(audit: HostAudit, needs: ImageGpuNeeds) -> Check | None:
+    """The image's platform against the host's CPU, as Docker would pick and run it (None:
+    needs that did not come from an image's config, such as a fleet's table)."""
+    host = platforms.host_platform(audit.system.machine)
+    if needs.missing_platform is not None:
+        has = ", ".join(needs.platforms) or "none"
+        message = f"image has no {needs.missing_platform} variant (it has: {has})"
+        return Check(rules.PLATFORM, Status.FAIL, "image", message)
+    if needs.platform is None:
+        return None
+    if platforms.architecture(needs.platform) != platforms.architecture(host):
+        message = f"image is {needs.platform}; this host runs {host} ({audit.system.machine})"
+        return Check(rules.PLATFORM, Status.FAIL, "image", message)
+    return Check(rules.PLATFORM, Status.OK, "image", f"{needs.platform} runs on {host}")
 
 
 _COVERAGE_RANK = {CoverageKind.NONE: 0, CoverageKind.PTX_JIT: 1, CoverageKind.SASS: 2}

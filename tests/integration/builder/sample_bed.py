@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bed.oci import make_image, push
 from bed.registry import Registry
+from json_results import check_output
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "workflows-examples" / "sample-project"
@@ -75,6 +76,7 @@ class SampleProject:
             timeout=600,
             check=False,
         )
+        check_output(args, done.stdout)
         return Result(done.returncode, done.stdout, done.stderr, read_outputs(outputs))
 
     def matrix(self) -> list[dict[str, object]]:

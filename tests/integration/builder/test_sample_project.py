@@ -63,6 +63,10 @@ def test_lock_pins_bases_and_check_sees_drift(
     assert stale.code == 1
     assert f"{moved} moved from" in stale.stdout
     assert (project.directory / "gpuship.lock").read_text() == text  # --check writes nothing
+    # As JSON (checked against `gpuship schema --result lock` by the runner): what changed.
+    document = json.loads(project.gpuship("lock", "--check", "--format", "json").stdout)
+    assert document["failed"] is True
+    assert [c for c in document["result"]["changes"] if c.startswith(f"{moved} moved from")]
 
 
 def test_every_cell_builds_pushes_and_carries_kb_labels(

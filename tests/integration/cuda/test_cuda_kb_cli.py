@@ -8,19 +8,23 @@ import sys
 
 import pytest
 
+from json_results import check_output
+
 pytestmark = pytest.mark.integration
 
 REQUIRE_1263 = "cuda>=12.6 brand=tesla,driver>=535,driver<536 brand=nvidia,driver>=535,driver<536"
 
 
 def gpuship(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "gpuship", *args],
         capture_output=True,
         text=True,
         timeout=60,
         env={"PATH": "/usr/bin:/bin"},
     )
+    check_output(args, done.stdout)
+    return done
 
 
 def test_driver_for() -> None:

@@ -70,14 +70,17 @@ def act_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """act's action cache (`--action-cache-path`), with gpuship's venv pre-seeded in its tool
     cache (act sets RUNNER_TOOL_CACHE to `<action cache>/tool_cache`).
 
-    `actions/_setup/setup.sh` reuses `<tool cache>/gpuship/venv-py<X.Y>-<lock hash>` when it
-    holds `.complete`. The seeded venv reaches the test interpreter's packages through a
-    `.pth` file, so the locked dependencies are never downloaded during a test.
+    `actions/_setup/setup.sh` reuses `<tool cache>/gpuship/venv-<os>-<arch>-py<X.Y>-<lock hash>`
+    when it holds `.complete`. The seeded venv reaches the test interpreter's packages through
+    a `.pth` file, so the locked dependencies are never downloaded during a test.
     """
     cache = tmp_path_factory.mktemp("act-cache")
     lock_hash = hashlib.sha256((ROOT / "requirements" / "action.txt").read_bytes()).hexdigest()
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    venv = cache / "tool_cache" / "gpuship" / f"venv-py{version}-{lock_hash[:16]}"
+    system = {"Linux": "linux", "Darwin": "macos"}[os.uname().sysname]
+    arch = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[os.uname().machine]
+    name = f"venv-{system}-{arch}-py{version}-{lock_hash[:16]}"
+    venv = cache / "tool_cache" / "gpuship" / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     (site / "gpuship-test-interpreter.pth").write_text(

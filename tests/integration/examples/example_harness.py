@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from bed.act import ACTIONS_CACHE, CACHE_STANDIN
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "workflows-examples"
 SAMPLE_PROJECT = EXAMPLES / "sample-project"
@@ -194,6 +196,7 @@ class ActCommand:
         ]
         for key, folder in THIRD_PARTY_STANDINS.items():
             argv += ["--local-repository", f"{key}={STANDINS / folder}"]
+        argv += ["--local-repository", f"{ACTIONS_CACHE}={CACHE_STANDIN}"]
         for label in self.labels:
             argv += ["-P", f"{label}=-self-hosted"]
         for name, value in self.variables.items():

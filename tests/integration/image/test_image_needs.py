@@ -16,6 +16,7 @@ from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.needs import read_image_needs
 from gpuship.image.run import inspect_and_judge
+from gpuship.report.result import to_json
 
 pytestmark = pytest.mark.integration
 
@@ -70,7 +71,7 @@ def test_judgement_returns_findings_and_rules(gpu_image: object, tmp_path: Path)
     assert rules.CUDA_CLAIM_WEAKER in fired  # io.gpuship.cuda=12.4 but torch needs 12.6
     assert rules.WEIGHTS in fired
     assert set(judgement.rules) == fired
-    assert judgement.result["cuda"]["effective"] == "12.6"
+    assert to_json(judgement.result)["cuda"]["effective"] == "12.6"
 
 
 def test_archive_errors_are_clear(tmp_path: Path) -> None:

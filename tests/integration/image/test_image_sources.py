@@ -7,7 +7,6 @@ computed here from the layer contents, independently of gpuship.
 
 from __future__ import annotations
 
-import copy
 import random
 import struct
 from pathlib import Path
@@ -23,6 +22,7 @@ from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.findings import Judgement, judge
 from gpuship.image.inspect import inspect_image
+from gpuship.report.result import to_json
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ _LAYER_SPECIFIC = ("digest", "compression", "compressed_size")
 
 def _comparable(judgement: Judgement) -> dict[str, Any]:
     """The result minus what legitimately differs per source (compressed blobs, references)."""
-    result = copy.deepcopy(judgement.result)
+    result = to_json(judgement.result)
     for key in _SOURCE_SPECIFIC:
         result["image"].pop(key)
     result["size"].pop("compressed")
@@ -96,7 +96,7 @@ def _comparable(judgement: Judgement) -> dict[str, Any]:
 
 
 def _check_figures(judgement: Judgement, layers: list[dict[str, bytes]]) -> None:
-    result = judgement.result
+    result = to_json(judgement.result)
     sizes = [sum(len(data) for data in layer.values()) for layer in layers]
     assert [layer["uncompressed_size"] for layer in result["layers"]] == sizes
     assert result["size"]["uncompressed"] == sum(sizes)
@@ -167,9 +167,13 @@ def test_same_report_from_registry_oci_layout_and_docker_archive(
     from_archive = _judge(f"docker-archive:{archive}")
     _check_figures(from_registry, layers)
     compressed = [len(blob.data) for blob in image.layers]
-    assert [layer["compressed_size"] for layer in from_registry.result["layers"]] == compressed
-    assert [layer["compressed_size"] for layer in from_layout.result["layers"]] == compressed
-    assert from_registry.result["image"]["manifest_digest"] == image.digest
+    assert [
+        layer["compressed_size"] for layer in to_json(from_registry.result)["layers"]
+    ] == compressed
+    assert [
+        layer["compressed_size"] for layer in to_json(from_layout.result)["layers"]
+    ] == compressed
+    assert to_json(from_registry.result)["image"]["manifest_digest"] == image.digest
     expected = _comparable(from_registry)
     for other in (from_prefixed, from_layout, from_archive):
         assert _comparable(other) == expected
@@ -210,7 +214,7 @@ def test_image_built_by_the_engine(
         "docker://gpuship/inspect:built", platform="linux/amd64", environ=docker_engine.env
     )
     judgement = judge(analysis, CONFIG, dockerfile_lines(dockerfile, analysis))
-    result = judgement.result
+    result = to_json(judgement.result)
     assert [layer["uncompressed_size"] for layer in result["layers"]] == [
         sum(len(data) for data in layer.values()) for layer in built_layers
     ]
@@ -248,6 +252,6 @@ def test_zstd_layers_read_like_gzip(registry: Registry) -> None:
     push(registry.url, "image/gzip", gzip_image, tag="v1")
     from_zstd = _judge(registry.ref("image/zstd", "v1"))
     from_gzip = _judge(registry.ref("image/gzip", "v1"))
-    assert from_zstd.result["layers"][0]["compression"] == "zstd"
-    assert from_zstd.result["layers"][0]["compressed_size"] == len(layer.data)
+    assert to_json(from_zstd.result)["layers"][0]["compression"] == "zstd"
+    assert to_json(from_zstd.result)["layers"][0]["compressed_size"] == len(layer.data)
     assert _comparable(from_zstd) == _comparable(from_gzip)

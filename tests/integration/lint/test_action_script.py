@@ -99,3 +99,26 @@ def test_sarif_from_a_working_directory_points_at_the_checkout_path(tmp_path: Pa
     assert {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
     } == {"docker/Dockerfile"}
+
+
+def test_the_action_finds_what_the_cli_finds(tmp_path: Path) -> None:
+    # The action used to expand its globs in bash with a skip list of its own, which did not
+    # skip .venv; now gpuship expands them, with the skip list of `gpuship lint .`.
+    shutil.copytree(CORPUS / "secrets-in-args", tmp_path / ".venv" / "lib" / "pkg")
+    shutil.copytree(CORPUS / "secrets-in-args", tmp_path / "app")
+    code, outputs, _ = run_action(tmp_path)
+    sarif = json.loads((tmp_path / "lint.sarif").read_text())
+    linted = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+    }
+    assert linted == {"app/Dockerfile"}
+    assert code == 1 and outputs["failed"] == "true"  # outputs written by gpuship itself
+    cli = subprocess.run(
+        [sys.executable, "-m", "gpuship", "lint", "--format", "json", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert [f["file"] for f in json.loads(cli.stdout)["result"]["files"]] == ["app/Dockerfile"]

@@ -33,6 +33,7 @@ from bed.probe_server import (
     live_host,
 )
 from gpuship.docker.service import PROBE_LABEL
+from json_results import checked
 
 pytestmark = pytest.mark.integration
 
@@ -104,7 +105,7 @@ def run_probe(
             timeout=400,
         )
         report_file = tmp_path / "probe.json"
-        report = json.loads(report_file.read_text()) if report_file.exists() else {}
+        report = checked(report_file.read_text()) if report_file.exists() else {}
         return ProbeRun(
             completed.returncode,
             completed.stderr,
@@ -485,7 +486,7 @@ def test_url_mode_streams_chat_and_reports_ttft_itl_and_goodput(
         server.kill()
         server.wait()
     assert completed.returncode == 0, completed.stderr
-    result = json.loads(completed.stdout)["result"]
+    result = checked(completed.stdout)["result"]
     (step,) = result["images"][0]["steps"]
     assert step["ok"] == step["requests"] == 20
     assert 30 <= step["ttft_ms"]["p50"]["value"] < 300

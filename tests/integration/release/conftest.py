@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import pytest
 from release_images import CliResult, RunCli
 
 from gpuship.cli.main import main
+from json_results import checked
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
         stdout, stderr = io.StringIO(), io.StringIO()
         code = main([*argv, *args], environ=environ or {}, stdout=stdout, stderr=stderr)
         text = stdout.getvalue()
-        report = json.loads(text) if text.strip().startswith("{") else {}
+        report = checked(text) if text.strip().startswith("{") else {}
         return CliResult(code, report, stderr.getvalue())
 
     return run

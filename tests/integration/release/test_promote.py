@@ -201,3 +201,30 @@ def test_foreign_image_at_the_old_history_tag_is_not_a_history(registry: Registr
     record_id = result.report["result"]["record"]["id"]
     assert f"{HISTORY_TAG}.{record_id}" in client.list_tags(repo)
     assert [r.id for r in load_history(client, repo, HISTORY_TAG).records] == [record_id]
+
+
+def test_the_job_summary_holds_the_rollback_instructions(
+    registry: Registry, run_cli: RunCli, tmp_path: Path
+):
+    # actions/promote used to append them to the summary itself; gpuship writes them now.
+    repo = Repository(registry.host, "rel/summary")
+    digests = [push_candidate(registry.url, repo.name, candidate_image(n)) for n in ("a", "b")]
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs"
+    environ = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(outputs),
+    }
+    for digest in digests:
+        promoted = run_cli("promote", registry.ref(repo.name, digest), "--move", "stable")
+        assert promoted.code == 0, promoted
+    summary.write_text("")
+    promoted = run_cli(
+        "promote", registry.ref(repo.name, digests[0]), "--move", "stable", environ=environ
+    )
+    assert promoted.code == 0, promoted
+    text = summary.read_text()
+    assert text.startswith("## gpuship promote\n")
+    assert "# Rollback instructions for release" in text
+    assert f"crane tag {repo}@{digests[1]} stable" in text  # back to what this replaced
+    assert "failed=false" in outputs.read_text()

@@ -127,3 +127,15 @@ def test_prune_keeps_release_history(registry: Registry, run_cli: RunCli):
     assert client.resolve_digest(repo.tag("ci-1")) == digest
     records = load_history(client, repo, "gpuship.releases").records
     assert [r.digest for r in records] == [digest, lone_digest]
+
+
+def test_rules_config_turns_prune_notes_off(registry: Registry, run_cli: RunCli):
+    repo = Repository(registry.host, "rel/prune-rules")
+    old = dated_image("pr-old", _days_ago(30))
+    push(registry.url, repo.name, old, tag="pr-old")
+    config = 'release: {retention: {keep: [{pattern: "pr-.*", younger-than-days: 15}]}}\n'
+    noted = run_cli("prune", str(repo), config=config)
+    assert [(f["rule"], f["severity"]) for f in noted.report["findings"]] == [("GSR201", "note")]
+    quiet = run_cli("prune", str(repo), config=config + "rules: {prune-delete: off}\n")
+    assert quiet.code == 0 and quiet.report["findings"] == []
+    assert quiet.report["result"]["selected"] == [old.digest]  # what retention chose stays

@@ -22,6 +22,7 @@ from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import entry_tag, read_entry, read_inventory
 from gpuship.verify.audit import RunnerIdentity
+from json_results import check_output
 
 ROOT = Path(__file__).resolve().parents[3]
 HOOK = ROOT / "deploy" / "runner" / "gpuship-audit-hook.sh"
@@ -30,13 +31,15 @@ NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 
 
 def gpuship(args: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "gpuship", *args],
         env=dict(env),
         capture_output=True,
         text=True,
         timeout=120,
     )
+    check_output(args, done.stdout)
+    return done
 
 
 def runner_env(nvml_host: HostEnv, host: Mapping[str, Any], name: str) -> dict[str, str]:

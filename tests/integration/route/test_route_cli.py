@@ -18,6 +18,7 @@ from bed import hosts
 from bed.fleet import Runner, publish_fleet
 from bed.oci import make_image, push
 from bed.registry import Registry
+from json_results import check_output
 
 HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
 CDI_SPEC = Path(__file__).resolve().parents[2] / "data" / "cdi" / "nvidia-550.54.15.yaml"
@@ -56,13 +57,15 @@ def fleet(registry: Registry, nvml_host: HostEnv, tmp_path_factory: pytest.TempP
 
 def route(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     (cwd / "gpuship.yaml").write_text(CONFIG)
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "gpuship", "route", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
     )
+    check_output(args, done.stdout)
+    return done
 
 
 def test_route_gives_the_pools_and_refuses_the_impossible(

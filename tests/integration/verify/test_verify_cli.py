@@ -185,3 +185,15 @@ def test_smoke_on_a_host_without_gpu_runtime_fails_with_dockers_reason(
     assert smoke["status"] == "fail"
     assert "could not select device driver" in smoke["message"]
     assert "nvidia-ctk" in smoke["fix"]
+
+
+def test_audit_sets_the_json_file_output_it_wrote(nvml_host: HostEnv, tmp_path: Path) -> None:
+    # actions/audit used to set `json-file` itself; gpuship does, when it wrote the file.
+    outputs = tmp_path / "outputs"
+    env = nvml_host(hosts.A100_550) | NO_DOCKER | {"GITHUB_ACTIONS": "true"}
+    done = gpuship(
+        ["audit", "--json-file", "audit.json"], env | {"GITHUB_OUTPUT": str(outputs)}, tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "json-file=audit.json" in outputs.read_text().splitlines()
+    assert json.loads((tmp_path / "audit.json").read_text())["schema_version"] == 2

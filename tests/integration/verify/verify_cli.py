@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from json_results import check_output
+
 # The `nvml_host` fixture: host description -> environment for a subprocess.
 HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
 # An engine address nothing answers on: the host has no Docker.
@@ -15,8 +17,9 @@ NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 
 
 def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`gpuship ARGS` in a subprocess, so it loads the NVML library `env` points at."""
-    return subprocess.run(
+    """`gpuship ARGS` in a subprocess, so it loads the NVML library `env` points at; JSON
+    output is checked against the command's published schema."""
+    done = subprocess.run(
         [sys.executable, "-m", "gpuship", *args],
         env=dict(env),
         cwd=cwd,
@@ -24,3 +27,5 @@ def gpuship(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.Co
         text=True,
         timeout=120,
     )
+    check_output(args, done.stdout)
+    return done

@@ -14,14 +14,18 @@ import pytest
 
 from gpuship import __version__
 from gpuship.cli import main as cli_main
+from gpuship.cli import registry
 from gpuship.cli.context import Context
 from gpuship.errors import DockerUnavailable
 from gpuship.report import Finding, Report, Severity
+from json_results import check_output
 
 
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = cli_main.main(argv, environ=env or {}, stdout=out, stderr=err)
+    if cli_main.load_commands is registry.load_commands:  # real commands, not stand-ins
+        check_output(argv, out.getvalue())
     return code, out.getvalue(), err.getvalue()
 
 
@@ -48,7 +52,9 @@ def fake_command(behaviour: str) -> types.SimpleNamespace:
 @pytest.fixture
 def probe(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     state = {"behaviour": "ok"}
-    monkeypatch.setattr(cli_main, "load_commands", lambda: [fake_command(state["behaviour"])])
+    monkeypatch.setattr(
+        cli_main, "load_commands", lambda names=None: [fake_command(state["behaviour"])]
+    )
     return state
 
 
@@ -155,7 +161,7 @@ def test_global_flags_after_nested_subcommand(monkeypatch: pytest.MonkeyPatch) -
     module = types.SimpleNamespace(
         NAME="nest", HELP="nested", add_arguments=add_arguments, run=run_command
     )
-    monkeypatch.setattr(cli_main, "load_commands", lambda: [module])
+    monkeypatch.setattr(cli_main, "load_commands", lambda names=None: [module])
     code, out, _ = run(["nest", "show", "--format", "json"])
     assert code == 0 and json.loads(out)["result"] == {"what": "show"}
 

@@ -42,3 +42,18 @@ def test_legacy_builder_history_and_unknown_layers() -> None:
         "|1 TOKEN=x /bin/sh -c pip install -r /app/requirements.txt",
     ]
     assert map_layers(history, final_stage_instructions(DOCKERFILE)) == [None, 6, 8, 9]
+
+
+def test_heredoc_bodies_are_not_instructions_and_lines_join_as_buildkit_joins() -> None:
+    dockerfile = (
+        "FROM base\n"
+        "COPY <<EOF /etc/app.conf\n"
+        "FROM inside-a-heredoc\n"
+        "RUN not-an-instruction\n"
+        "EOF\n"
+        "RUN make\\\n"
+        "install\n"
+    )
+    found = [(i.line, i.keyword, i.args) for i in final_stage_instructions(dockerfile)]
+    assert found == [(2, "COPY", "<<EOF /etc/app.conf"), (6, "RUN", "makeinstall")]
+    assert final_stage_instructions("FROM a\nRUN <<EOF\nunterminated\n") == []

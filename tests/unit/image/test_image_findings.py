@@ -10,6 +10,7 @@ from gpuship.image.findings import DockerfileLines, judge
 from gpuship.image.layerscan import Entry, GpuBinary, LayerScan, WeightFile
 from gpuship.image.source import BlobRef, ImageConfigDocument, ResolvedImage
 from gpuship.image.tarwalk import REGULAR
+from gpuship.report.result import to_json
 
 MIB = 1 << 20
 WHEEL = "usr/lib/python3.11/site-packages"
@@ -110,7 +111,7 @@ def test_rules_fire_with_their_figures() -> None:
     assert "needs CUDA 12.8" in messages[rules.CUDA_CLAIM_WEAKER]
     assert "sm_90" in messages[rules.ARCH_MISSING]
     assert "/tmp/data.tar (50.0 MiB)" in messages[rules.HIDDEN_FILES]
-    result = judgement.result
+    result = to_json(judgement.result)
     assert result["cuda"]["effective"] == "12.8"
     assert result["waste"]["corrected_wasted_bytes"] == 50 * MIB
     assert result["layers"][1]["created_by"] == "RUN step 1"  # empty_layer entry skipped
@@ -202,4 +203,4 @@ def test_sharded_weights_are_one_finding_and_hub_caches_are_not_repeated() -> No
     ]
     hub_findings = [f.message for f in judgement.findings if f.rule == rules.HUB_CACHE]
     assert len(hub_findings) == 1 and "huggingface" in hub_findings[0]
-    assert len(judgement.result["weights"]) == 4  # the result still lists every file
+    assert len(judgement.result.weights) == 4  # the result still lists every file

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from gpuship.cli.main import main
+from json_results import check_output
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 SCHEMAS = Path(__file__).resolve().parents[2] / "data" / "schemas"
@@ -20,6 +21,7 @@ def run_cli(*argv: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int
     monkeypatch.chdir(cwd)
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), environ={}, stdout=out, stderr=err)
+    check_output(argv, out.getvalue())
     return code, out.getvalue(), err.getvalue()
 
 
@@ -96,11 +98,52 @@ def test_rules_lists_every_stage_and_filters(
     code, out, _ = run_cli("rules", "--format", "json", cwd=tmp_path, monkeypatch=monkeypatch)
     rules = {r["id"]: r for r in json.loads(out)["result"]["rules"]}
     assert code == 0
-    stages = {"lint", "image", "build", "verify", "route", "probe", "release"}
+    stages = {"lint", "image", "build", "verify", "route", "probe", "release", "kb", "docs"}
     assert {r["stage"] for r in rules.values()} == stages
+    assert rules["GSK101"]["name"] == "cuda-require-unsatisfied"
     assert rules["GSL201"]["severity"] == "off" and rules["GSL201"]["default_severity"] != "off"
     assert rules["GSV203"]["severity"] == rules["GSV203"]["default_severity"]
     code, out, _ = run_cli(
         "rules", "--stage", "verify", "--format", "json", cwd=tmp_path, monkeypatch=monkeypatch
     )
     assert {r["stage"] for r in json.loads(out)["result"]["rules"]} == {"verify"}
+
+
+def test_globs_are_expanded_with_the_directory_search_skip_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean = "FROM python:3.12@sha256:" + "c" * 64 + "\nUSER 1\n"
+    for name in (
+        "Dockerfile",
+        "svc/api/Dockerfile.gpu",
+        "svc/gpu.Dockerfile",
+        ".devcontainer/Dockerfile",  # hidden directories count, as bash's dotglob has them
+        ".venv/lib/Dockerfile",  # skipped, as `gpuship lint .` skips it
+        "node_modules/x/Dockerfile",
+        "svc/Dockerfile.dockerignore",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(clean)
+    argv = ("lint", "--format", "json", "**/Dockerfile*", "**/*.Dockerfile", "Dockerfile")
+    code, out, _ = run_cli(*argv, cwd=tmp_path, monkeypatch=monkeypatch)
+    files = [f["file"] for f in json.loads(out)["result"]["files"]]
+    assert code == 0
+    assert files == [
+        ".devcontainer/Dockerfile",
+        "Dockerfile",
+        "svc/api/Dockerfile.gpu",
+        "svc/gpu.Dockerfile",
+    ]  # each once, although `Dockerfile` is named twice
+    _, out, _ = run_cli("lint", "--format", "json", ".", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert sorted(f["file"] for f in json.loads(out)["result"]["files"]) == files
+    _, out, _ = run_cli("lint", "--format", "json", "svc/*", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert [f["file"] for f in json.loads(out)["result"]["files"]] == ["svc/gpu.Dockerfile"]
+
+
+def test_globs_that_match_nothing_warn_and_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run_cli("lint", "**/Dockerfile*", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0 and "warning: no Dockerfile matched: **/Dockerfile*" in out, err
+    code, _, err = run_cli("lint", "Dockerfile.missing", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 2 and "Dockerfile.missing: no such file or directory" in err  # a typo

@@ -124,11 +124,10 @@ def test_ten_megabyte_dockerfiles(lint: Linter) -> None:
     header = ("# " + "x" * 98 + "\n") * 100_000
     findings = lint("FROM ubuntu:22.04\n" + header + "RUN pip install --no-cache-dir numpy\n")
     assert positions(findings, "GSL105") == [(100_002, 32)]
-    # A 10 MB heredoc would stall BuildKit's parser (quadratic): one clear finding instead.
+    # A 10 MB heredoc (quadratic in BuildKit's Go parser, linear here) is read whole.
     body = ("y" * 99 + "\n") * 100_000
-    findings = lint("FROM ubuntu:22.04\nCOPY <<EOF /data.txt\n" + body + "EOF\n")
-    assert [(f.rule, f.location.line if f.location else 0) for f in findings] == [("GSL001", 2)]
-    assert "KiB" in findings[0].message
+    findings = lint("FROM ubuntu:22.04\nCOPY <<EOF /data.txt\nRUN pip install x\n" + body + "EOF\n")
+    assert [f.rule for f in findings if f.rule == "GSL001"] == []
 
 
 def test_unknown_rule_in_config_is_an_input_error(lint: Linter) -> None:
@@ -159,7 +158,7 @@ def test_context_is_guessed_from_copy_sources(tmp_path: Path) -> None:
         config=config,
         policy=rule_policy(config),
     )
-    assert result.summary["context"] == str(tmp_path)
+    assert result.summary.context == str(tmp_path)
     assert [f.rule for f in result.findings if f.rule in ("GSL002", "GSL105")] == ["GSL105"]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gpuship.lint.checks.cuda import _apt_cuda, _one_release
+from gpuship.lint.checks.security import _curl_short_k, is_secret_name
 from gpuship.lint.packages import classify, editable, parse_requirements, vcs_pinned
-from gpuship.lint.rules.cuda import _apt_cuda, _one_release
-from gpuship.lint.rules.security import _curl_short_k, is_secret_name
 from gpuship.lint.stages import expand, expand_word
 
 

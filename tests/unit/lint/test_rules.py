@@ -605,7 +605,7 @@ def test_rule_silent_on_good_input(
 
 
 def test_every_rule_has_a_bad_and_a_good_case() -> None:
-    from gpuship.lint.catalog import RULES
+    from gpuship.lint.rules import RULES
 
     untested = {r.id for r in RULES} - {case[0] for case in BAD}
     assert untested <= {"GSL001", "GSL104", "GSL801"}  # covered in test_engine.py

@@ -10,6 +10,7 @@ import pytest
 
 from gpuship.cli.main import main
 from gpuship.cuda.gpus import gpu_compute_capability
+from json_results import check_output
 
 CONFIG = """\
 images:
@@ -34,6 +35,7 @@ def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[
         config.write_text(CONFIG)
     out, err = io.StringIO(), io.StringIO()
     code = main(["--config", str(config), *args], env or {}, out, err)
+    check_output(args, out.getvalue())
     return code, out.getvalue(), err.getvalue()
 
 

@@ -12,6 +12,7 @@ from gpuship.probe.config import ProbeConfig
 from gpuship.probe.gate import Status, judge, verdict
 from gpuship.probe.present import probe_report
 from gpuship.probe.schedule import Step
+from gpuship.report.result import to_json
 
 STEPS = [Step("50/s", 50, 10)]
 
@@ -175,7 +176,7 @@ def test_report_outputs_tables_and_charts() -> None:
         "GPU memory over time (first trial)",
     ]
     assert [s.name for s in report.charts[0].series][:2] == ["candidate p99", "stable p99"]
-    first = report.result["trials"][0]["phases"][0]
+    first = to_json(report.result)["trials"][0]["phases"][0]
     assert len(first["requests"]) == 500 and first["fields"][1] == "intended_ms"
 
 

@@ -19,6 +19,7 @@ from gpuship.release.record import (
     render_instructions,
 )
 from gpuship.release.report import release_report
+from gpuship.release.result import ReleaseResult
 from gpuship.release.rollback import previous_digest, rollback_target
 from gpuship.report.model import Severity
 
@@ -196,7 +197,8 @@ def test_failure_report_says_what_the_registry_holds_and_exits_3_for_an_outage()
     assert report.headline == "promote failed; SOME TAGS NOT RESTORED: canary"
     rows = {row[0]: row for row in report.tables[0].rows}
     assert rows["canary"][-1] == "unknown" and rows["edge"][-1] == D
-    assert report.result["record_state"] == "unknown"
+    assert isinstance(report.result, ReleaseResult)
+    assert report.result.record_state == "unknown"
     assert report.outputs["release-id"] == ""
 
 

@@ -155,8 +155,8 @@ def test_outputs_feed_runs_on_and_a_strategy_matrix() -> None:
         ]
     }
     assert json.loads(outputs["runs-on"]) == {"app-cu12.4": ["self-hosted", "linux", "gpu-h100"]}
-    result = route_result(routed, config)
-    assert result["images"][0]["pools"]["gpu-a100"]["split"] is True
+    result = route_result(routed, config, "reg/fleet")
+    assert result.images[0].pools["gpu-a100"].split is True
 
 
 def test_configured_pool_order_is_the_preference() -> None:

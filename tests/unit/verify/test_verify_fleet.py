@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
-from gpuship.cli.commands.fleet import fleet_report
+from gpuship.cli.main import main
 from gpuship.errors import InputError
+from gpuship.report.result import to_json
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.fleet import build_fleet, needs_from_matrix
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.verify.present import fleet_report
 from gpuship.verify.verdict import Status
+from json_results import checked
 
 FLEET = [
     audit(470, [gpu(**T4)], labels=["gpu-t4"]),
@@ -50,7 +56,7 @@ def test_image_no_runner_can_run_fails_the_report() -> None:
     report = fleet_report(fleet)
     assert report.failed
     assert any(f.rule == "GSV401" for f in report.findings)
-    assert report.result["unrunnable_images"] == ["registry.example/app:1"]
+    assert to_json(report.result)["unrunnable_images"] == ["registry.example/app:1"]
     grid = report.tables[0]
     assert grid.headers == ("image", "gpu-t4", "gpu-a100", "gpu-4090")
     assert all(cell.startswith("FAIL: ") for cell in grid.rows[0][1:])
@@ -59,8 +65,8 @@ def test_image_no_runner_can_run_fails_the_report() -> None:
 def test_report_lists_exclusions_and_runnable_runners() -> None:
     report = fleet_report(build_fleet(FLEET, [named("13.0")], VerifyConfig()))
     assert not report.failed
-    assert report.result["exclude"] == {"cuda:13.0": ["gpu-t4", "gpu-4090"]}
-    assert report.result["runnable_on"] == {"cuda:13.0": ["gpu-a100", "gpu-h200"]}
+    assert to_json(report.result)["exclude"] == {"cuda:13.0": ["gpu-t4", "gpu-4090"]}
+    assert to_json(report.result)["runnable_on"] == {"cuda:13.0": ["gpu-a100", "gpu-h200"]}
     warnings = [f for f in report.findings if f.rule == "GSV402"]
     assert {f.fix for f in warnings} == {
         "exclude runner label gpu-t4 for cuda:13.0",
@@ -126,3 +132,30 @@ def test_audit_directories_are_searched_recursively(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no audit"):
         audit_paths([str(tmp_path / "empty")])
+
+
+def test_rules_config_lowers_the_fleet_verdict(tmp_path: Path) -> None:
+    # gpuship fleet through the CLI: an image only Hopper can run, on a fleet without one.
+    paths = []
+    for number, runner in enumerate(FLEET[:3]):
+        path = tmp_path / f"audit{number}.json"
+        path.write_text(runner.model_dump_json())
+        paths.append(str(path))
+    matrix = tmp_path / "matrix.json"
+    matrix.write_text(json.dumps({"include": [{"id": "h", "cuda": "12.4", "arch_list": ["9.0"]}]}))
+    config = tmp_path / "gpuship.yaml"
+
+    def fleet(rules: str) -> tuple[int, dict[str, Any]]:
+        config.write_text(rules or "version: 1\n")
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--config", str(config), "fleet", *paths, "--matrix", str(matrix)]
+        code = main([*argv, "--format", "json"], {}, out, err)
+        return code, checked(out.getvalue())
+
+    code, document = fleet("")
+    assert code == 1 and document["failed"] is True
+    assert {f["rule"]: f["severity"] for f in document["findings"]} == {"GSV401": "error"}
+    code, document = fleet("rules: {verify-fleet-unplaceable: warning}\n")
+    assert code == 0 and document["failed"] is False
+    assert {f["rule"]: f["severity"] for f in document["findings"]} == {"GSV401": "warning"}
+    assert document["result"]["unrunnable_images"] == ["h"]  # what it found stays

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.report import Report
-
-if TYPE_CHECKING:
-    from gpuship.verify.audit import HostAudit
 
 NAME = "audit"
 HELP = "read this GPU host (driver, GPUs, MIG, container runtime, CDI) into a versioned JSON audit"
@@ -48,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the host and report it; NVML problems are exit 3 with one line."""
     from gpuship.verify.host import audit_this_host
+    from gpuship.verify.present import audit_report
 
     if args.if_older_than and not args.publish:
         from gpuship.errors import UsageError
@@ -55,7 +51,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError("audit --if-older-than needs --publish REGISTRY/REPO")
     if args.publish:
         return _publish(args, ctx)
-    return audit_report(args, audit_this_host(ctx.environ, ctx.config.verify, args.label))
+    audit = audit_this_host(ctx.environ, ctx.config.verify, args.label)
+    return audit_report(NAME, audit, _json_file(args))
 
 
 def _publish(args: argparse.Namespace, ctx: Context) -> Report:
@@ -64,8 +61,10 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
     from gpuship.route.publish import publish_or_skip
+    from gpuship.route.result import Published, PublishSkipped
     from gpuship.verify.audit import this_runner
     from gpuship.verify.host import audit_this_host
+    from gpuship.verify.present import audit_report
 
     try:
         fresh_for = parse_duration(args.if_older_than) if args.if_older_than else None
@@ -84,12 +83,12 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     if outcome.audit is None:
         return Report(
             command=NAME,
-            result={"published": False, "entry": where, "skipped": outcome.skipped_because},
+            result=PublishSkipped(False, where, outcome.skipped_because or ""),
             outputs={"published": "false", "entry": where},
             headline=f"not published: {where} {outcome.skipped_because}",
         )
-    report = audit_report(args, outcome.audit)
-    report.result = {"published": True, "entry": where, "audit": report.result}
+    report = audit_report(NAME, outcome.audit, _json_file(args))
+    report.result = Published(True, where, outcome.audit)
     report.outputs.update({"published": "true", "entry": where})
     replaced = (
         f", replacing the audit taken {outcome.previous.audit.taken_at}" if outcome.previous else ""
@@ -98,27 +97,14 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     return report
 
 
-def audit_report(args: argparse.Namespace, audit: HostAudit) -> Report:
-    """The audit as a report (tables, outputs) and, with --json-file, as a bare document."""
-    from gpuship.report.render import write_atomically
-    from gpuship.verify.tables import gpu_table, host_table
+def _json_file(args: argparse.Namespace) -> Path | None:
+    return Path(args.json_file) if args.json_file else None
 
-    document = audit.model_dump(mode="json")
-    if args.json_file:
-        write_atomically(Path(args.json_file), json.dumps(document, indent=2) + "\n")
-    nvml = audit.nvml
-    names = sorted({gpu.name for gpu in nvml.gpus})
-    return Report(
-        command=NAME,
-        result=document,
-        tables=[gpu_table(audit), host_table(audit)],
-        outputs={
-            "driver-version": nvml.driver_version,
-            "cuda-version": nvml.cuda_driver_version,
-            "gpu-count": str(len(nvml.gpus)),
-            "gpu-names": ", ".join(names),
-            "audit": json.dumps(document, separators=(",", ":")),
-        },
-        headline=f"{len(nvml.gpus)} GPU(s) ({', '.join(names)}), driver {nvml.driver_version} "
-        f"(CUDA {nvml.cuda_driver_version})",
-    )
+
+def result_type() -> object:
+    """The audit document itself (the schema `gpuship fleet` reads), or with --publish what
+    was published."""
+    from gpuship.route.result import Published, PublishSkipped
+    from gpuship.verify.audit import HostAudit
+
+    return HostAudit | Published | PublishSkipped

@@ -212,3 +212,10 @@ def _progress(cell_id: str) -> Any:
         sys.stderr.flush()
 
     return emit
+
+
+def result_type() -> object:
+    """Built, build failed, or push refused."""
+    from gpuship.builder.result import BuildResult
+
+    return BuildResult

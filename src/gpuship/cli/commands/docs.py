@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from gpuship.cli.context import Context
-from gpuship.report import Finding, Location, Report, Severity
+from gpuship.report import Finding, Location, Report
 
 NAME = "docs"
 HELP = "generate the action, rule and gpuship.yaml reference (or --check it), or the --image-map"
@@ -38,13 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
+    from gpuship.cli.registry import command_names, load_command
     from gpuship.docs.pages import generated_pages
+    from gpuship.docs.result import PagesResult
+    from gpuship.docs.rules import RULES, STALE
+    from gpuship.report.catalog import rules_by_id
 
     if args.image_map:
         return _image_map(args, ctx)
     root = Path(args.root)
-    pages = generated_pages(root)
-    report = Report(command=NAME)
+    # Each command's result type, for the result reference (docs/results/).
+    results = {name: load_command(name).result_type() for name in command_names()}
+    pages = generated_pages(root, results)
+    report = Report(command=NAME, rules=rules_by_id(RULES))
     for path, text in pages.items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current == text:
@@ -52,12 +58,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         if args.check:
             report.add(
                 Finding(
-                    rule="docs-stale",
-                    severity=Severity.ERROR,
+                    rule=STALE.id,
+                    severity=STALE.severity,
                     message=f"{path} differs from what `gpuship docs` generates from the "
                     "action.yml files, the rule catalog and the config schema",
                     location=Location(str(path)),
-                    fix="run `gpuship docs` and commit the result",
+                    fix=STALE.fix,
                 )
             )
         else:
@@ -69,12 +75,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         if args.check
         else f"{len(pages)} pages generated"
     )
-    report.result = {"pages": sorted(str(p) for p in pages), "stale": stale}
+    report.result = PagesResult(tuple(sorted(str(p) for p in pages)), stale)
     return report
 
 
 def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.docs.image_map import render_image_map
+    from gpuship.docs.result import ImageMapResult
     from gpuship.matrix.project import load_project, plan_images
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
@@ -99,5 +106,12 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         command=NAME,
         document=document,
         headline=f"image map: {len(project.images)} images, {cells} cells",
-        result={"image_map": document},
+        result=ImageMapResult(document),
     )
+
+
+def result_type() -> object:
+    """The pages, or the image map."""
+    from gpuship.docs.result import DocsResult
+
+    return DocsResult

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
-from gpuship.report import Finding, Report, Severity, Table
-from gpuship.verify import rules
-
-if TYPE_CHECKING:
-    from gpuship.verify.fleet import Fleet
+from gpuship.report import Report
 
 NAME = "fleet"
 HELP = "compatibility of images x runners from audit files: ok/warn/fail, drivers, exclusions"
-
-_MARK = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +37,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Load audits and image needs, judge every pair, report the grid."""
     from gpuship.verify.audit import load_audit
     from gpuship.verify.fleet import build_fleet, needs_from_matrix
+    from gpuship.verify.present import fleet_report
 
     audits = [load_audit(path, ctx.limits) for path in audit_paths(args.audits)]
     images = []
@@ -88,96 +81,8 @@ def audit_paths(arguments: list[str]) -> list[Path]:
     return paths
 
 
-def fleet_report(fleet: Fleet) -> Report:
-    """Grid table, summary facts, findings for unplaceable images and exclusions."""
-    grid = Table(
-        title="Images x runners",
-        headers=("image", *fleet.runners),
-        rows=tuple(
-            (
-                image,
-                *(
-                    _cell_text(
-                        fleet.cell(image, runner).verdict.status.value,
-                        fleet.cell(image, runner).verdict.reason,
-                    )
-                    for runner in fleet.runners
-                ),
-            )
-            for image in fleet.images
-        ),
-    )
-    exclusions = fleet.exclusions()
-    findings = [
-        Finding(
-            rule=rules.FLEET_UNPLACEABLE,
-            severity=Severity.ERROR,
-            message=f"{image} runs on no runner of the fleet",
-            fix="install a newer driver on some runners or build a variant for an older CUDA",
-        )
-        for image in fleet.unrunnable_images
-    ]
-    for image, runners in exclusions.items():
-        for runner in runners:
-            if image in fleet.unrunnable_images:
-                continue
-            findings.append(
-                Finding(
-                    rule=rules.FLEET_EXCLUDE,
-                    severity=Severity.WARNING,
-                    message=f"{image} cannot run on {runner}: "
-                    f"{fleet.cell(image, runner).verdict.reason}",
-                    fix=f"exclude runner label {runner} for {image}",
-                )
-            )
-    facts = Table(
-        title="Fleet",
-        headers=("", "value"),
-        rows=(
-            ("oldest driver in the fleet", fleet.oldest_driver),
-            ("driver that runs every image natively", fleet.driver_for_all_images or "unknown"),
-            ("images no runner can run", ", ".join(fleet.unrunnable_images) or "none"),
-            ("runners that run no image", ", ".join(fleet.useless_runners) or "none"),
-        ),
-    )
-    result = {
-        "runners": list(fleet.runners),
-        "images": list(fleet.images),
-        "cells": [
-            {
-                "image": cell.image,
-                "runner": cell.runner,
-                "status": cell.verdict.status.value,
-                "reason": cell.verdict.reason,
-            }
-            for cell in fleet.cells
-        ],
-        "oldest_driver": fleet.oldest_driver,
-        "driver_for_all_images": fleet.driver_for_all_images,
-        "driver_unknown_for": list(fleet.driver_unknown_for),
-        "unrunnable_images": list(fleet.unrunnable_images),
-        "runners_running_nothing": list(fleet.useless_runners),
-        "exclude": {image: list(runners) for image, runners in exclusions.items() if runners},
-        "runnable_on": {image: list(fleet.runnable_on(image)) for image in fleet.images},
-    }
-    ok = sum(1 for c in fleet.cells if c.verdict.status.value != "fail")
-    return Report(
-        command=NAME,
-        findings=findings,
-        result=result,
-        rules={r: rules.RULES[r] for r in (rules.FLEET_UNPLACEABLE, rules.FLEET_EXCLUDE)},
-        tables=[grid, facts],
-        outputs={
-            "runnable-on": json.dumps(result["runnable_on"], separators=(",", ":")),
-            "exclude": json.dumps(result["exclude"], separators=(",", ":")),
-            "unrunnable-images": json.dumps(result["unrunnable_images"]),
-        },
-        failed=bool(fleet.unrunnable_images),
-        headline=f"{ok} of {len(fleet.cells)} image x runner pairs can run; "
-        f"{len(fleet.unrunnable_images)} image(s) run nowhere",
-    )
+def result_type() -> object:
+    """The image x runner grid and what the fleet's drivers allow."""
+    from gpuship.verify.result import FleetResult
 
-
-def _cell_text(status: str, reason: str) -> str:
-    mark = _MARK.get(status, status)
-    return f"{mark}: {reason}" if reason else mark
+    return FleetResult

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
     from gpuship.release.history import explain, load_history
+    from gpuship.release.result import HistoryResult
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
@@ -53,13 +54,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     report.tables.append(
         Table("Releases", ("release", "time", "kind", "actor", "digest", "tags"), rows)
     )
-    report.result = {
-        "repository": str(repo),
-        "tag": reference.tag,
-        "current_digest": current.digest if current is not None else None,
-        "current_release": placed.id if placed is not None else None,
-        "records": [r.model_dump(mode="json", by_alias=True) for r in shown],
-    }
+    report.result = HistoryResult(
+        repository=str(repo),
+        tag=reference.tag,
+        current_digest=current.digest if current is not None else None,
+        current_release=placed.id if placed is not None else None,
+        records=tuple(shown),
+    )
     report.headline = f"{len(records)} releases recorded for {reference}" + (
         f"; {reference.tag} is at {current.digest}" if current is not None else ""
     )
@@ -72,3 +73,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if shown:
         report.outputs["latest-release"] = shown[0].id
     return report
+
+
+def result_type() -> object:
+    """The release records, newest first."""
+    from gpuship.release.result import HistoryResult
+
+    return HistoryResult

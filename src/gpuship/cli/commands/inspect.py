@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="REF or registry://REF, docker://REF, docker-archive:PATH, oci:PATH[:TAG]",
     )
     parser.add_argument(
-        "--platform", help="platform to pick from a multi-platform index (default linux/amd64)"
+        "--platform",
+        help="platform to pick from a multi-platform index (default: this host's, e.g. "
+        "linux/arm64 on aarch64)",
     )
     parser.add_argument(
         "--dockerfile",
@@ -45,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Inspect the image and return the judged report."""
-    from gpuship.image.run import inspect_and_judge
+    from gpuship.image.run import inspect_and_judge, inspect_report
 
     settings = ctx.config.inspect
     overrides: dict[str, object] = {}
@@ -67,20 +69,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         show_progress=True,
         limits=ctx.limits,
     )
-    result = judgement.result
-    return Report(
-        command=NAME,
-        findings=judgement.findings,
-        result=result,
-        rules=judgement.rules,
-        tables=judgement.tables,
-        outputs={
-            "digest": result["image"]["manifest_digest"],
-            "effective-cuda": result["cuda"]["effective"] or "",
-            "min-driver": result["cuda"]["min_driver"] or "",
-            "size-bytes": str(result["size"]["uncompressed"]),
-            "sass": ";".join(result["gpu"]["sass"]),
-            "efficiency": f"{result['dive']['efficiency']:.4f}",
-        },
-        headline=judgement.headline,
-    )
+    return inspect_report(NAME, judgement)
+
+
+def result_type() -> object:
+    """What gpuship read from the image."""
+    from gpuship.image.result import ImageResult
+
+    return ImageResult

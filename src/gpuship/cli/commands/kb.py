@@ -11,37 +11,17 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.errors import InputError
-from gpuship.report import Finding, Report, Rule, Severity, Table
+from gpuship.report import Report
+
+if TYPE_CHECKING:
+    from gpuship.cuda.require import GpuDevice, HostFacts
 
 NAME = "kb"
 HELP = "look up CUDA drivers, torch wheels and GPUs; check NVIDIA_REQUIRE_* against a host"
-
-UNSATISFIED = Rule(
-    id="cuda-require-unsatisfied",
-    name="NVIDIA_REQUIRE unsatisfied",
-    category="cuda",
-    severity=Severity.ERROR,
-    summary="The image's NVIDIA_REQUIRE_* conditions are not met by this host.",
-    rationale=(
-        "nvidia-container-cli refuses to start such a container in legacy mode, and CDI mode "
-        "starts it without checking, so CUDA fails later inside the job."
-    ),
-    fix="Install a driver that satisfies the condition, or use an image built for an older CUDA.",
-    bad_example="NVIDIA_REQUIRE_CUDA=cuda>=12.4 on driver 535 (CUDA 12.2), GeForce GPU",
-    good_example="NVIDIA_REQUIRE_CUDA=cuda>=12.2 on driver 535 (CUDA 12.2)",
-)
-UNKNOWN_RELEASE = Rule(
-    id="cuda-unknown-release",
-    name="CUDA release not in the knowledge base",
-    category="cuda",
-    severity=Severity.WARNING,
-    summary="The CUDA release has no recorded minimum driver; only its family floor is known.",
-    fix="Use a CUDA release listed by `gpuship kb show`, or update gpuship.",
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,194 +61,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
-    """Dispatch to the sub-command."""
-    handlers = {
-        "driver-for": _driver_for,
-        "torch": _torch,
-        "gpu": _gpu,
-        "show": _show,
-        "check-require": _check_require,
-    }
-    return handlers[args.kb_command](args)
+    """Dispatch to the kb stage's lookup for the sub-command."""
+    from gpuship.kb import lookups
 
-
-def _driver_for(args: argparse.Namespace) -> Report:
-    from gpuship.cuda.drivers import minor_compat_floor, toolkit_release
-    from gpuship.cuda.errors import UnknownVersion
-    from gpuship.cuda.knowledge import knowledge_base
-    from gpuship.cuda.version import Version
-
-    cuda = Version.parse(args.cuda, "CUDA version")
-    floor = minor_compat_floor(cuda)
-    report = Report(command=NAME)
-    result: dict[str, Any] = {
-        "cuda": str(cuda),
-        "minor_compat_floor": str(floor) if floor else None,
-        "minor_compat_caveats": [c.text for c in knowledge_base().minor_compat.caveats],
-    }
-    try:
-        release = toolkit_release(cuda)
-    except UnknownVersion as exc:
-        result.update({"release": None, "min_driver": None, "source": None})
-        report.rules[UNKNOWN_RELEASE.id] = UNKNOWN_RELEASE
-        report.add(Finding(UNKNOWN_RELEASE.id, Severity.WARNING, str(exc), fix=UNKNOWN_RELEASE.fix))
-        report.headline = f"CUDA {cuda}: minimum driver unknown"
-    else:
-        result.update(
-            {
-                "release": release.label,
-                "min_driver": str(release.min_driver),
-                "source": release.source,
-            }
-        )
-        report.headline = f"CUDA {cuda} ({release.label}): driver >= {release.min_driver}"
-    floor_text = str(floor) if floor else "none (no minor version compatibility)"
-    report.result = result
-    report.outputs = {
-        "min-driver": result["min_driver"] or "",
-        "minor-compat-floor": str(floor or ""),
-    }
-    report.tables.append(
-        Table(
-            f"CUDA {cuda}",
-            ("requirement", "driver"),
-            (
-                ("full support (toolkit table)", result["min_driver"] or "unknown"),
-                (f"minor version compatibility ({cuda.major}.x)", floor_text),
-            ),
-        )
-    )
-    return report
-
-
-def _torch(args: argparse.Namespace) -> Report:
-    from gpuship.cuda.torch import torch_release
-
-    release = torch_release(args.version)
-    variants: list[dict[str, str | None]] = [
-        {
-            "name": v.name,
-            "cuda": str(v.cuda),
-            "channel": v.channel,
-            "arch_list": v.arch_list_text,
-            "index_url": v.index_url,
-            "cuda_runtime_wheel": v.cuda_runtime_wheel,
-            "source": v.source,
-        }
-        for v in release.variants
-    ]
-    rows = tuple(
-        (
-            v.name + (" (pip default)" if v.name == release.pypi_default else ""),
-            str(v.cuda),
-            v.channel,
-            v.arch_list_text or "unknown",
-            v.index_url,
-        )
-        for v in release.variants
-    )
-    default = release.pypi_default or "unknown"
-    return Report(
-        command=NAME,
-        result={
-            "torch": str(release.version),
-            "pypi_default": release.pypi_default,
-            "pypi_default_source": release.pypi_default_source,
-            "complete": release.complete,
-            "variants": variants,
-            "source": release.source,
-        },
-        tables=[
-            Table(
-                f"torch {release.version}",
-                ("variant", "cuda", "channel", "arch list", "index"),
-                rows,
-            )
-        ],
-        headline=f"torch {release.version}: {release.variant_names()}"
-        f"{'' if release.complete else ' (others unknown to gpuship)'}; "
-        f"plain `pip install torch` gets {default}",
-    )
-
-
-def _gpu(args: argparse.Namespace) -> Report:
-    from gpuship.cuda.errors import UnknownVersion
-    from gpuship.cuda.gpus import find_gpu
-
-    model = find_gpu(args.name)
-    if model is None:
-        raise UnknownVersion("gpu", args.name)
-    cc = model.compute_capability
-    return Report(
-        command=NAME,
-        result={
-            "name": args.name,
-            "model": model.name,
-            "compute_capability": str(cc),
-            "sm": cc.sm,
-            "segment": model.segment,
-            "source": model.source,
-        },
-        tables=[
-            Table(
-                "GPU",
-                ("name", "model", "compute capability", "segment"),
-                ((args.name, model.name, f"{cc} ({cc.sm})", model.segment),),
-            )
-        ],
-        headline=f"{args.name}: compute capability {cc} ({cc.sm})",
-    )
-
-
-def _show(args: argparse.Namespace) -> Report:
-    from gpuship.cuda.drivers import known_cuda_releases, minor_compat_floor, toolkit_release
-    from gpuship.cuda.knowledge import knowledge_base
-    from gpuship.cuda.toolkits import compilable_targets
-    from gpuship.cuda.torch import known_torch_releases, torch_release
-    from gpuship.errors import GpushipError
-
-    kb = knowledge_base()
-    cuda_rows = []
-    for cuda in known_cuda_releases():
-        floor = minor_compat_floor(cuda)
-        try:
-            targets = " ".join(c.sm for c in compilable_targets(cuda))
-        except GpushipError:
-            targets = "unknown"
-        cuda_rows.append(
-            (str(cuda), str(toolkit_release(cuda).min_driver), str(floor or "-"), targets)
-        )
-    torch_rows = []
-    for version in known_torch_releases():
-        release = torch_release(version)
-        torch_rows.append(
-            (
-                str(version),
-                " ".join(v.name for v in release.variants),
-                release.pypi_default or "unknown",
-            )
-        )
-    return Report(
-        command=NAME,
-        result={
-            "schema_version": kb.schema_version,
-            "updated": kb.updated,
-            "cuda_releases": [r[0] for r in cuda_rows],
-            "torch_releases": [r[0] for r in torch_rows],
-            "gpus": [g.name for g in kb.gpus],
-        },
-        tables=[
-            Table(
-                "CUDA releases",
-                ("cuda", "min driver", "minor-compat floor", "SM targets"),
-                tuple(cuda_rows),
-            ),
-            Table("torch releases", ("torch", "variants", "pip default"), tuple(torch_rows)),
-        ],
-        headline=f"CUDA knowledge base schema {kb.schema_version}, updated {kb.updated}: "
-        f"{len(cuda_rows)} CUDA releases, {len(torch_rows)} torch releases, "
-        f"{len(kb.gpus)} GPU models",
-    )
+    if args.kb_command == "driver-for":
+        return lookups.driver_for(args.cuda)
+    if args.kb_command == "torch":
+        return lookups.torch(args.version)
+    if args.kb_command == "gpu":
+        return lookups.gpu(args.name)
+    if args.kb_command == "show":
+        return lookups.show()
+    return lookups.check_require(_parse_env(args.env), _host(args))
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:
@@ -281,7 +85,17 @@ def _parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
-def _parse_gpus(values: list[str]) -> tuple[Any, ...]:
+def _host(args: argparse.Namespace) -> HostFacts:
+    from gpuship.cuda.require import HostFacts
+    from gpuship.cuda.version import Version
+
+    for flag, value in (("--driver", args.driver), ("--cuda", args.cuda)):
+        if value is not None:
+            Version.parse(value, f"{flag} version")
+    return HostFacts(args.driver, args.cuda, _parse_gpus(args.gpu))
+
+
+def _parse_gpus(values: list[str]) -> tuple[GpuDevice, ...]:
     from gpuship.cuda.arch import ComputeCapability
     from gpuship.cuda.require import GpuDevice
 
@@ -295,62 +109,8 @@ def _parse_gpus(values: list[str]) -> tuple[Any, ...]:
     return tuple(gpus)
 
 
-def _check_require(args: argparse.Namespace) -> Report:
-    from gpuship.cuda.require import HostFacts, evaluate_requirements
-    from gpuship.cuda.version import Version
+def result_type() -> object:
+    """One result type per sub-command."""
+    from gpuship.kb.result import KbResult
 
-    env = _parse_env(args.env)
-    for flag, value in (("--driver", args.driver), ("--cuda", args.cuda)):
-        if value is not None:
-            Version.parse(value, f"{flag} version")
-    host = HostFacts(args.driver, args.cuda, _parse_gpus(args.gpu))
-    outcome = evaluate_requirements(env, host)
-    result: dict[str, Any] = {
-        "satisfied": outcome.satisfied,
-        "disabled": outcome.disabled,
-        "requirements": [
-            {"variable": r.variable, "expression": r.expression} for r in outcome.requirements
-        ],
-        "host": {
-            "driver": args.driver,
-            "cuda": args.cuda,
-            "gpus": [{"brand": g.brand, "arch": g.arch} for g in host.gpus],
-        },
-        "failure": None,
-    }
-    report = Report(command=NAME, result=result, rules={UNSATISFIED.id: UNSATISFIED})
-    rows = tuple((r.variable, r.expression) for r in outcome.requirements)
-    report.tables.append(Table("requirements", ("variable", "expression"), rows))
-    report.outputs = {"satisfied": "true" if outcome.satisfied else "false"}
-    failure = outcome.failure
-    if failure is None:
-        report.headline = (
-            "requirements disabled by NVIDIA_DISABLE_REQUIRE"
-            if outcome.disabled
-            else f"satisfied: {len(outcome.requirements)} requirement(s)"
-        )
-        return report
-    failing = "; ".join(f"{f.factor} (host: {f.actual})" for f in failure.failed_factors)
-    where = f" on GPU {failure.gpu_index}" if failure.gpu_index is not None else ""
-    result["failure"] = {
-        "variable": failure.requirement.variable,
-        "expression": failure.requirement.expression,
-        "gpu_index": failure.gpu_index,
-        "condition": failure.condition,
-        "message": failure.message,
-        "failed_factors": [
-            {"factor": f.factor, "actual": f.actual} for f in failure.failed_factors
-        ],
-    }
-    report.failed = True
-    report.outputs["message"] = failure.message
-    report.headline = f"unsatisfied: {failure.requirement.variable}{where}"
-    report.add(
-        Finding(
-            UNSATISFIED.id,
-            Severity.ERROR,
-            f"{failure.message} [{failure.requirement.variable}{where}; failing: {failing}]",
-            fix=UNSATISFIED.fix,
-        )
-    )
-    return report
+    return KbResult

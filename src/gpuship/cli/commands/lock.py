@@ -2,6 +2,9 @@
 
 `--check` writes nothing and fails (exit 1) when the file is missing, names a base no cell
 uses, lacks one a cell uses, or pins a digest the tag no longer points to.
+
+The shape every command module has (cli/registry.py): arguments, one call into a stage with
+plain values, and the type of its result.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from gpuship.cli.context import Context
-from gpuship.report import Finding, Location, Report, Severity, Table
+from gpuship.report import Report
 
 NAME = "lock"
 HELP = "resolve base image tags to digests into gpuship.lock (--check: fail when stale)"
@@ -23,58 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the bases through the registry API and write or check the lock file."""
-    from gpuship.matrix import rules
-    from gpuship.matrix.cells import base_references
-    from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_lock
-    from gpuship.matrix.project import check_matrix_size, load_project
-    from gpuship.matrix.targets import image_targets
-    from gpuship.registry.reference import parse_reference
+    from gpuship.matrix.lock import lock_bases
+    from gpuship.matrix.project import load_project
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
-    check_matrix_size(project.images, project.limits)
-    references = sorted(
-        {
-            ref
-            for image in project.images
-            for ref in base_references(
-                image,
-                image_targets(image, project.directory, project.limits),
-                project.limits.matrix_max_cells,
-            )
-        }
-    )
     with ctx.registry_client() as client:
-        current = {ref: client.resolve_digest(parse_reference(ref)) for ref in references}
-    existing = read_lock(project.lock_path, project.limits)
-    changes = lock_changes(existing.bases if existing else {}, current)
-    report = Report(command=NAME, rules=rules.RULES)
-    report.result = {"lock": str(project.lock_path), "bases": current}
-    report.tables.append(
-        Table(
-            title="Locked bases",
-            headers=("base", "digest"),
-            rows=tuple((ref, digest) for ref, digest in current.items()),
-        )
-    )
-    report.result["changes"] = [change.describe() for change in changes]
-    if args.check:
-        location = Location(file=str(project.lock_path))
-        if existing is None:
-            report.add(
-                Finding(
-                    rules.LOCK_STALE.id, Severity.ERROR, "gpuship.lock does not exist", location
-                )
-            )
-        for change in changes:
-            report.add(Finding(rules.LOCK_STALE.id, Severity.ERROR, change.describe(), location))
-        report.failed = existing is None or bool(changes)
-        report.headline = (
-            f"gpuship.lock is stale: {len(changes)} change(s)"
-            if report.failed
-            else f"gpuship.lock is current ({len(current)} bases)"
-        )
-        return report
-    if existing is None or project.lock_path.read_text(encoding="utf-8") != render_lock(current):
-        write_lock(project.lock_path, current)
-    report.headline = f"locked {len(current)} bases ({len(changes)} changed)"
-    return report
+        return lock_bases(NAME, project, check=args.check, client=client)
+
+
+def result_type() -> object:
+    """The lock file, its bases' digests now, and what changed."""
+    from gpuship.matrix.result import LockResult
+
+    return LockResult

@@ -55,6 +55,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
     from gpuship.matrix import rules
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
+    from gpuship.matrix.result import MatrixResult
+    from gpuship.report.catalog import rules_by_id
+    from gpuship.report.result import to_json
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         # GitHub fails a job whose strategy.matrix has no combination at all.
         left_out = f" ({len(invalid)} invalid combinations left out)" if invalid else ""
         raise ConfigError(f"the matrix has no cells{left_out}; GitHub rejects an empty matrix")
-    report = Report(command=NAME, rules=rules.RULES)
+    report = Report(command=NAME, rules=rules_by_id(rules.RULES))
     for combo in invalid:
         report.add(
             Finding(
@@ -93,9 +96,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 f"{len(cells)} cells; GitHub runs at most {GITHUB_MATRIX_LIMIT} jobs per matrix",
             )
         )
-    matrix = {"include": [cell.to_json() for cell in cells]}
-    report.result = matrix
-    report.outputs["matrix"] = json.dumps(matrix, separators=(",", ":"))
+    report.result = MatrixResult(tuple(cell.entry() for cell in cells))
+    report.outputs["matrix"] = json.dumps(to_json(report.result), separators=(",", ":"))
     report.outputs["count"] = str(len(cells))
     report.tables.append(
         Table(
@@ -147,3 +149,10 @@ def _entries(flag: str, text: str | None, limits: Limits) -> list[dict[str, Any]
     if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
         raise UsageError(f"{flag}: expected a JSON list of objects")
     return data
+
+
+def result_type() -> object:
+    """The matrix, ready for `fromJSON`."""
+    from gpuship.matrix.result import MatrixResult
+
+    return MatrixResult

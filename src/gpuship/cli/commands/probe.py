@@ -75,3 +75,10 @@ def _with_json_file(report: Report, args: argparse.Namespace) -> Report:
     if args.output and args.format == "json":
         report.outputs["json-file"] = args.output
     return report
+
+
+def result_type() -> object:
+    """A service probed under load, or (--job) a job run to its end."""
+    from gpuship.probe.result import JobResult, ProbeResult
+
+    return ProbeResult | JobResult

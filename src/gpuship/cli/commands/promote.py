@@ -92,6 +92,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     return release_report(NAME, outcome, args.record_file, args.instructions_file)
 
 
+def result_type() -> object:
+    """The release record and what was written, or (--dry-run) what would be."""
+    from gpuship.release.result import DryRunResult, ReleaseResult
+
+    return ReleaseResult | DryRunResult
+
+
 class CopyProgress:
     """Progress of blob copies on stderr: one updating line on a terminal, else a line per
     blob when it completes (compact in CI logs)."""

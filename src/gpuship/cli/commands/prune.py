@@ -32,7 +32,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.registry.reference import parse_repository
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
+    from gpuship.release.result import PruneResult
     from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
+    from gpuship.report.catalog import rules_by_id
 
     repo = parse_repository(args.repository)
     config = ctx.config.release
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             else:
                 deleter = registry_deleter(client, repo)
             apply_prune(client, repo, plan, deleter)
-    report = Report(command=NAME, rules=dict(RULES), subject=str(repo))
+    report = Report(command=NAME, rules=rules_by_id(RULES), subject=str(repo))
     verb = "deleted" if args.apply else "would delete"
     for target in plan.to_delete:
         if target.digest in plan.failed:
@@ -101,19 +103,16 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         )
     )
     selected = [d.digest for d in plan.to_delete]
-    report.result = {
-        "repository": str(repo),
-        "dry_run": not args.apply,
-        "selected": selected,
-        "deleted": plan.deleted,
-        "skipped": plan.skipped,
-        "failed": plan.failed,
-        "unknown": plan.unknown,
-        "tags": [
-            {"tag": d.tag, "digest": d.digest, "keep": d.keep, "reason": d.reason}
-            for d in plan.tags
-        ],
-    }
+    report.result = PruneResult(
+        repository=str(repo),
+        dry_run=not args.apply,
+        selected=tuple(selected),
+        deleted=tuple(plan.deleted),
+        skipped=dict(plan.skipped),
+        failed=dict(plan.failed),
+        unknown=dict(plan.unknown),
+        tags=tuple(plan.tags),
+    )
     report.outputs = {
         "selected": ",".join(selected),
         "deleted": ",".join(plan.deleted),
@@ -152,3 +151,10 @@ def _state(digest: str, delete: bool, plan: PrunePlan, applied: bool) -> str:
     if digest in plan.unknown:
         return "UNKNOWN"
     return "FAILED" if digest in plan.failed else "keep"
+
+
+def result_type() -> object:
+    """What retention selected, and what was deleted."""
+    from gpuship.release.result import PruneResult
+
+    return PruneResult

@@ -67,3 +67,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             config_digest=ctx.config_digest(),
         )
     return release_report(NAME, outcome, args.record_file, args.instructions_file)
+
+
+def result_type() -> object:
+    """The release record and what was written, or (--dry-run) what would be."""
+    from gpuship.release.result import DryRunResult, ReleaseResult
+
+    return ReleaseResult | DryRunResult

@@ -75,3 +75,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         environ=ctx.environ,
     )
     return run_route(request, settings, datetime.now(timezone.utc))
+
+
+def result_type() -> object:
+    """The routes over the fleet inventory, or (without one) Kubernetes constraints only."""
+    from gpuship.route.result import KubernetesOnly, RouteResult
+
+    return RouteResult | KubernetesOnly

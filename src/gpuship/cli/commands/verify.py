@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scan the image's layers for its CUDA and GPU architectures when labels are absent",
     )
     parser.add_argument(
-        "--platform", default="linux/amd64", help="platform of a multi-platform image"
+        "--platform",
+        help="platform of a multi-platform image (default: the host's, e.g. linux/arm64 on "
+        "aarch64; with --audit, the audited host's)",
     )
     parser.add_argument(
         "--gpu",
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read (or load) the host audit, read the image's needs, judge, report."""
     from gpuship.config.load import with_overrides
+    from gpuship.platforms import host_platform
     from gpuship.verify.audit import load_audit
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.present import verdict_report
@@ -78,11 +81,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     needs = None
     if args.image:
-        from gpuship.verify.image_source import read_gpu_needs
+        from gpuship.verify.image_source import read_host_needs
 
-        needs = read_gpu_needs(
+        needs = read_host_needs(
             args.image,
-            platform=args.platform,
+            platform=args.platform or host_platform(audit.system.machine),
             insecure_registries=ctx.config.registries.insecure,
             environ=ctx.environ,
             deep=args.deep,
@@ -100,3 +103,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         )
         smoke = (run_smoke(args.image, ctx.environ, selected),)
     return verdict_report(NAME, verdict, audit, needs, smoke)
+
+
+def result_type() -> object:
+    """The verdict and every check."""
+    from gpuship.verify.result import VerifyResult
+
+    return VerifyResult

@@ -1,0 +1,1 @@
+"""The CUDA knowledge base as a stage (`gpuship kb`): lookups and checks that build Reports."""

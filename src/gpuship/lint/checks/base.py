@@ -1,0 +1,153 @@
+"""What a check yields, and small helpers several checks share."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.shell import Command, Word
+from gpuship.lint.source import Instruction, Span
+from gpuship.lint.stages import Stage
+from gpuship.registry.reference import Reference, parse_reference
+from gpuship.report import Severity
+
+WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".onnx",
+    ".gguf",
+    ".ggml",
+    ".h5",
+    ".tflite",
+    ".engine",
+    ".plan",
+    ".pb",
+    ".keras",
+    ".nemo",
+    ".mar",
+)
+TRUTHY = frozenset({"1", "true", "True", "TRUE", "on", "On", "ON", "yes", "Yes", "YES"})
+_PYTHON_NAME = re.compile(r"^python[0-9.]*$")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One rule violation before config and suppressions are applied."""
+
+    rule: str
+    message: str
+    span: Span
+    instruction: Instruction | None  # the instruction a pragma must precede to silence it
+    stage: Stage | None
+    file: Path | None = None  # None: the Dockerfile; else a context file (script, requirements)
+    severity: Severity | None = None  # None: the rule's (configured) severity
+    fix: str | None = None
+
+
+def at_word(
+    rule: str, message: str, run: Run, command: Command, word: Word, **extra: object
+) -> Hit:
+    """A hit on a word of a command inside a RUN (or a script it runs)."""
+    return Hit(
+        rule,
+        message,
+        command.span(word),
+        run.instruction,
+        run.stage,
+        command.file,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def at_instruction(
+    rule: str, message: str, instruction: Instruction, stage: Stage | None, needle: str = ""
+) -> Hit:
+    """A hit on a token of an instruction's own text (the keyword when `needle` is empty)."""
+    span = instruction.locate(needle, instruction.body_offset) if needle else instruction.span
+    return Hit(rule, message, span, instruction, stage)
+
+
+def image_reference(stage: Stage) -> Reference | None:
+    """The parsed base image of a stage, or None for stages, scratch and unresolved ARGs."""
+    if stage.parent is not None or not stage.base_known or stage.base.lower() == "scratch":
+        return None
+    return _parsed_reference(stage.base)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_reference(text: str) -> Reference | None:
+    # Several rules ask for the same base on every RUN: parse each text once.
+    try:
+        return parse_reference(text, default_tag=None)
+    except Exception:  # an invalid reference is BuildKit's error to report, not ours
+        return None
+
+
+def image_token(stage: Stage) -> str:
+    """The image text as written in FROM (before ARG substitution)."""
+    return stage.from_instruction.args[0] if stage.from_instruction.args else ""
+
+
+def truthy(value: str | None) -> bool:
+    return value is not None and value in TRUTHY
+
+
+def is_python(command: Command) -> bool:
+    return bool(_PYTHON_NAME.match(command.name))
+
+
+def removes(run: Run, *, paths: tuple[str, ...] = (), after: Command | None = None) -> bool:
+    """True when the RUN deletes something at or under one of `paths` (rm or find -delete)."""
+    started = after is None
+    for command in run.commands:
+        if command is after:
+            started = True
+            continue
+        if not started:
+            continue
+        arguments = [w.text for w in command.words[1:] if not w.text.startswith("-")]
+        if command.name == "rm":
+            for argument in arguments:
+                if any(_under(argument, p) for p in paths):
+                    return True
+        if command.name == "find" and any(w.text in ("-delete", "-exec") for w in command.words):
+            roots = []
+            for word in command.words[1:]:
+                if word.text.startswith(("-", "(", "!", "\\")):
+                    break
+                roots.append(word.text)
+            if any(_under(root, p) for root in roots for p in paths):
+                return True
+    return False
+
+
+def _under(argument: str, path: str) -> bool:
+    cleaned = argument.rstrip("*").rstrip("/")
+    cleaned = cleaned.replace("$HOME", "/root").replace("~", "/root")
+    return (
+        cleaned == path.rstrip("/")
+        or cleaned.startswith(path.rstrip("/") + "/")
+        or (path.startswith(cleaned + "/") and cleaned.count("/") >= 2)
+    )
+
+
+def final_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs of stages whose filesystem is the produced image."""
+    chain = set(analysis.build.final_chain)
+    for run in analysis.runs:
+        if run.stage.index in chain:
+            yield run
+
+
+def reachable_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs the build of the target executes."""
+    for run in analysis.runs:
+        if run.stage.index in analysis.build.reachable:
+            yield run

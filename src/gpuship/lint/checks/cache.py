@@ -1,0 +1,210 @@
+"""Caches left in the final image: pip, uv, conda, poetry, apt lists, dnf/yum/apk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import Hit, at_word, final_runs, removes, truthy
+from gpuship.lint.packages import PythonInstall
+from gpuship.lint.shell import Command
+
+
+def check(analysis: Analysis) -> Iterator[Hit]:
+    """GSL301-306: caches left by installs in the stages of the final image."""
+    for run in final_runs(analysis):
+        for command in run.commands:
+            env = run.env_at(command)
+            install = run.python_install(command)
+            if install is not None:
+                if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
+                    yield at_word(
+                        "GSL301",
+                        "pip keeps its cache (a second copy of every wheel) in this layer",
+                        run,
+                        command,
+                        command.words[0],
+                    )
+                elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
+                    yield at_word(
+                        "GSL302",
+                        "uv keeps its cache (every wheel it installed) in this layer",
+                        run,
+                        command,
+                        command.words[0],
+                    )
+                elif install.tool == "conda" and not _conda_clean(run, command):
+                    yield at_word(
+                        "GSL303",
+                        f"{command.name} leaves package tarballs in pkgs/ "
+                        "(no `clean --all` in this RUN)",
+                        run,
+                        command,
+                        command.words[0],
+                    )
+                elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
+                    yield at_word(
+                        "GSL306",
+                        "poetry keeps its cache (downloaded wheels and sdists) in this layer",
+                        run,
+                        command,
+                        command.words[0],
+                    )
+            yield from _os_caches(run, command)
+
+
+def left_caches(run: Run) -> list[str]:
+    """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
+    them in a later RUN does not shrink the image)."""
+    found: list[str] = []
+    for command in run.commands:
+        env = run.env_at(command)
+        install = run.python_install(command)
+        if install is None:
+            if (
+                command.name in ("apt-get", "apt")
+                and "update" in command.argv
+                and not run.has_mount_on("/var/lib/apt")
+                and not removes(run, paths=("/var/lib/apt/lists",), after=command)
+            ):
+                found.append("/var/lib/apt/lists")
+            continue
+        if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
+            found.append(env.get("PIP_CACHE_DIR") or "/root/.cache/pip")
+        elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
+            found.append(env.get("UV_CACHE_DIR") or "/root/.cache/uv")
+        elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
+            found.append(poetry_cache_dir(env))
+    return found
+
+
+def _pip_clean(
+    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
+) -> bool:
+    if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
+        return True
+    cache_dir = env.get("PIP_CACHE_DIR") or "/root/.cache/pip"
+    if run.has_mount_on(".cache/pip", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
+        for m in run.mounts
+    ):
+        return True
+    for other in _after(run, command):
+        if other.name.startswith("pip") and "cache" in other.argv and "purge" in other.argv:
+            return True
+    return removes(run, paths=(cache_dir, "/root/.cache/pip"), after=command)
+
+
+def _uv_clean(
+    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
+) -> bool:
+    # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
+    if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
+        return True
+    cache_dir = env.get("UV_CACHE_DIR") or "/root/.cache/uv"
+    if run.has_mount_on(".cache/uv", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
+        for m in run.mounts
+    ):
+        return True
+    for other in _after(run, command):
+        if (
+            other.name == "uv"
+            and "cache" in other.argv
+            and ("clean" in other.argv or "prune" in other.argv)
+        ):
+            return True
+    return removes(run, paths=(cache_dir, "/root/.cache/uv"), after=command)
+
+
+def poetry_cache_dir(env: dict[str, str | None]) -> str:
+    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry as root)."""
+    return env.get("POETRY_CACHE_DIR") or "/root/.cache/pypoetry"
+
+
+def _poetry_clean(
+    run: Run, command: Command, env: dict[str, str | None], install: PythonInstall
+) -> bool:
+    if "--no-cache" in install.options:
+        return True
+    cache_dir = poetry_cache_dir(env)
+    if run.has_mount_on(".cache/pypoetry", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
+        for m in run.mounts
+    ):
+        return True
+    for other in _after(run, command):
+        if other.name == "poetry" and "cache" in other.argv and "clear" in other.argv:
+            return True
+    return removes(run, paths=(cache_dir, "/root/.cache/pypoetry"), after=command)
+
+
+def _conda_clean(run: Run, command: Command) -> bool:
+    if run.has_mount_on("pkgs", "/opt/conda/pkgs"):
+        return True
+    for other in _after(run, command):
+        if other.name in ("conda", "mamba", "micromamba") and "clean" in other.argv:
+            flags = [a for a in other.argv if a.startswith("-")]
+            if any(
+                f in ("--all", "--tarballs") or (not f.startswith("--") and ("a" in f or "t" in f))
+                for f in flags
+            ):
+                return True
+    pkgs = [w.text for c in run.commands if c.name == "rm" for w in c.words if "pkgs" in w.text]
+    return bool(pkgs)
+
+
+def _after(run: Run, command: Command) -> list[Command]:
+    commands = list(run.commands)
+    return commands[commands.index(command) + 1 :] if command in commands else []
+
+
+def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
+    argv = command.argv
+    name = command.name
+    if name in ("apt-get", "apt", "aptitude") and "update" in argv:
+        if run.has_mount_on("/var/lib/apt"):
+            return
+        if removes(run, paths=("/var/lib/apt/lists",), after=command):
+            return
+        if any(
+            c.name in ("apt-get", "apt") and ("dist-clean" in c.argv or "distclean" in c.argv)
+            for c in _after(run, command)
+        ):
+            return
+        word = command.words[argv.index("update")]
+        yield at_word(
+            "GSL304",
+            f"`{name} update` lists stay in the image (no "
+            "`rm -rf /var/lib/apt/lists/*` in this RUN)",
+            run,
+            command,
+            word,
+        )
+    elif name == "apk" and "add" in argv and "--no-cache" not in argv:
+        if run.has_mount_on("/var/cache/apk") or removes(run, paths=("/var/cache/apk",)):
+            return
+        yield at_word(
+            "GSL305",
+            "`apk add` without --no-cache keeps the package index",
+            run,
+            command,
+            command.words[0],
+        )
+    elif name in ("dnf", "yum", "microdnf", "tdnf") and "install" in argv:
+        if run.has_mount_on("/var/cache/dnf", "/var/cache/yum"):
+            return
+        if any(
+            c.name in ("dnf", "yum", "microdnf", "tdnf") and "clean" in c.argv
+            for c in _after(run, command)
+        ):
+            return
+        if removes(run, paths=("/var/cache/dnf", "/var/cache/yum")):
+            return
+        yield at_word(
+            "GSL305",
+            f"`{name} install` without `{name} clean all` keeps the package cache",
+            run,
+            command,
+            command.words[0],
+        )

@@ -1,0 +1,593 @@
+"""CUDA consistency: torch wheel variants vs the knowledge base and the base image, CUDA
+libraries installed twice, apt CUDA packages for another CUDA, NVIDIA_REQUIRE_* overrides, and
+arch lists for kernel builds.
+
+Version facts (which variants a torch release publishes, its PyPI default, minimum drivers,
+wheel sizes) come from the CUDA knowledge base (`gpuship.cuda`). What it does not hold is never
+guessed: it is reported as unknown to gpuship (GSL508, a note), and a variant is called missing
+(GSL501, an error) only for a release whose variant list the knowledge base holds complete.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuship.cuda.drivers import min_driver_for
+from gpuship.cuda.errors import InvalidRequirement, InvalidVersion, UnknownVersion
+from gpuship.cuda.require import go_parse_bool, validate_expression
+from gpuship.cuda.torch import (
+    Availability,
+    LibraryWheels,
+    cuda_of_variant,
+    image_libraries,
+    known_torch_releases,
+    library_wheels,
+    torch_release,
+)
+from gpuship.cuda.version import Version
+from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, reachable_runs
+from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
+from gpuship.lint.packages import PythonInstall, Spec, os_install
+from gpuship.lint.shell import Command, Word
+from gpuship.lint.source import Span
+from gpuship.lint.stages import env_pairs, expand
+from gpuship.report import Severity
+
+_INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
+_LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
+_REQUIRE_CUDA = re.compile(r"cuda\s*>=?\s*(\d+\.\d+)")
+_CUDA_EXTENSIONS = (
+    "flash-attn",
+    "flash_attn",
+    "flash-attention",
+    "apex",
+    "mamba-ssm",
+    "causal-conv1d",
+    "auto-gptq",
+    "exllamav2",
+    "xformers",
+    "deepspeed",
+    "grouped_gemm",
+    "transformer-engine",
+    "transformer_engine",
+)
+# Source trees (git clones) whose setup.py compiles CUDA kernels.
+_CUDA_PROJECTS = (*_CUDA_EXTENSIONS, "vllm", "sglang", "flashinfer", "bitsandbytes", "gsplat")
+# setup.py contents that build CUDA code (torch.utils.cpp_extension, raw .cu sources).
+_CUDA_BUILD = re.compile(r"CUDAExtension|BuildExtension|\.cu['\"]|nvcc")
+# Duplicated CUDA wheels of at least this many MB (10^6 bytes) make GSL503 a warning.
+LARGE_DUPLICATE_MB = 1000.0
+# `nvidia-cudnn-cu12`, `nvidia-cublas` (CUDA 13 names drop the suffix): library and CUDA major.
+_NVIDIA_WHEEL = re.compile(r"^nvidia-(?:cuda-)?([a-z]+)(?:-cu(\d+))?$")
+# apt CUDA library packages: `+cuda12.2` version suffixes and `-12-2` / `-cuda-12` names.
+_APT_CUDA_SUFFIX = re.compile(r"\+cuda(\d+)\.(\d+)")
+_APT_CUDA_NAME = re.compile(
+    r"^(?:cuda|libcu|libnpp|libnv|libnccl|libcudnn|cudnn|libcufile|libcusparselt)"
+    r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
+)
+_REQUIREMENT_LINE = "installed by line {line} of {file}"
+# Specifiers that keep torch to one minor release (whose PyPI default is known).
+_ONE_RELEASE = re.compile(r"(?:==|~=)(\d+\.\d+)(?:\.\*|\.\d+)")
+
+
+@dataclass(frozen=True)
+class TorchInstall:
+    """A torch spec with the wheel variant it resolves to."""
+
+    run: Run
+    command: Command
+    spec: Spec
+    word: Word | None  # the torch argument on the RUN line; None when read from a file
+    file: FileSpec | None  # the requirements line that names torch
+    file_path: Path | None
+    version: str | None  # "2.6.0" when pinned
+    variant: str | None  # "cu126", "cpu", ... None: the PyPI default
+    variant_word: str | None  # the text that chose the variant (index URL, +local)
+
+    def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
+        """A hit on the torch argument, or on the requirements line that names torch."""
+        if self.word is not None:
+            return at_word(rule, message, self.run, self.command, self.word, severity=severity)
+        assert self.file is not None  # a TorchInstall has a word or a file line
+        line, column = self.file.line, self.file.column
+        where = _REQUIREMENT_LINE.format(
+            line=self.run.instruction.start_line, file="the Dockerfile"
+        )
+        return Hit(
+            rule,
+            f"{message} ({where})",
+            Span(line, column, line, column + len(self.file.spec.text)),
+            self.run.instruction,
+            self.run.stage,
+            self.file_path,
+            severity,
+        )
+
+    @property
+    def shown(self) -> str:
+        """`torch 2.7.0 (cu126)` / `torch 2.7.0 from PyPI (default variant cu126)`."""
+        name = f"torch {self.version}" if self.version else "torch"
+        if self.variant is not None:
+            return f"{name} ({self.variant})"
+        default = _pypi_default(self.version)
+        return f"{name} from PyPI" + (f" (default variant {default})" if default else "")
+
+
+def check(analysis: Analysis) -> Iterator[Hit]:
+    """GSL501-509: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists."""
+    torches = list(_torch_installs(analysis))
+    yield from _known(torches)
+    yield from _differs_from_base(analysis, torches)
+    yield from _twice(analysis, torches)
+    yield from _require_env(analysis, torches)
+    yield from _arch_list(analysis)
+    yield from _apt_packages(analysis)
+
+
+def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
+    """torch on RUN lines and in requirement files those RUNs install from."""
+    for run in reachable_runs(analysis):
+        for command in run.commands:
+            install = run.python_install(command)
+            if install is None:
+                continue
+            env = run.env_at(command)
+            for spec in install.specs:
+                if spec.name == "torch" and spec.word is not None:
+                    yield _torch(run, install, spec, env, word=spec.word)
+            for path in install.requirement_files:
+                for item in analysis.file_specs(run, path.text, env):
+                    if item.spec.name == "torch":
+                        yield _torch(
+                            run,
+                            install,
+                            item.spec,
+                            env,
+                            file=item,
+                            file_path=analysis.context.root / item.source,
+                        )
+
+
+def _torch(
+    run: Run,
+    install: PythonInstall,
+    spec: Spec,
+    env: dict[str, str | None],
+    *,
+    word: Word | None = None,
+    file: FileSpec | None = None,
+    file_path: Path | None = None,
+) -> TorchInstall:
+    command = install.command
+    version = spec.version.split("+", 1)[0] if spec.version else _one_release(spec.specifier)
+    local = _LOCAL_VARIANT.search(spec.version or "")
+    variant: str | None
+    chosen_by: str | None
+    if local:
+        variant, chosen_by = local.group(1), spec.text
+    else:
+        variant, chosen_by = _index_variant(command, install, env, file)
+    return TorchInstall(run, command, spec, word, file, file_path, version, variant, chosen_by)
+
+
+def _one_release(specifier: str) -> str | None:
+    """The torch release (major.minor) a specifier keeps to: `==2.7.*`, `~=2.7.0` -> "2.7"."""
+    match = _ONE_RELEASE.fullmatch(specifier.replace(" ", ""))
+    return match.group(1) if match else None
+
+
+def _index_variant(
+    command: Command, install: PythonInstall, env: dict[str, str | None], file: FileSpec | None
+) -> tuple[str | None, str | None]:
+    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables)."""
+    sources = [w.text for w in install.index_urls] + list(file.index_urls if file else ())
+    argv = command.argv
+    if "--torch-backend" in argv and argv.index("--torch-backend") + 1 < len(argv):
+        sources.append("/whl/" + argv[argv.index("--torch-backend") + 1])
+    sources.extend("/whl/" + a.split("=", 1)[1] for a in argv if a.startswith("--torch-backend="))
+    for name in (
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "UV_INDEX_URL",
+        "UV_EXTRA_INDEX_URL",
+        "UV_INDEX",
+        "UV_DEFAULT_INDEX",
+    ):
+        value = env.get(name)
+        if value:
+            sources.append(value)
+    backend = env.get("UV_TORCH_BACKEND")
+    if backend:
+        sources.append("/whl/" + backend)
+    for source in sources:
+        match = _INDEX_VARIANT.search(expand(source, env)[0])
+        if match:
+            return match.group(1), source
+    return None, None
+
+
+def _cuda(variant: str | None) -> Version | None:
+    if variant is None or not variant.startswith("cu"):
+        return None
+    try:
+        return cuda_of_variant(variant)
+    except InvalidVersion:
+        return None
+
+
+def _pypi_default(version: str | None) -> str | None:
+    if version is None:
+        return None
+    try:
+        return torch_release(version).pypi_default
+    except (UnknownVersion, InvalidVersion):
+        return None
+
+
+def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL501 where the knowledge base knows a variant is missing, GSL508 where it cannot tell."""
+    for torch in torches:
+        if torch.version is None or (torch.variant and not torch.variant.startswith("cu")):
+            continue  # unpinned (GSL105's business) or a CPU/ROCm build
+        try:
+            release = torch_release(torch.version)
+        except InvalidVersion:
+            continue
+        except UnknownVersion:
+            releases = known_torch_releases()
+            yield torch.hit(
+                "GSL508",
+                f"torch {torch.version} is unknown to gpuship (its knowledge base holds torch "
+                f"{releases[0]} to {releases[-1]}): which CUDA it bundles is not checked",
+            )
+            continue
+        cuda = _cuda(torch.variant)
+        if cuda is None:
+            if torch.variant is None and release.pypi_default is None:
+                yield torch.hit(
+                    "GSL508",
+                    f"which CUDA torch {torch.version} from PyPI bundles is unknown to gpuship "
+                    f"(no PyPI default recorded for {release.version}): it is not checked",
+                )
+            continue
+        availability = release.availability(cuda)
+        listed = release.variant_names()
+        if availability is Availability.ABSENT:
+            yield torch.hit(
+                "GSL501",
+                f"torch {torch.version} has no {torch.variant} wheel: its CUDA builds are "
+                f"{listed} (gpuship's list for {release.version} is complete); "
+                f"`{torch.variant_word}` cannot provide it",
+            )
+        elif availability is Availability.UNKNOWN:
+            yield torch.hit(
+                "GSL508",
+                f"whether torch {torch.version} has a {torch.variant} wheel is unknown to "
+                f"gpuship: it lists {listed} for {release.version}, and that list is not known "
+                "to be complete",
+            )
+
+
+def _torch_cuda(torch: TorchInstall) -> Version | None:
+    """The CUDA a torch install bundles: its variant, else the release's PyPI default."""
+    if torch.variant is not None:
+        return _cuda(torch.variant)
+    return _cuda(_pypi_default(torch.version))
+
+
+def _min_driver(cuda: Version) -> str:
+    try:
+        return f" (driver >= {min_driver_for(cuda)})"
+    except (UnknownVersion, InvalidVersion):
+        return ""
+
+
+def _differs_from_base(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
+    chain = set(analysis.build.final_chain)
+    for torch in torches:
+        if torch.run.stage.index not in chain:
+            continue
+        root = analysis.build.root_base(torch.run.stage)
+        base = base_cuda(root)
+        cuda = _torch_cuda(torch)
+        if base is None or base.cuda is None or cuda is None:
+            continue
+        base_version = Version.parse(base.cuda)
+        if cuda.major_minor() == base_version.major_minor():
+            continue
+        if cuda > base_version:
+            message = (
+                f"{torch.shown} bundles CUDA {cuda} on a CUDA {base.cuda} base: two CUDA "
+                f"runtimes, and the driver must support {cuda}{_min_driver(cuda)}, "
+                f"not the {base.cuda} the image declares"
+            )
+            severity = None
+        else:
+            message = (
+                f"{torch.shown} bundles CUDA {cuda} on a CUDA {base.cuda} base: two CUDA "
+                "runtimes in one image"
+            )
+            severity = Severity.NOTE
+        args = _disagreeing_args(
+            torch, root.from_instruction.args[0] if root.from_instruction.args else ""
+        )
+        if args:
+            message += f"; ARGs {args} disagree"
+        yield torch.hit("GSL502", message, severity)
+
+
+def _disagreeing_args(torch: TorchInstall, from_text: str) -> str:
+    from_vars = set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", from_text))
+    raw = torch.command.source.value
+    torch_vars = set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", raw)) - from_vars
+    if from_vars and torch_vars:
+        return " and ".join(sorted(from_vars)[:1] + sorted(torch_vars)[:1])
+    return ""
+
+
+def _twice(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL503: CUDA libraries from the base image and again from pip wheels, with their size."""
+    if not analysis.build.final_chain:
+        return
+    root = analysis.build.root_base(analysis.build.stages[analysis.build.target])
+    base = base_cuda(root)
+    if base is None or base.source != "nvidia/cuda" or base.flavor not in ("runtime", "devel"):
+        return
+    held = image_libraries((base.flavor, "cudnn") if base.cudnn else (base.flavor,))
+    chain = set(analysis.build.final_chain)
+    for torch in torches:
+        if torch.run.stage.index in chain and (
+            torch.variant is None or torch.variant.startswith("cu")
+        ):
+            cuda = _torch_cuda(torch)
+            recorded = library_wheels(cuda.major) if cuda else None
+            what = f"{torch.shown}'s CUDA wheels install"
+            message, severity = _duplicate(what, base, root.base, recorded, held)
+            yield torch.hit("GSL503", message, severity)
+            return
+    for run in final_runs(analysis):
+        for command in run.commands:
+            install = run.python_install(command)
+            for spec in install.specs if install else ():
+                match = _NVIDIA_WHEEL.match(spec.name)
+                if match is None or spec.word is None or match.group(1) not in held:
+                    continue
+                major = int(match.group(2) or 13)  # CUDA 13 wheels dropped the -cuXX suffix
+                recorded = library_wheels(major)
+                message, severity = _duplicate(
+                    f"{spec.name} installs", base, root.base, recorded, {match.group(1)}
+                )
+                yield at_word("GSL503", message, run, command, spec.word, severity=severity)
+                return
+
+
+def _duplicate(
+    what: str,
+    base: BaseCuda,
+    image: str,
+    recorded: LibraryWheels | None,
+    libraries: frozenset[str] | set[str],
+) -> tuple[str, Severity | None]:
+    """The GSL503 message and severity: a warning once the duplicated wheels reach 1 GB."""
+    flavor = f"{base.flavor}{' + cuDNN' if base.cudnn else ''}"
+    message = f"{what} CUDA libraries again on top of the CUDA {flavor} libraries of {image}"
+    wheels = [w for w in recorded.wheels if w.library in libraries] if recorded else []
+    if recorded is None or not wheels:
+        return f"{message} (their size is unknown to gpuship)", None
+    total = sum(w.size_mb for w in wheels)
+    biggest = sorted(wheels, key=lambda w: -w.size_mb)[:4]
+    parts = ", ".join(f"{w.library} {w.size_mb:.0f} MB" for w in biggest)
+    more = ", ..." if len(wheels) > len(biggest) else ""
+    message += (
+        f": about {_size(total)} of wheels to download ({parts}{more}; CUDA "
+        f"{recorded.cuda_major} wheel sizes as {recorded.pinned_by.split(' (')[0]} pins them), "
+        "more once unpacked"
+    )
+    return message, Severity.WARNING if total >= LARGE_DUPLICATE_MB else None
+
+
+def _size(mb: float) -> str:
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb:.0f} MB"
+
+
+def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
+    chain = set(analysis.build.final_chain)
+    for stage in analysis.final_stages():
+        base = base_cuda(analysis.build.root_base(stage))
+        highest = Version.parse(base.cuda) if base and base.cuda else None
+        for torch in torches:
+            cuda = _torch_cuda(torch)
+            if torch.run.stage.index in chain and cuda and (highest is None or cuda > highest):
+                highest = cuda
+        for instruction in stage.instructions:
+            if instruction.keyword != "ENV":
+                continue
+            for name, value in env_pairs(instruction):
+                if name == "NVIDIA_DISABLE_REQUIRE" and go_parse_bool(value):
+                    yield at_instruction(
+                        "GSL504",
+                        "NVIDIA_DISABLE_REQUIRE turns off the "
+                        "runtime's driver check; hosts with too old a driver "
+                        "fail mid-job instead",
+                        instruction,
+                        stage,
+                        name,
+                    )
+                if name.startswith("NVIDIA_REQUIRE_") and not name.startswith(
+                    "NVIDIA_REQUIRE_JETPACK"
+                ):
+                    try:
+                        validate_expression(value, name)
+                    except InvalidRequirement as error:
+                        yield at_instruction("GSL507", str(error), instruction, stage, name)
+                        continue
+                if name == "NVIDIA_REQUIRE_CUDA" and highest is not None:
+                    stated = [Version.parse(v) for v in _REQUIRE_CUDA.findall(value)]
+                    if stated and min(stated) < highest:
+                        yield at_instruction(
+                            "GSL505",
+                            f"NVIDIA_REQUIRE_CUDA admits cuda>={min(stated)} but the image "
+                            f"carries CUDA {highest}{_min_driver(highest)}",
+                            instruction,
+                            stage,
+                            name,
+                        )
+
+
+def _arch_list(analysis: Analysis) -> Iterator[Hit]:
+    for run in reachable_runs(analysis):
+        base = base_cuda(analysis.build.root_base(run.stage))
+        if base is None or base.flavor != "devel":
+            continue
+        for command in run.commands:
+            env = run.env_at(command)
+            if command.name == "nvcc":
+                if not any(
+                    w.text.startswith(
+                        ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code")
+                    )
+                    for w in command.words
+                ):
+                    yield at_word(
+                        "GSL506",
+                        "nvcc without -arch/-gencode compiles for its default target only",
+                        run,
+                        command,
+                        command.words[0],
+                    )
+                continue
+            if env.get("TORCH_CUDA_ARCH_LIST") or "TORCH_CUDA_ARCH_LIST" in env:
+                continue
+            word = _extension_build(analysis, run, command)
+            if word is not None:
+                yield at_word(
+                    "GSL506",
+                    "CUDA extensions built without TORCH_CUDA_ARCH_LIST "
+                    "target the build machine's GPU (or none on a GPU-less builder)",
+                    run,
+                    command,
+                    word,
+                )
+
+
+def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | None:
+    """The word of a build that compiles CUDA code: a known CUDA-extension package, or a local
+    project whose setup.py uses torch's CUDAExtension (a pure-Python one is not)."""
+    argv = command.argv
+    if (
+        command.name.startswith("python")
+        and "setup.py" in argv
+        and any(v in argv for v in ("install", "build_ext", "develop", "bdist_wheel"))
+    ):
+        setup = command.words[argv.index("setup.py")]
+        return setup if _builds_cuda(analysis, run, "setup.py") else None
+    install = run.python_install(command)
+    if install is None:
+        return None
+    for spec in install.specs:
+        lowered = spec.text.lower()
+        if spec.word is None:
+            continue
+        if any(lowered.startswith(e) or f"/{e}" in lowered for e in _CUDA_EXTENSIONS):
+            return spec.word
+        if spec.kind == "path" and _builds_cuda(analysis, run, f"{spec.text.rstrip('/')}/setup.py"):
+            return spec.word
+    return None
+
+
+def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
+    """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
+    brought it, or a git clone (earlier in the stage) of a project known to build kernels."""
+    container = container_path(run.state.workdir, setup_py, dict(run.state.env))
+    source = analysis.context_source(run.stage, run.instruction, container)
+    text = analysis.context.read_text(source) if source else None
+    if text is not None:
+        return bool(_CUDA_BUILD.search(text))
+    directory = container.rsplit("/", 1)[0] or "/"
+    return any(
+        url.lower().rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] in _CUDA_PROJECTS
+        for url in _clones_into(analysis, run, directory)
+    )
+
+
+def _clones_into(analysis: Analysis, run: Run, directory: str) -> Iterator[str]:
+    """URLs of `git clone`s earlier in `run`'s stage that create `directory`."""
+    for other in analysis.runs_of(run.stage):
+        if other.instruction.index > run.instruction.index:
+            return
+        for command in other.commands:
+            argv = command.argv
+            if command.name != "git" or "clone" not in argv:
+                continue
+            positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
+            positional = [a for a in positional if a not in _option_values(argv)]
+            if not positional:
+                continue
+            url = positional[0]
+            name = url.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+            dest = positional[1] if len(positional) > 1 else name
+            env = other.env_at(command)
+            if container_path(other.state.workdir, dest, env) == directory:
+                yield url
+
+
+def _option_values(argv: list[str]) -> set[str]:
+    """Values of `git clone` options that take one (`--branch v1`, `--depth 1`)."""
+    takes = ("-b", "--branch", "--depth", "-o", "--origin", "--reference", "-c", "--config")
+    return {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in takes}
+
+
+def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
+    """GSL509: apt CUDA library packages built for another CUDA than the base image's."""
+    for run in reachable_runs(analysis):
+        base = base_cuda(analysis.build.root_base(run.stage))
+        if base is None or base.cuda is None:
+            continue
+        base_version = Version.parse(base.cuda)
+        for command in run.commands:
+            install = os_install(command)
+            if install is None or install.manager != "apt":
+                continue
+            env = run.env_at(command)
+            for word in install.packages:
+                text, known = expand(word.text, env)
+                built_for = _apt_cuda(text) if known else None
+                if built_for is None or _same_cuda(built_for, base_version):
+                    continue
+                yield at_word(
+                    "GSL509",
+                    f"{text} is built for CUDA {built_for}, the base image "
+                    f"{analysis.build.root_base(run.stage).base} has CUDA {base.cuda}",
+                    run,
+                    command,
+                    word,
+                )
+
+
+def _apt_cuda(package: str) -> str | None:
+    """The CUDA an apt package is built for: `+cuda12.2` in its version, `-12-2` or `-cuda-12`
+    in its name ("12.2", "12"); None when it states none (cuda-compat is meant for another)."""
+    name, _, version = package.partition("=")
+    suffix = _APT_CUDA_SUFFIX.search(version)
+    if suffix:
+        return f"{suffix.group(1)}.{suffix.group(2)}"
+    if name.startswith("cuda-compat"):
+        return None  # forward compatibility: a newer CUDA on purpose
+    match = _APT_CUDA_NAME.match(name)
+    if match is None:
+        return None
+    if match.group(3):
+        return match.group(3)
+    return f"{match.group(1)}.{match.group(2)}"
+
+
+def _same_cuda(built_for: str, base: Version) -> bool:
+    """`12.2` must equal the base's major.minor; a major alone (`12`) its major."""
+    wanted = Version.parse(built_for)
+    if "." in built_for:
+        return wanted == base.major_minor()
+    return wanted.major == base.major

@@ -1,0 +1,441 @@
+"""Pinning: base images, Python/OS packages (also inside requirement and env files), VCS
+sources, downloads, and the unquoted specifier that the shell turns into a redirect."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Iterator
+
+from gpuship.errors import InputError
+from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import (
+    WEIGHT_SUFFIXES,
+    Hit,
+    at_instruction,
+    at_word,
+    image_reference,
+    image_token,
+    reachable_runs,
+)
+from gpuship.lint.packages import (
+    PythonInstall,
+    Spec,
+    is_version_tag,
+    os_install,
+    os_package_pinned,
+)
+from gpuship.lint.shell import SHELLS, Command
+from gpuship.lint.source import Instruction, Span
+from gpuship.lint.stages import Stage, expand
+from gpuship.registry.reference import Reference, parse_reference
+from gpuship.report import Severity
+
+_BOOTSTRAP = frozenset({"pip", "setuptools", "wheel", "uv"})
+_CHECKSUM_TOOLS = frozenset(
+    {
+        "sha256sum",
+        "sha512sum",
+        "sha1sum",
+        "sha384sum",
+        "md5sum",
+        "shasum",
+        "b2sum",
+        "cosign",
+        "minisign",
+        "signify",
+    }
+)
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+# `git clone` options whose value is the next word.
+_CLONE_VALUE_OPTIONS = frozenset(
+    {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
+)
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+
+
+def check(analysis: Analysis) -> Iterator[Hit]:
+    """GSL101-109: base images, packages, VCS sources, downloads, unquoted specifiers."""
+    yield from _base_images(analysis)
+    yield from _copy_images(analysis)
+    seen_files: set[tuple[str, int]] = set()
+    for run in reachable_runs(analysis):
+        for command in run.commands:
+            env = run.env_at(command)
+            install = run.python_install(command)
+            if install is not None:
+                yield from _python(analysis, run, install, env, seen_files)
+                yield from _redirects(run, install)
+            yield from _os_packages(run, command)
+            yield from _git_clone(run, command)
+        yield from _downloads(run)
+    yield from _add_urls(analysis)
+
+
+def _base_images(analysis: Analysis) -> Iterator[Hit]:
+    config = analysis.config
+    for stage in analysis.stages:
+        if stage.index not in analysis.build.reachable:
+            continue
+        reference = image_reference(stage)
+        if reference is None:
+            continue
+        token = image_token(stage)
+        instruction = stage.from_instruction
+        shown = stage.base if stage.base == token else f"{token} (= {stage.base})"
+        if reference.digest is None:
+            if reference.tag is None:
+                yield at_instruction(
+                    "GSL101",
+                    f"base image {shown} has no tag: it means `latest`, which moves",
+                    instruction,
+                    stage,
+                    token,
+                )
+            elif reference.tag == "latest":
+                yield at_instruction(
+                    "GSL101", f"base image {shown} uses the `latest` tag", instruction, stage, token
+                )
+            elif _mutable(reference.tag, config.mutable_tags):
+                yield at_instruction(
+                    "GSL102",
+                    f"base image {shown} uses the moving tag `{reference.tag}`",
+                    instruction,
+                    stage,
+                    token,
+                )
+            hit = at_instruction(
+                "GSL103", f"base image {shown} is not pinned by digest", instruction, stage, token
+            )
+            if config.require_digest:
+                hit = Hit(
+                    hit.rule,
+                    hit.message,
+                    hit.span,
+                    hit.instruction,
+                    hit.stage,
+                    severity=Severity.WARNING,
+                )
+            yield hit
+        untrusted = _untrusted(reference, config.trusted_registries)
+        if untrusted:
+            yield at_instruction(
+                "GSL104", f"base image {shown} {untrusted}", instruction, stage, token
+            )
+
+
+def _copy_images(analysis: Analysis) -> Iterator[Hit]:
+    """GSL101/102/104 for images named by `COPY --from=` and `RUN --mount=from=` (not stages)."""
+    config = analysis.config
+    names = {s.name.lower() for s in analysis.stages if s.name}
+    for stage in analysis.stages:
+        if stage.index not in analysis.build.reachable:
+            continue
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            refs = (
+                list(instruction.flag_values("from"))
+                if instruction.keyword
+                in (
+                    "COPY",
+                    "ADD",
+                )
+                else []
+            )
+            for mount in instruction.flag_values("mount"):
+                refs.extend(o[5:] for o in mount.split(",") if o.startswith("from="))
+            for raw in refs:
+                value, known = expand(raw, state.env)
+                if not known or value.lower() in names or value.isdigit():
+                    continue
+                try:
+                    reference = parse_reference(value, default_tag=None)
+                except InputError:  # not an image reference: BuildKit reports it
+                    continue
+                where = f"--from={raw}" if raw == value else f"--from={raw} (= {value})"
+                at = _flag_hit(instruction, stage, raw)
+                if reference.digest is None:
+                    if reference.tag is None or reference.tag == "latest":
+                        what = "has no tag" if reference.tag is None else "uses the `latest` tag"
+                        yield at(
+                            "GSL101",
+                            f"image {where} {what}: each build copies from whatever it is now",
+                        )
+                    elif _mutable(reference.tag, config.mutable_tags):
+                        yield at("GSL102", f"image {where} uses the moving tag `{reference.tag}`")
+                untrusted = _untrusted(reference, config.trusted_registries)
+                if untrusted:
+                    yield at("GSL104", f"image {where} {untrusted}")
+
+
+def _untrusted(reference: Reference, trusted: tuple[str, ...]) -> str | None:
+    """`comes from R, not a trusted registry (...)` when a trust list is set and R is not in it."""
+    if not trusted or any(fnmatch.fnmatchcase(reference.registry, p.lower()) for p in trusted):
+        return None
+    return f"comes from {reference.registry}, not a trusted registry ({', '.join(trusted)})"
+
+
+def _flag_hit(instruction: Instruction, stage: Stage, value: str) -> Callable[[str, str], Hit]:
+    """Hits on the `from=VALUE` of an instruction's flags (not the same text in its args)."""
+    offset = instruction.text.value.find("from=" + value)
+    start = offset + len("from=") if offset >= 0 else 0
+    span = instruction.text.span(start, start + len(value))
+
+    def hit(rule: str, message: str) -> Hit:
+        return Hit(rule, message, span, instruction, stage)
+
+    return hit
+
+
+def _mutable(tag: str, mutable: tuple[str, ...]) -> bool:
+    lowered = tag.lower()
+    return any(lowered == t or lowered.startswith(t + "-") for t in mutable)
+
+
+def _python(
+    analysis: Analysis,
+    run: Run,
+    install: PythonInstall,
+    env: dict[str, str | None],
+    seen_files: set[tuple[str, int]],
+) -> Iterator[Hit]:
+    command = install.command
+    constrained: set[str] = set()
+    for word in install.constraint_files:
+        for item in analysis.file_specs(run, word.text, env):
+            if item.spec.pinned:
+                constrained.add(item.spec.name)
+    upgrade = bool({"-U", "--upgrade"} & install.options)
+    for spec in install.specs:
+        if spec.word is None:
+            continue
+        if spec.kind == "vcs" and not spec.pinned:
+            yield at_word(
+                "GSL106",
+                f"`{spec.text}` installs a branch head, not a commit",
+                run,
+                command,
+                spec.word,
+            )
+        elif spec.kind == "name" and not spec.pinned and spec.name not in constrained:
+            if upgrade and spec.name in _BOOTSTRAP:
+                continue
+            yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
+    if install.tool == "uv" and install.verb == "sync" and command.words[1].text != "pip":
+        frozen = bool({"--frozen", "--locked"} & install.options)
+        if not frozen and analysis.context.exists and not _lock_in_context(analysis, "uv.lock"):
+            yield at_word(
+                "GSL105",
+                "`uv sync` without uv.lock in the build context resolves fresh versions",
+                run,
+                command,
+                command.words[1],
+            )
+    if (
+        install.tool == "poetry"
+        and install.verb == "install"
+        and analysis.context.exists
+        and not _lock_in_context(analysis, "poetry.lock")
+    ):
+        yield at_word(
+            "GSL105",
+            "`poetry install` without poetry.lock in the build context resolves fresh versions",
+            run,
+            command,
+            command.words[1],
+        )
+    # `pip install .` / `uv pip install ./app` install the project's pyproject dependencies.
+    projects = []
+    if "--no-deps" not in install.options and install.verb == "install":
+        for spec in install.specs:
+            if spec.kind == "path" and spec.word and not spec.text.endswith((".whl", ".tar.gz")):
+                projects.append((spec.text.rstrip("/") + "/pyproject.toml", False))
+    files = [
+        (w.text, w in install.env_files) for w in (*install.requirement_files, *install.env_files)
+    ]
+    for path, conda in (*files, *projects):
+        for item in analysis.file_specs(run, path, env, conda=conda):
+            found, source, line, column = item.spec, item.source, item.line, item.column
+            key = (source, line)
+            if key in seen_files or found.pinned or found.name in constrained:
+                continue
+            seen_files.add(key)
+            file = analysis.context.root / source
+            message = _unpinned_message(item.tool or install.tool, found)
+            if found.kind == "vcs":
+                yield Hit(
+                    "GSL106",
+                    f"`{found.text}` installs a branch head, not a commit",
+                    Span(line, column, line, column + len(found.text)),
+                    run.instruction,
+                    run.stage,
+                    file,
+                )
+            elif found.kind == "name":
+                yield Hit(
+                    "GSL105",
+                    f"{message} (installed by line "
+                    f"{run.instruction.start_line} of {analysis.display})",
+                    Span(line, column, line, column + len(found.text)),
+                    run.instruction,
+                    run.stage,
+                    file,
+                )
+
+
+def _unpinned_message(tool: str, spec: Spec) -> str:
+    if spec.specifier:
+        return f"`{spec.text}` is a range, not an exact pin ({tool} installs the newest match)"
+    return f"`{spec.text}` is not pinned: {tool} installs whatever is newest at build time"
+
+
+def _lock_in_context(analysis: Analysis, name: str) -> bool:
+    return any(item.path.endswith(name) for item in analysis.context.files_under("."))
+
+
+def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
+    command = install.command
+    text = command.source.value
+    for redirect in command.redirects:
+        if redirect.operator not in (">", "<", ">>") or redirect.start == 0:
+            continue
+        if text[redirect.start - 1].isspace():
+            continue
+        before = next((w for w in reversed(command.words) if w.end <= redirect.start), None)
+        if before is None or before.end != redirect.start:
+            continue
+        written = text[before.start : redirect.target.end]
+        action = "reads stdin from" if redirect.operator == "<" else "writes a file named"
+        yield at_word(
+            "GSL109",
+            f"`{written}` is unquoted: the shell installs `{before.text}` unpinned and "
+            f"{action} `{redirect.target.text}`",
+            run,
+            command,
+            before,
+        )
+
+
+def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
+    install = os_install(command)
+    if install is None:
+        return
+    unpinned = [w for w in install.packages if not os_package_pinned(install.manager, w.text)]
+    if unpinned:
+        names = ", ".join(w.text for w in unpinned[:6]) + (" ..." if len(unpinned) > 6 else "")
+        yield at_word(
+            "GSL107",
+            f"{command.name} installs without versions: {names}",
+            run,
+            command,
+            unpinned[0],
+        )
+
+
+def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
+    texts = command.argv
+    if command.name != "git" or "clone" not in texts:
+        return
+    start = texts.index("clone") + 1
+    url_word = None
+    branch = None
+    index = start
+    while index < len(command.words):
+        text = command.words[index].text
+        if text in ("-b", "--branch") and index + 1 < len(command.words):
+            branch = command.words[index + 1].text
+            index += 2
+            continue
+        if text in _CLONE_VALUE_OPTIONS:
+            index += 2  # `--depth 1`: the value is not the URL
+            continue
+        if text.startswith(("--branch=", "--revision=")):
+            branch = text.split("=", 1)[1]
+        elif not text.startswith("-") and url_word is None:
+            url_word = command.words[index]
+        index += 1
+    if url_word is None or "huggingface.co" in url_word.text:
+        return  # a Hugging Face clone is a weights download, reported by its own rule
+    if branch is not None and _pinned_ref(branch, run.env_at(command)):
+        return
+    for other in run.commands:
+        argv = other.argv
+        moves = any(v in argv for v in ("checkout", "reset", "switch", "fetch"))
+        env = run.env_at(other)
+        refs = [a for a in argv[2:] if not a.startswith("-")]
+        if other.name == "git" and moves and any(_pinned_ref(a, env) for a in refs):
+            return
+    if branch is None:
+        what = "the default branch"
+    else:
+        value = expand(branch, run.env_at(command))[0]
+        what = f"branch `{value}`" + (f" ({branch})" if value != branch else "")
+    yield at_word(
+        "GSL106",
+        f"`git clone {url_word.text}` builds from {what}; check out a commit",
+        run,
+        command,
+        url_word,
+    )
+
+
+def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
+    """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
+    time (an ARG with no default)."""
+    value, known = expand(ref, env)
+    value = value.removeprefix("refs/").removeprefix("tags/")
+    return not known or is_version_tag(value) or bool(_HEX.match(value))
+
+
+def _downloads(run: Run) -> Iterator[Hit]:
+    commands = list(run.commands)
+    names = {c.name for c in commands}
+    if names & _CHECKSUM_TOOLS or any(c.name == "gpg" and "--verify" in c.argv for c in commands):
+        return
+    for command in commands:
+        if command.name not in ("curl", "wget"):
+            continue
+        urls = [w for w in command.words[1:] if _URL.match(w.text)]
+        if not urls or _discarded(command):
+            continue
+        piped = [
+            c for c in commands if c.pipeline == command.pipeline and c.position > command.position
+        ]
+        if any(
+            c.name in SHELLS
+            or c.name.startswith("python")
+            or c.name in ("gpg", "apt-key", "tee", "jq")
+            for c in piped
+        ):
+            continue
+        url = urls[0]
+        if url.text.lower().split("?")[0].endswith(WEIGHT_SUFFIXES) or "/resolve/" in url.text:
+            continue  # weights: reported by the weights rule
+        yield at_word(
+            "GSL108",
+            f"{command.name} downloads {url.text} without verifying a checksum",
+            run,
+            command,
+            url,
+        )
+
+
+def _discarded(command: Command) -> bool:
+    argv = command.argv
+    return "/dev/null" in argv or "-I" in argv or "--head" in argv or "--spider" in argv
+
+
+def _add_urls(analysis: Analysis) -> Iterator[Hit]:
+    for stage in analysis.stages:
+        if stage.index not in analysis.build.reachable:
+            continue
+        for instruction in stage.instructions:
+            if instruction.keyword != "ADD" or instruction.flag("checksum"):
+                continue
+            for arg in instruction.args[:-1]:
+                lowered = arg.lower()
+                if _URL.match(arg) and not lowered.split("?")[0].endswith(WEIGHT_SUFFIXES):
+                    if arg.endswith(".git") or "#" in arg:
+                        continue
+                    yield at_instruction(
+                        "GSL108", f"ADD {arg} without --checksum", instruction, stage, arg
+                    )

@@ -1,0 +1,134 @@
+"""Toolchains in the final image: CUDA `devel` bases and compilers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, image_token
+from gpuship.lint.checks.cudabase import base_cuda
+from gpuship.lint.packages import os_install, os_package_name
+from gpuship.lint.shell import Command
+
+_COMPILERS = (
+    "build-essential",
+    "gcc",
+    "g++",
+    "clang",
+    "cmake",
+    "ninja-build",
+    "gfortran",
+    "cuda-toolkit",
+    "cuda-nvcc",
+    "cuda-compiler",
+    "cuda-minimal-build",
+    "cuda-libraries-dev",
+    "make",
+    "gcc-c++",
+    "llvm",
+    "alpine-sdk",
+    "build-base",
+)
+# Packages that compile kernels at run time and so may need a toolchain in the final image.
+_JIT_USERS = ("triton", "flashinfer", "deepspeed", "vllm", "sglang", "torch-tensorrt", "apex")
+
+
+def check(analysis: Analysis) -> Iterator[Hit]:
+    """GSL401/402: devel bases and compilers in the final image."""
+    allowed = {a.lower() for a in analysis.config.allowed_toolchains}
+    if analysis.build.final_chain:
+        yield from _devel_base(analysis, allowed)
+    for run in final_runs(analysis):
+        for command in run.commands:
+            yield from _compilers(run, command, allowed)
+
+
+def _jit_users(analysis: Analysis) -> list[str]:
+    found: set[str] = set()
+    for run in final_runs(analysis):
+        for command in run.commands:
+            install = run.python_install(command)
+            if install is None:
+                continue
+            for spec in install.specs:
+                found.update(j for j in _JIT_USERS if spec.text.lower().startswith(j))
+    return sorted(found)
+
+
+def _devel_base(analysis: Analysis, allowed: set[str]) -> Iterator[Hit]:
+    if {"devel", "nvcc", "cuda-devel"} & allowed:
+        return
+    target = analysis.build.stages[analysis.build.target]
+    root = analysis.build.root_base(target)
+    base = base_cuda(root)
+    if base is None or base.flavor != "devel":
+        return
+    shown = root.base.split("@", 1)[0]
+    message = (
+        f"the final image is built on {shown}, a `devel` image (compiler, headers, "
+        "static libraries: GBs more than `-runtime`); compile in a builder stage and "
+        "copy the results into a `-runtime` stage"
+    )
+    jit = _jit_users(analysis)
+    if jit:
+        message += (
+            f". If {', '.join(jit)} JIT-compiles kernels at run time, keep it and "
+            "suppress with `# gpuship ignore=GSL401 -- <reason>`"
+        )
+    yield at_instruction("GSL401", message, root.from_instruction, root, image_token(root))
+
+
+def _compilers(run: Run, command: Command, allowed: set[str]) -> Iterator[Hit]:
+    install = os_install(command)
+    if install is None:
+        return
+    found = []
+    for word in install.packages:
+        name = os_package_name(install.manager, word.text).lower()
+        if name in allowed:
+            continue
+        if any(name == c or name.startswith(c + "-") for c in _COMPILERS) or (
+            name.startswith(("gcc-", "g++-", "clang-"))
+        ):
+            found.append(word)
+    if not found:
+        return
+    purged = _purged_later(run, command)
+    kept = [
+        w
+        for w in found
+        if w.text not in purged and os_package_name(install.manager, w.text) not in purged
+    ]
+    if not kept:
+        return
+    names = ", ".join(w.text for w in kept)
+    yield at_word(
+        "GSL402",
+        f"{names} stay in the final image; build in a separate stage and "
+        "copy the artefacts (or purge in this RUN)",
+        run,
+        command,
+        kept[0],
+    )
+
+
+def _purged_later(run: Run, command: Command) -> set[str]:
+    commands = list(run.commands)
+    purged: set[str] = set()
+    virtual = None
+    argv = command.argv
+    if "--virtual" in argv or "-t" in argv:
+        flag = "--virtual" if "--virtual" in argv else "-t"
+        index = argv.index(flag)
+        virtual = argv[index + 1] if index + 1 < len(argv) else None
+    for other in commands[commands.index(command) + 1 :]:
+        other_argv = other.argv
+        if other.name in ("apt-get", "apt", "dnf", "yum", "microdnf") and any(
+            v in other_argv for v in ("purge", "remove", "autoremove", "erase")
+        ):
+            purged.update(other_argv)
+        if other.name == "apk" and "del" in other_argv:
+            if virtual and virtual in other_argv:
+                purged.update(w.text for w in command.words)
+            purged.update(other_argv)
+    return purged

@@ -1,0 +1,570 @@
+"""The lint stage's rule catalog: stable ids, names, categories, default severities and docs.
+
+The checks that report these rules live in `lint/checks/`; like every stage, lint declares
+`RULES` here and looks rules up with `gpuship.report.catalog`.
+
+Ids are `GSL` + three digits; the first digit is the category group (0 metadata, 1 pinning,
+2 weights, 3 cache, 4 toolchain, 5 cuda, 6 layer-order, 7 waste, 8 size, 9 security).
+Ids never change meaning; a retired rule keeps its id unused. `hadolint` lists the DL codes
+a rule corresponds to, so `# hadolint ignore=DL3008` also silences ours.
+"""
+
+from __future__ import annotations
+
+from gpuship.report import Rule, Severity
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="GSL001",
+        name="dockerfile-unparseable",
+        category="metadata",
+        severity=E,
+        summary="The Dockerfile cannot be parsed the way BuildKit parses it.",
+        rationale="A file BuildKit rejects (unterminated heredoc, unknown instruction, binary or "
+        "non-UTF-8 content) fails the build; nothing else in it can be checked.",
+        fix="Fix the syntax at the reported position.",
+        bad_example="FROM python:3.12\nRUN <<EOF\npip install x\n",
+        good_example="FROM python:3.12\nRUN <<EOF\npip install x==1.0\nEOF\n",
+    ),
+    Rule(
+        id="GSL002",
+        name="context-file-missing",
+        category="metadata",
+        severity=W,
+        summary="A COPY/ADD source or an installed requirements file is not in the build context.",
+        rationale="The build fails with 'not found', or the file is excluded by .dockerignore "
+        "and silently missing from the image.",
+        fix="Add the file, fix the path, or stop excluding it in .dockerignore.",
+        bad_example="COPY requirements.txt /app/  # no such file in the context",
+        good_example="COPY requirements.lock /app/",
+    ),
+    Rule(
+        id="GSL003",
+        name="lint-limit-reached",
+        category="metadata",
+        severity=W,
+        summary="Part of the Dockerfile or its build context passes one of gpuship's limits, "
+        "so it was not checked.",
+        rationale="An ARG that doubles on each line reaches gigabytes in a few lines, a script "
+        "of a hundred megabytes takes minutes to parse: lint stops at a limit (`limits:` in "
+        "gpuship.yaml) and says what it left unchecked instead of exhausting the runner. An ARG "
+        "or ENV value longer than Linux's MAX_ARG_STRLEN (128 KiB) also fails every RUN.",
+        fix="Shorten the value or split the script; if it is genuine, raise the limit named in "
+        "the message.",
+        bad_example="ARG A=xxxxxxxx\nARG A=$A$A\nARG A=$A$A  # ... 30 more lines",
+        good_example="ARG A=xxxxxxxx",
+    ),
+    Rule(
+        id="GSL004",
+        name="dockerignore-invalid-pattern",
+        category="metadata",
+        severity=E,
+        summary="A `.dockerignore` line Docker refuses (an invalid range such as `[z-a]`, or "
+        "a lone `!`).",
+        rationale="moby/patternmatcher compiles each pattern to a Go regular expression; one it "
+        "cannot compile fails every build of the context with 'syntax error in pattern'. gpuship "
+        "reports the line and applies the others.",
+        fix="Fix or remove the pattern (ranges go low to high: `[a-z]`).",
+        bad_example="[z-a]*.tmp",
+        good_example="[a-z]*.tmp",
+    ),
+    Rule(
+        id="GSL101",
+        name="base-image-untagged",
+        category="pinning",
+        severity=W,
+        summary="Base image (or `COPY --from=` image) without a tag, or tagged `latest`.",
+        rationale="`latest` changes under you: a rebuild silently moves CUDA, Python or the OS. "
+        "ARG values are resolved first, so `FROM ${BASE}` is judged on its value. Images named "
+        "by `COPY --from=` and `RUN --mount=from=` are checked the same way.",
+        fix="Use a release tag (nvidia/cuda:12.4.1-runtime-ubuntu22.04), ideally with @sha256.",
+        bad_example="FROM pytorch/pytorch",
+        good_example="FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+        hadolint=("DL3006", "DL3007"),
+    ),
+    Rule(
+        id="GSL102",
+        name="base-image-mutable-tag",
+        category="pinning",
+        severity=W,
+        summary="Base image tag that moves by design (`main`, `nightly`, `latest-*`, `devel`...).",
+        rationale="Branch-like tags are rebuilt continuously; two builds of the same commit get "
+        "different images. hadolint only checks the literal `latest`.",
+        fix="Pin a release tag or a digest.",
+        bad_example="FROM ghcr.io/huggingface/text-generation-inference:latest-intel",
+        good_example="FROM ghcr.io/huggingface/text-generation-inference:2.4.1",
+    ),
+    Rule(
+        id="GSL103",
+        name="base-image-no-digest",
+        category="pinning",
+        severity=N,
+        summary="Base image not pinned by digest.",
+        rationale="Tags can be re-pushed (CUDA images are rebuilt and EOL tags deleted); only a "
+        "digest makes the base reproducible. Set `lint.require-digest: true` to make this a "
+        "warning.",
+        fix="Append @sha256:<digest> (keep the tag for readability).",
+        bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+        good_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04@sha256:<digest>",
+    ),
+    Rule(
+        id="GSL104",
+        name="base-image-untrusted-registry",
+        category="pinning",
+        severity=E,
+        summary="Base image from a registry outside `lint.trusted-registries`.",
+        rationale="Only registries you trust should supply the bytes your GPU jobs run.",
+        fix="Mirror the image into a trusted registry or add the registry to the list.",
+        bad_example="FROM randomuser/cuda-torch:1.0",
+        good_example="FROM nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+        hadolint=("DL3026",),
+    ),
+    Rule(
+        id="GSL105",
+        name="python-package-unpinned",
+        category="pinning",
+        severity=W,
+        summary="pip/uv/conda/mamba/poetry installs a package without an exact version.",
+        rationale="A range (`torch>=2`) or a bare name installs whatever is newest at build "
+        "time; a new torch or numpy release breaks a rebuild of an unchanged commit. Checked "
+        "in RUN, in requirement/constraint files, conda env files and in scripts a RUN runs; "
+        "hadolint skips `-r`, uv, conda and poetry.",
+        fix="Pin with `==` (or a constraints/lock file: `-c constraints.txt`, `uv sync --frozen`).",
+        bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
+        good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
+        hadolint=("DL3013",),
+    ),
+    Rule(
+        id="GSL106",
+        name="vcs-source-unpinned",
+        category="pinning",
+        severity=W,
+        summary="`git clone` or `pip install git+...` without a commit or release tag.",
+        rationale="A branch head changes with every push; the image is not reproducible and a "
+        "compromised branch lands in it. A clone followed by `git checkout`/`git reset --hard` "
+        "to a commit or release tag is pinned; `-b ${REF}` is judged on the ARG's default.",
+        fix="Install `git+https://...@<commit sha>`, or `git checkout <sha>` after cloning.",
+        bad_example="RUN pip install git+https://github.com/org/repo",
+        good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
+    ),
+    Rule(
+        id="GSL107",
+        name="os-package-unpinned",
+        category="pinning",
+        severity=N,
+        summary="apt/dnf/yum/apk installs a package without a version.",
+        rationale="Distribution archives drop old versions, so pins often do more harm than "
+        "good; this is a note by default (raise it with `lint.severity`).",
+        fix="Pin `pkg=version`, or build from a snapshot repository.",
+        bad_example="RUN apt-get install -y --no-install-recommends curl",
+        good_example="RUN apt-get install -y --no-install-recommends curl=7.81.0-1ubuntu1.20",
+        hadolint=("DL3008", "DL3018", "DL3033", "DL3041"),
+    ),
+    Rule(
+        id="GSL108",
+        name="download-without-checksum",
+        category="pinning",
+        severity=W,
+        summary="curl/wget/ADD downloads a file that is never checked against a checksum.",
+        rationale="What a URL serves can change or be tampered with; a checksum makes the build "
+        "fail instead of shipping something else (hadolint#282, open since 2018).",
+        fix='Verify with `echo "<sha256>  file" | sha256sum -c -`, or `ADD --checksum=sha256:`.',
+        bad_example="RUN curl -fsSLo /tmp/t.tgz https://example.com/t.tgz && tar xzf /tmp/t.tgz",
+        good_example="ADD --checksum=sha256:<digest> https://example.com/tool.tgz /tmp/",
+    ),
+    Rule(
+        id="GSL109",
+        name="unquoted-version-specifier",
+        category="pinning",
+        severity=E,
+        summary="An unquoted `pkg>=1.2` / `pkg<2` in a shell command is a redirect.",
+        rationale="The shell reads `>=1.2` as 'write stdout to a file named =1.2': the package is "
+        "installed unpinned and the build succeeds, silently.",
+        fix="Quote the requirement: `pip install 'pkg>=1.2'`.",
+        bad_example="RUN pip install numpy>=1.26",
+        good_example="RUN pip install 'numpy==1.26.4'",
+    ),
+    Rule(
+        id="GSL201",
+        name="weights-copied-into-image",
+        category="weights",
+        severity=W,
+        summary="Model weights are copied into the image (explicitly or by a `COPY .`).",
+        rationale="Weights make every image gigabytes larger, every pull slower, and tie a model "
+        "version to a code version; a code edit re-sends them to the builder.",
+        fix="Mount weights as a volume, fetch them at start into a cache, or ship them as a "
+        "separate artifact; exclude them in .dockerignore.",
+        bad_example="COPY models/llama-3-8b.safetensors /models/",
+        good_example="# weights are mounted at /models at run time\nVOLUME /models",
+    ),
+    Rule(
+        id="GSL202",
+        name="weights-downloaded-at-build",
+        category="weights",
+        severity=W,
+        summary="A RUN downloads model weights (hf download, snapshot_download, from_pretrained, "
+        "torch.hub, git lfs, ollama pull, wget of a weight file).",
+        rationale="The download lands in a layer: the image grows by the model's size and any "
+        "change to an earlier layer downloads it again.",
+        fix="Download at container start into a mounted cache (HF_HOME on a volume), or publish "
+        "the weights as their own artifact.",
+        bad_example="RUN huggingface-cli download meta-llama/Llama-3.1-8B",
+        good_example='ENV HF_HOME=/cache/hf\nCMD ["python", "serve.py"]  # fetches on start',
+    ),
+    Rule(
+        id="GSL301",
+        name="pip-cache-left",
+        category="cache",
+        severity=W,
+        summary="pip keeps its download/wheel cache in the image layer.",
+        rationale="For ML stacks the pip cache holds a second copy of torch and CUDA wheels "
+        "(several GB).",
+        fix="Use `--no-cache-dir`, `ENV PIP_NO_CACHE_DIR=1`, or "
+        "`RUN --mount=type=cache,target=/root/.cache/pip`.",
+        bad_example="RUN pip install torch==2.5.1",
+        good_example="RUN pip install --no-cache-dir torch==2.5.1",
+        hadolint=("DL3042",),
+    ),
+    Rule(
+        id="GSL302",
+        name="uv-cache-left",
+        category="cache",
+        severity=W,
+        summary="uv keeps its cache in the image layer.",
+        rationale="uv caches every wheel it installs; for torch that is gigabytes left behind. "
+        "hadolint does not see uv.",
+        fix="Use `--no-cache`, `ENV UV_NO_CACHE=1`, or "
+        "`RUN --mount=type=cache,target=/root/.cache/uv`.",
+        bad_example="RUN uv pip install --system torch==2.5.1",
+        good_example="RUN --mount=type=cache,target=/root/.cache/uv \\\n"
+        "    uv pip install --system torch==2.5.1",
+    ),
+    Rule(
+        id="GSL303",
+        name="conda-cache-left",
+        category="cache",
+        severity=W,
+        summary="conda/mamba/micromamba leave package tarballs in `pkgs/`.",
+        rationale="The package cache duplicates everything installed (cudatoolkit alone is GBs).",
+        fix="End the RUN with `conda clean -afy` (or `micromamba clean --all --yes`), or mount "
+        "a cache on the pkgs directory.",
+        bad_example="RUN conda install -y pytorch=2.5.1",
+        good_example="RUN conda install -y pytorch=2.5.1 && conda clean -afy",
+    ),
+    Rule(
+        id="GSL304",
+        name="apt-lists-left",
+        category="cache",
+        severity=W,
+        summary="`apt-get update` lists stay in the final image.",
+        rationale="The lists are tens of MB and stale by the next day. Every equivalent cleanup "
+        "is accepted (`rm -rf /var/lib/apt/lists/*`, `find /var/lib/apt/lists -delete`, a "
+        "cache/tmpfs mount); only stages in the final image are checked.",
+        fix="Add `&& rm -rf /var/lib/apt/lists/*` to the same RUN.",
+        bad_example="RUN apt-get update && apt-get install -y curl",
+        good_example="RUN apt-get update && apt-get install -y curl && rm -rf /var/lib/apt/lists/*",
+        hadolint=("DL3009",),
+    ),
+    Rule(
+        id="GSL305",
+        name="os-package-cache-left",
+        category="cache",
+        severity=W,
+        summary="dnf/yum/apk package caches stay in the final image.",
+        rationale="The package manager's cache is pure waste in a runtime image.",
+        fix="`apk add --no-cache`, or end the RUN with `dnf clean all` / `yum clean all`.",
+        bad_example="RUN dnf install -y gcc",
+        good_example="RUN dnf install -y gcc && dnf clean all",
+        hadolint=("DL3019", "DL3032", "DL3040"),
+    ),
+    Rule(
+        id="GSL306",
+        name="poetry-cache-left",
+        category="cache",
+        severity=W,
+        summary="poetry keeps its download cache in the image layer.",
+        rationale="`poetry install` caches every wheel and sdist it fetches under "
+        "~/.cache/pypoetry (POETRY_CACHE_DIR); for torch that is gigabytes in the layer. "
+        "hadolint does not see poetry.",
+        fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
+        "in the same RUN.",
+        bad_example="RUN poetry install --no-root",
+        good_example="RUN poetry install --no-root --no-cache",
+    ),
+    Rule(
+        id="GSL401",
+        name="devel-base-in-final-image",
+        category="toolchain",
+        severity=W,
+        summary="The final image is built on a CUDA `devel` image.",
+        rationale="`devel` adds nvcc, headers and static libraries: GBs more than `runtime`, "
+        "which is what inference and training need at run time.",
+        fix="Compile in a `devel` builder stage and copy the results into a `-runtime` (or "
+        "`-cudnn-runtime`) stage. If the image JIT-compiles kernels at run time (Triton, "
+        "flashinfer, DeepSpeed ops), keep it and suppress with the reason.",
+        bad_example='FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCMD ["python", "serve.py"]',
+        good_example="FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\n...\n"
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY --from=build /wheels /wheels",
+    ),
+    Rule(
+        id="GSL402",
+        name="compiler-in-final-image",
+        category="toolchain",
+        severity=W,
+        summary="A compiler toolchain (build-essential, gcc, cmake, ninja, nvcc...) is installed "
+        "in the final image.",
+        rationale="Toolchains are only needed to build; in the shipped image they cost hundreds "
+        "of MB and attack surface.",
+        fix="Build in a separate stage and copy the artefacts; or purge the toolchain in the "
+        "same RUN; list JIT needs in `lint.allowed-toolchains`.",
+        bad_example="RUN apt-get install -y build-essential cmake",
+        good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
+        "FROM base\nCOPY --from=build /out /opt/app",
+    ),
+    Rule(
+        id="GSL501",
+        name="torch-cuda-variant-unpublished",
+        category="cuda",
+        severity=E,
+        summary="The torch version is known not to be published for the CUDA variant its index "
+        "URL names.",
+        rationale="`torch==2.6.0` with `--index-url .../whl/cu121` fails to resolve (2.6 has no "
+        "cu121 build), or pip silently falls back to another index. Reported only for releases "
+        "whose variant list in gpuship's knowledge base is complete; elsewhere a variant gpuship "
+        "does not list is unknown to it (GSL508), never called missing.",
+        fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
+        bad_example="RUN pip install torch==2.6.0 \\\n"
+        "    --index-url https://download.pytorch.org/whl/cu121",
+        good_example="RUN pip install torch==2.6.0 \\\n"
+        "    --index-url https://download.pytorch.org/whl/cu126",
+    ),
+    Rule(
+        id="GSL502",
+        name="torch-cuda-differs-from-base",
+        category="cuda",
+        severity=W,
+        summary="torch's bundled CUDA differs from the base image's CUDA.",
+        rationale="CUDA wheels bundle their own runtime: the image carries two CUDA runtimes, and "
+        "the driver it really needs is the higher one, while NVIDIA_REQUIRE_CUDA states the "
+        "base's. torch is found on RUN lines, in requirement files the RUN installs and through "
+        "ARG/ENV/shell variables; without an index URL it is PyPI's default variant of that "
+        "release (torch 2.7 from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the "
+        "torch index) are the usual cause.",
+        fix="Use the torch variant of the base's CUDA, or a base of torch's CUDA (or a plain "
+        "OS/`-base` image, since the wheel brings its own runtime).",
+        bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN pip install torch==2.7.0  # PyPI's 2.7.0 is cu126",
+        good_example="FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.7.0",
+    ),
+    Rule(
+        id="GSL503",
+        name="cuda-libraries-twice",
+        category="cuda",
+        severity=N,
+        summary="CUDA libraries come both from a CUDA runtime base and from pip wheels.",
+        rationale="A `-runtime`/`-devel` base already holds cuBLAS, cuFFT, NCCL... (and cuDNN in "
+        "`-cudnn-` tags); CUDA torch wheels and `nvidia-*` wheels install them again. The "
+        "finding states the size of the duplicated wheels (from the knowledge base) and is a "
+        "warning when they reach 1 GB; a note when the size is small or unknown.",
+        fix="Use a `-base` flavour or a plain OS image when the wheels bring CUDA.",
+        bad_example="FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\n"
+        "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
+        good_example="FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
+    ),
+    Rule(
+        id="GSL504",
+        name="nvidia-require-disabled",
+        category="cuda",
+        severity=W,
+        summary="`NVIDIA_DISABLE_REQUIRE` turns off the driver check.",
+        rationale="The container starts on a host whose driver is too old and fails later with "
+        "'CUDA driver version is insufficient' in the middle of a job.",
+        fix="Remove it; let the runtime refuse incompatible hosts, or use forward compatibility.",
+        bad_example="ENV NVIDIA_DISABLE_REQUIRE=1",
+        good_example="# (no override)",
+    ),
+    Rule(
+        id="GSL505",
+        name="nvidia-require-weakened",
+        category="cuda",
+        severity=W,
+        summary="`NVIDIA_REQUIRE_CUDA` is set lower than the CUDA the image contains.",
+        rationale="The runtime admits hosts whose driver cannot run the image's CUDA.",
+        fix="Drop the override or state the real need (`cuda>=` the highest CUDA in the image).",
+        bad_example="FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
+        "ENV NVIDIA_REQUIRE_CUDA=cuda>=11.0",
+        good_example="FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04",
+    ),
+    Rule(
+        id="GSL506",
+        name="cuda-arch-list-missing",
+        category="cuda",
+        severity=W,
+        summary="CUDA extensions are compiled without `TORCH_CUDA_ARCH_LIST` (or nvcc without "
+        "-arch/-gencode).",
+        rationale="Without it the build targets the GPU of the build machine, or none when the "
+        "builder has no GPU: the image fails with 'no kernel image is available' on the fleet.",
+        fix='Set `ENV TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"` (your fleet\'s GPUs) before '
+        "the build.",
+        bad_example="RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
+        good_example='ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
+        "RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
+    ),
+    Rule(
+        id="GSL507",
+        name="nvidia-require-invalid",
+        category="cuda",
+        severity=E,
+        summary="An `NVIDIA_REQUIRE_*` variable holds an expression nvidia-container-cli rejects.",
+        rationale="On hosts where the NVIDIA runtime enforces requirements (legacy mode), every "
+        "container of the image fails to start with 'invalid expression'; where it does not "
+        "(CDI mode), the intended driver check silently never happens.",
+        fix="Write `key op version` factors: keys cuda, driver, arch, brand; operators "
+        "= == != < <= > >=; comma for AND, space for OR.",
+        bad_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"',
+        good_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 brand=tesla,driver>=535,driver<536"',
+    ),
+    Rule(
+        id="GSL508",
+        name="torch-cuda-unknown",
+        category="cuda",
+        severity=N,
+        summary="gpuship cannot check torch's CUDA: the release or variant is unknown to gpuship.",
+        rationale="The CUDA checks rest on the knowledge base of torch releases and their wheel "
+        "variants. A release it does not hold, a variant it does not list for an open release "
+        "(one whose full variant list is not known), or a release whose PyPI default is not "
+        "recorded is a gap in gpuship's knowledge, not a problem in the image: it is said as "
+        "such, and the checks that need it are skipped.",
+        fix="Nothing is wrong by itself; check the variant against "
+        "https://download.pytorch.org/whl/<variant>, or name the index URL explicitly.",
+        bad_example="RUN pip install torch==1.12.1 --index-url https://download.pytorch.org/whl/cu116",
+        good_example="RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",
+    ),
+    Rule(
+        id="GSL509",
+        name="cuda-package-for-other-cuda",
+        category="cuda",
+        severity=W,
+        summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
+        "CUDA than the base image's.",
+        rationale="`libcudnn8=8.9.7.29-1+cuda12.2` on a CUDA 12.3 base, or `cuda-cudart-12-1` on "
+        "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
+        "the image, and for another major version libraries that do not load. Read from the "
+        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names.",
+        fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
+        "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
+        bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
+        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda12.2",
+        good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
+    ),
+    Rule(
+        id="GSL601",
+        name="dependencies-after-source-copy",
+        category="layer-order",
+        severity=W,
+        summary="Dependencies are installed after the source is copied (`COPY .`, `COPY src/`, "
+        "`COPY handler.py`).",
+        rationale="Every code edit invalidates the COPY layer and re-runs the install of torch & "
+        "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
+        "source in this sense.",
+        fix="COPY only the requirement/lock files, install, then `COPY . .`.",
+        bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
+        good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
+        "/app/requirements.txt\nCOPY . /app",
+    ),
+    Rule(
+        id="GSL602",
+        name="heavy-step-after-source-copy",
+        category="layer-order",
+        severity=W,
+        summary="A heavy step (weights download, kernel compile) runs after the source is copied.",
+        rationale="Each code edit re-runs it: the model downloads again, kernels recompile.",
+        fix="Move the heavy step before copying the source.",
+        bad_example="COPY . /app\nRUN python -c 'from transformers import AutoModel; "
+        'AutoModel.from_pretrained("gpt2")\'',
+        good_example="RUN python download_weights.py\nCOPY . /app",
+    ),
+    Rule(
+        id="GSL701",
+        name="deleted-in-later-layer",
+        category="waste",
+        severity=W,
+        summary="A file added by one instruction is deleted by a later RUN.",
+        rationale="Deleting in a later layer does not shrink the image: the bytes stay in the "
+        "earlier layer (e.g. `COPY x.whl` then `RUN rm x.whl`).",
+        fix="Create, use and delete in one RUN, or use `RUN --mount=type=bind` for the file.",
+        bad_example="COPY torch.whl /tmp/\nRUN pip install /tmp/torch.whl\nRUN rm /tmp/torch.whl",
+        good_example="RUN --mount=type=bind,source=torch.whl,target=/tmp/torch.whl "
+        "pip install /tmp/torch.whl",
+    ),
+    Rule(
+        id="GSL801",
+        name="large-context-copy",
+        category="size",
+        severity=W,
+        summary="A COPY/ADD takes more than `lint.large-copy-mib` from the build context.",
+        rationale="Big context copies (datasets, checkpoints, virtualenvs, .git) bloat the image "
+        "and slow every build upload.",
+        fix="Exclude the bulk in .dockerignore or copy only what the image needs.",
+        bad_example="COPY . /app  # context holds a 3 GB dataset",
+        good_example="COPY src/ /app/src/",
+    ),
+    Rule(
+        id="GSL901",
+        name="secret-in-build-arg-or-env",
+        category="security",
+        severity=E,
+        summary="A token or key is passed through ARG or ENV (HF_TOKEN, WANDB_API_KEY, "
+        "AWS_SECRET_ACCESS_KEY...).",
+        rationale="ENV values are stored in the image config and ARG values in its history: "
+        "anyone who can pull the image can read them.",
+        fix="Use `RUN --mount=type=secret,id=hf_token,env=HF_TOKEN` (BuildKit secrets).",
+        bad_example="ARG HF_TOKEN\nRUN huggingface-cli login --token $HF_TOKEN",
+        good_example="RUN --mount=type=secret,id=hf_token,env=HF_TOKEN python fetch.py",
+        security_severity=8.0,
+        hadolint=("DL3064",),
+    ),
+    Rule(
+        id="GSL902",
+        name="remote-script-piped-to-shell",
+        category="security",
+        severity=W,
+        summary="A downloaded script is piped straight into a shell or interpreter.",
+        rationale="Whatever the server returns runs as root in the build, unverified.",
+        fix="Download to a file, verify its checksum, then run it (or install a pinned package).",
+        bad_example="RUN curl -LsSf https://astral.sh/uv/install.sh | sh",
+        good_example="COPY --from=ghcr.io/astral-sh/uv:0.5.11 /uv /bin/uv",
+        security_severity=6.5,
+    ),
+    Rule(
+        id="GSL903",
+        name="final-user-root",
+        category="security",
+        severity=N,
+        summary="The final image runs as root.",
+        rationale="A compromised model server as root owns the container and any mounted volume.",
+        fix="Create a user and end with `USER <uid>`.",
+        bad_example='FROM python:3.12-slim\nCMD ["python", "serve.py"]',
+        good_example="FROM python:3.12-slim\nRUN useradd -u 10001 app\nUSER 10001\n"
+        'CMD ["python", "serve.py"]',
+        security_severity=4.0,
+        hadolint=("DL3002",),
+    ),
+    Rule(
+        id="GSL904",
+        name="tls-verification-disabled",
+        category="security",
+        severity=W,
+        summary="A download turns TLS certificate checks off (`curl -k`, `wget "
+        "--no-check-certificate`, `pip --trusted-host`, `git -c http.sslVerify=false`).",
+        rationale="Without certificate checks anyone on the network path can serve the build "
+        "another file; nothing in the image shows it happened.",
+        fix="Keep verification on; install the CA certificate the server needs instead.",
+        bad_example="RUN curl -kfsSLo /tmp/tool.tgz https://example.com/tool.tgz",
+        good_example="RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz",
+        security_severity=5.0,
+    ),
+)

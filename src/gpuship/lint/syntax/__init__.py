@@ -1,0 +1,25 @@
+"""How a Dockerfile parses: BuildKit's parser in Python, shared by every stage that reads one."""
+
+from gpuship.lint.syntax.parser import (
+    MAX_DOCKERFILE_BYTES,
+    MAX_NODES,
+    Comment,
+    Dockerfile,
+    DockerfileSyntaxError,
+    DockerfileTooLarge,
+    Heredoc,
+    Node,
+    parse,
+)
+
+__all__ = [
+    "MAX_DOCKERFILE_BYTES",
+    "MAX_NODES",
+    "Comment",
+    "Dockerfile",
+    "DockerfileSyntaxError",
+    "DockerfileTooLarge",
+    "Heredoc",
+    "Node",
+    "parse",
+]
