@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bed import hosts
-from bed.outage import Outage, registry_outage
+from bed import faults, hosts
 from bed.registry import Registry
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import parse_repository
@@ -135,10 +134,16 @@ def test_outage_mid_publish_exits_non_zero_and_leaves_the_previous_entry(
     assert gpuship(["audit", "--publish", f"{registry.host}/{repository}"], env).returncode == 0
     before = entry(registry.host, repository, "out-1")
     # The registry goes away when the new audit's layer is uploaded, before the tag moves.
-    outage = Outage(lambda method, path: method == "POST" and "/blobs/uploads/" in path)
-    with registry_outage(registry.host, outage) as proxy:
+    down = False
+
+    def outage(index: int, method: str, path: str) -> str | None:
+        nonlocal down  # from the first upload on, every answer is 503 (backend gone)
+        down = down or (method == "POST" and "/blobs/uploads/" in path)
+        return "503" if down else None
+
+    with faults.start(registry.host, hook=outage) as proxy:
         env = runner_env(nvml_host, hosts.A100_550, "out-1")
-        failed = gpuship(["audit", "--publish", f"{proxy}/{repository}"], env)
+        failed = gpuship(["audit", "--publish", f"{proxy.host}/{repository}"], env)
     assert failed.returncode == 3, failed.stderr
     message = failed.stderr.strip()
     assert message.startswith("gpuship: error: audit not published to")
