@@ -112,6 +112,7 @@ def test_lint_action_under_act_as_macos_arm64_and_linux_arm64(
             f"""  {job}:
     runs-on: ubuntu-latest
     steps:
+      - uses: actions/checkout@de0fac2e4500dabe0009e67214ff5f5447ce83dd
       - name: Pretend to be {system} {machine}
         run: echo "{shims(tmp_path / job, system, machine)}" >> "$GITHUB_PATH"
       - id: lint
@@ -129,6 +130,9 @@ def test_lint_action_under_act_as_macos_arm64_and_linux_arm64(
         run = run_workflow(repo, "platforms.yml", event="push", job=job)
         assert run.job_results(job) == ["success"], run.explain()
         assert f"venv-{'macos-arm64' if job == 'macos' else 'linux-arm64'}-py" in run.log
+        # The Dockerfile was linted: its unpinned base is a note (GSL103).
+        (outputs,) = run.step_outputs(job, "lint")
+        assert outputs["exit-code"] == "0" and int(outputs["note-count"]) >= 1, outputs
     run = run_workflow(repo, "platforms.yml", event="push", job="windows")
     assert run.job_results("windows") == ["failure"], run.explain()
     assert "this one is MINGW64_NT-10.0 x86_64" in run.log
