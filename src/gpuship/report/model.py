@@ -7,7 +7,6 @@ annotations, a job summary, SARIF or step outputs. Nothing else prints findings.
 from __future__ import annotations
 
 import enum
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -111,6 +110,8 @@ class Finding:
         with line numbers quoted in the message ("after COPY . (line 10)") left out."""
         if self.fingerprint:
             return self.fingerprint
+        import hashlib  # only SARIF and JSON ask; every command imports this module (start-up)
+
         file = self.location.file if self.location else ""
         message = _LINE_REFERENCE.sub("line", self.message)
         digest = hashlib.sha256(f"{self.rule}\0{file}\0{message}".encode()).hexdigest()
