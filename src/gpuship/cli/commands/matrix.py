@@ -7,12 +7,11 @@ output, ready for `strategy: {matrix: ${{ fromJSON(needs.<job>.outputs.matrix) }
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from gpuship.cli.context import Context
-from gpuship.errors import ConfigError, UsageError
-from gpuship.report import Finding, Report, Severity, Table
+from gpuship.errors import UsageError
+from gpuship.report import Report
 
 NAME = "matrix"
 HELP = "expand gpuship.yaml images into a validated build matrix (JSON for fromJSON)"
@@ -20,9 +19,6 @@ HELP = "expand gpuship.yaml images into a validated build matrix (JSON for fromJ
 if TYPE_CHECKING:
     from gpuship.limits import Limits
     from gpuship.matrix.project import MatrixOverrides
-
-# docs.github.com "Running variations of jobs": a matrix generates at most 256 jobs per run.
-GITHUB_MATRIX_LIMIT = 256
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,72 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
-    from gpuship.matrix import rules
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
-    from gpuship.matrix.result import MatrixResult
-    from gpuship.report.catalog import rules_by_id
-    from gpuship.report.result import to_json
+    from gpuship.matrix.report import matrix_report
 
     project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
     plans = plan_images(project, images, ctx.environ)
-    invalid = [combo for plan in plans for combo in plan.invalid]
-    if invalid and not args.drop_invalid:
-        first = invalid[0]
-        more = (
-            f" (and {len(invalid) - 1} more; --drop-invalid leaves them out)"
-            if len(invalid) > 1
-            else " (--drop-invalid leaves it out)"
-        )
-        raise ConfigError(f"matrix cell {first.cell_id}: {first.reason}{more}")
-    cells = [cell for plan in plans for cell in plan.cells]
-    if not cells:
-        # GitHub fails a job whose strategy.matrix has no combination at all.
-        left_out = f" ({len(invalid)} invalid combinations left out)" if invalid else ""
-        raise ConfigError(f"the matrix has no cells{left_out}; GitHub rejects an empty matrix")
-    report = Report(command=NAME, rules=rules_by_id(rules.RULES))
-    for combo in invalid:
-        report.add(
-            Finding(
-                rule=rules.INVALID_CELL.id,
-                severity=Severity.NOTE,
-                message=f"left out {combo.cell_id}: {combo.reason}",
-            )
-        )
-    for plan in plans:
-        for note in plan.notes:
-            report.add(Finding(rules.UNKNOWN_VERSION.id, Severity.NOTE, note))
-    if len(cells) > GITHUB_MATRIX_LIMIT:
-        report.add(
-            Finding(
-                rules.MATRIX_TOO_LARGE.id,
-                Severity.WARNING,
-                f"{len(cells)} cells; GitHub runs at most {GITHUB_MATRIX_LIMIT} jobs per matrix",
-            )
-        )
-    report.result = MatrixResult(tuple(cell.entry() for cell in cells))
-    report.outputs["matrix"] = json.dumps(to_json(report.result), separators=(",", ":"))
-    report.outputs["count"] = str(len(cells))
-    report.tables.append(
-        Table(
-            title="Build matrix",
-            headers=("cell", "cuda", "torch", "min driver", "arch list", "base"),
-            rows=tuple(
-                (
-                    cell.id,
-                    cell.needs.cuda or "-",
-                    cell.needs.torch or "-",
-                    cell.needs.min_driver or "-",
-                    cell.needs.arch_list or "-",
-                    cell.base_image or "-",
-                )
-                for cell in cells
-            ),
-        )
-    )
-    dropped = f", {len(invalid)} left out" if invalid else ""
-    report.headline = f"{len(cells)} cells from {len(plans)} images{dropped}"
-    return report
+    return matrix_report(NAME, plans, drop_invalid=args.drop_invalid)
 
 
 def _overrides(args: argparse.Namespace, limits: Limits) -> MatrixOverrides:
