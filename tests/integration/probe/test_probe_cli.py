@@ -142,8 +142,9 @@ def _checks(run: ProbeRun, rule: str) -> list[dict[str, str]]:
 def test_a_p99_regression_a_mean_hides_fails_against_stable(
     run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
 ) -> None:
-    # Same mean (about 22 ms): stable is 20-24 ms always; the candidate is 8 ms faster
-    # but one request in twenty takes 150 ms more.
+    # A mean no worse: stable is 20-24 ms always (mean 22 ms); the candidate is 12 ms faster
+    # but one request in twenty takes 150 ms more (mean about 17.5 ms). The margin leaves room
+    # for a loaded runner, which inflates the candidate's slow tail more than stable's.
     stable = build_server_image(
         docker_engine,
         server_binary,
@@ -154,7 +155,7 @@ def test_a_p99_regression_a_mean_hides_fails_against_stable(
         docker_engine,
         server_binary,
         "probe-regression:candidate",
-        {**GPU, "LATENCY_MS": "12", "JITTER_MS": "4", "TAIL_PERMILLE": "50", "TAIL_MS": "150"},
+        {**GPU, "LATENCY_MS": "8", "JITTER_MS": "4", "TAIL_PERMILLE": "50", "TAIL_MS": "150"},
     )
     profile = {"warmup-s": 0.5, "steps": [{"rate": 50, "duration-s": 5}]}
     compare = {"trials": 3, "metrics": ["p99", "mean"], "max-regression": 0.1}
