@@ -7,12 +7,30 @@ layer holding a JSON document (image-spec `manifest.md`, "Guidelines for Artifac
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Repository, sha256_digest
 
 EMPTY_CONFIG = b"{}"
+# Artifacts are read this many at a time (one manifest GET each): enough to overlap the round
+# trips, few enough that a registry's rate limit sees no burst. Each worker shares the one
+# client (its session pools connections; its token cache is locked).
+READ_WORKERS = 8
+
+T = TypeVar("T")
+
+
+def read_each(read: Callable[[str], T], tags: Sequence[str]) -> list[T]:
+    """`read(tag)` for every tag, READ_WORKERS at a time; results in the order of `tags`, and
+    the first error raised (after the reads under way have ended)."""
+    if len(tags) <= 1:
+        return [read(tag) for tag in tags]
+    with ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read") as pool:
+        return list(pool.map(read, tags))
 
 
 def canonical_json(document: object) -> bytes:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -33,7 +32,7 @@ from pydantic import ValidationError
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.registry.artifact import artifact_manifest, ensure_empty_config
+from gpuship.registry.artifact import artifact_manifest, ensure_empty_config, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import (
@@ -51,8 +50,6 @@ HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
 RECORD_ANNOTATION = "io.gpuship.release.record"
 # `new_release_id`: UTC time to the second, a dash, 6 hex digits.
 RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
-# Records are read this many at a time (one GET each).
-READ_WORKERS = 8
 
 
 @dataclass(frozen=True)
@@ -160,8 +157,7 @@ def load_history(
     named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
     if newest is not None:
         named = _newest(named, newest)
-    with ThreadPoolExecutor(max_workers=READ_WORKERS) as pool:
-        read = list(pool.map(partial(_read_record, client, repo, prefix), named))
+    read = read_each(partial(_read_record, client, repo, prefix), named)
     stored = [found for found in read if found is not None]
     records = {record.id: record for record, _ in stored}
     artifacts = {record_tag(prefix, record.id): digest for record, digest in stored}

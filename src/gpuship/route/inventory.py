@@ -18,9 +18,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 
 from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError, RegistryUnavailable
-from gpuship.registry.artifact import artifact_manifest, canonical_json, push_artifact
+from gpuship.registry.artifact import artifact_manifest, canonical_json, push_artifact, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import MEDIA_OCI_MANIFEST
@@ -107,17 +108,23 @@ def read_inventory(client: RegistryClient, repo: Repository) -> Inventory:
             f"no fleet inventory at {repo}: publish audits there with "
             f"'gpuship audit --publish {repo}' on each GPU runner"
         ) from None
+    names = sorted(t for t in tags if t.startswith(ENTRY_PREFIX))
     entries: list[InventoryEntry] = []
     unreadable: list[tuple[str, str]] = []
-    for tag in sorted(t for t in tags if t.startswith(ENTRY_PREFIX)):
-        try:
-            entry = read_entry(client, repo, tag)
-        except InputError as error:
-            unreadable.append((tag, str(error)))
-            continue
-        if entry is not None:  # deleted between the listing and the read
-            entries.append(entry)
+    for tag, read in zip(names, read_each(partial(_read_or_why, client, repo), names), strict=True):
+        if isinstance(read, str):
+            unreadable.append((tag, read))
+        elif read is not None:  # None: deleted between the listing and the read
+            entries.append(read)
     return Inventory(str(repo), tuple(entries), tuple(unreadable))
+
+
+def _read_or_why(client: RegistryClient, repo: Repository, tag: str) -> InventoryEntry | str | None:
+    """The entry under `tag`, None when gone, or why it cannot be read."""
+    try:
+        return read_entry(client, repo, tag)
+    except InputError as error:
+        return str(error)
 
 
 @dataclass(frozen=True)
