@@ -58,9 +58,12 @@ class Context:
         """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
         if not self.has_config_input:
             return {}
+        lint = self.config.lint.settings()
+        if not (self.config.rules or lint.enable or lint.disable or lint.severity):
+            return {}  # nothing overridden: no need to load every stage's catalog
         from gpuship.rules_catalog import rule_overrides
 
-        return rule_overrides(self.config.rules, self.config.lint.settings())
+        return rule_overrides(self.config.rules, lint)
 
     @functools.cached_property
     def has_config_input(self) -> bool:

@@ -191,6 +191,26 @@ def driver_verdict(
     the toolkit table is still judged from the NVML CUDA version and the family floor
     (`required_driver` is then None); an unknown major raises UnknownVersion.
     """
+    return _driver_verdict(
+        str(image_cuda),
+        str(driver),
+        None if host_cuda is None else str(host_cuda),
+        brand,
+        None if compat_cuda is None else str(compat_cuda),
+    )
+
+
+# `route` and `fleet` ask the same few (driver, CUDA) questions for every host and image: 2,500
+# pairs of a 50 x 50 fleet come down to a few dozen. Keyed by the versions' spelling, so a
+# cached verdict's messages read exactly as a fresh one's would.
+@functools.lru_cache(maxsize=4096)
+def _driver_verdict(
+    image_cuda: str,
+    driver: str,
+    host_cuda: str | None,
+    brand: str | None,
+    compat_cuda: str | None,
+) -> DriverVerdict:
     image = as_version(image_cuda, "CUDA version").major_minor()
     host_driver = as_version(driver, "driver version")
     floor = minor_compat_floor(image)

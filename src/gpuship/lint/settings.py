@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from gpuship.lint.rules import RULES
 from gpuship.report.catalog import OverrideSource
 
 DEFAULT_MUTABLE_TAGS = (
@@ -46,4 +45,7 @@ class LintSettings:
 
     def override_source(self) -> OverrideSource:
         """`enable`, `disable` and `severity` as rule overrides over the Dockerfile rules."""
+        # Imported here: every command's config builds LintSettings, few need the catalog.
+        from gpuship.lint.rules import RULES
+
         return OverrideSource("lint", RULES, self.severity, self.enable, self.disable)

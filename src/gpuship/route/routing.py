@@ -9,6 +9,7 @@ out of its pools (or fails the route, per `route.stale-audits`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -77,7 +78,7 @@ class PoolVerdict:
     verdicts: tuple[HostVerdict, ...]
     unknown: tuple[Host, ...]
 
-    @property
+    @functools.cached_property  # asked for every image x pool by the report; computed once
     def runs(self) -> bool:
         return bool(self.verdicts) and all(v.runs for v in self.verdicts)
 

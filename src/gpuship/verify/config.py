@@ -7,7 +7,15 @@ from typing import Literal
 from pydantic import Field
 
 from gpuship.config.section import Section
-from gpuship.verify.container import DEFAULT_UNIT_DIRS
+
+# Where systemd units live (the audit's container checks read them); kept here, not in
+# `container`, so reading the config does not import the host probes.
+DEFAULT_UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+)
 
 
 class VerifyConfig(Section):

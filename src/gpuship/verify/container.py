@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuship.documents import load_json, load_yaml, read_file
 from gpuship.errors import DockerUnavailable, InputError
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.verify.config import DEFAULT_UNIT_DIRS
 
 DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
@@ -45,12 +46,6 @@ _SPEC_DRIVER_PATTERN = re.compile(
 # deployments/systemd/nvidia-cdi-refresh.service) or any unit that runs `nvidia-ctk cdi generate`.
 CDI_REFRESH_UNIT = "nvidia-cdi-refresh.service"
 _GENERATE_COMMAND = re.compile(r"nvidia-ctk\s+(?:[^\n]*\s)?cdi\s+generate")
-DEFAULT_UNIT_DIRS = (
-    "/etc/systemd/system",
-    "/run/systemd/system",
-    "/usr/lib/systemd/system",
-    "/lib/systemd/system",
-)
 # A unit file is a few KiB; more than this is not one to read.
 _UNIT_FILE_LIMIT = 1 << 20
 
