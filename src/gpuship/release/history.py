@@ -146,14 +146,21 @@ def delete_record(client: RegistryClient, repo: Repository, tag: str, digest: st
 
 
 def load_history(
-    client: RegistryClient, repo: Repository, prefix: str, *, newest: int | None = None
+    client: RegistryClient,
+    repo: Repository,
+    prefix: str,
+    *,
+    newest: int | None = None,
+    tags: Sequence[str] | None = None,
 ) -> History:
     """The records of `repo`, oldest first: the `newest` N record tags (all when None) and the
-    index of before per-record tags; empty when nothing was ever recorded."""
-    try:
-        tags = client.list_tags(repo)
-    except NotFound:
-        return History([])
+    index of before per-record tags; empty when nothing was ever recorded. `tags`: the
+    repository's tag list, when the caller has just read it (else it is listed here)."""
+    if tags is None:
+        try:
+            tags = client.list_tags(repo)
+        except NotFound:
+            return History([])
     named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
     if newest is not None:
         named = _newest(named, newest)

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from gpuship.documents import load_json
 from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError
+from gpuship.registry.artifact import read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
@@ -118,17 +119,18 @@ def plan_prune(
 ) -> PrunePlan:
     """Read the repository and decide; writes nothing."""
     reader = _Reader(client, repo)
-    history = load_history(client, repo, config.history_tag, newest=config.history_limit)
+    tags = client.list_tags(repo)
+    history = load_history(client, repo, config.history_tag, newest=config.history_limit, tags=tags)
     released: dict[tuple[str, str], datetime] = {}
     for record in history.records:
         for change in record.tags:
             released[(change.tag, change.after)] = record.time
     states: list[TagState] = []
     governed = [rule.pattern for rule in config.retention.keep]
-    for tag in client.list_tags(repo):
-        if record_id_of(config.history_tag, tag) is not None:
-            continue  # a release record: history, never retention's to decide
-        head = client.head_manifest(repo.tag(tag))
+    # Release records are history, never retention's to decide.
+    candidates = [tag for tag in tags if record_id_of(config.history_tag, tag) is None]
+    heads = read_each(lambda tag: client.head_manifest(repo.tag(tag)), candidates)
+    for tag, head in zip(candidates, heads, strict=True):
         if head is None:
             continue  # deleted since listing
         created: datetime | None = released.get((tag, head.digest))

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from release_images import RunCli, dated_image
 
+from bed import faults
 from bed.oci import OCI_INDEX, Blob, Index, canonical_json, push
 from bed.registry import Registry
 from gpuship.registry.client import RegistryClient
@@ -139,3 +140,18 @@ def test_rules_config_turns_prune_notes_off(registry: Registry, run_cli: RunCli)
     quiet = run_cli("prune", str(repo), config=config + "rules: {prune-delete: off}\n")
     assert quiet.code == 0 and quiet.report["findings"] == []
     assert quiet.report["result"]["selected"] == [old.digest]  # what retention chose stays
+
+
+def test_prune_lists_the_repository_once(registry: Registry, run_cli: RunCli):
+    """The history and the retention plan share one tag listing (a registry with thousands of
+    tags pages it, so a second listing is many requests)."""
+    name = "rel/prune-listing"
+    for n in range(3):
+        push(registry.url, name, dated_image(f"pr-{n}", _days_ago(30 + n)), tag=f"pr-{n}")
+    config = 'release: {retention: {keep: [{pattern: "pr-.*", newest: 1}]}}\n'
+    with faults.start(registry.host) as proxy:
+        result = run_cli("prune", f"{proxy.host}/{name}", config=config)
+    assert result.code == 0, result
+    assert len(result.report["result"]["selected"]) == 2
+    listings = [r for r in proxy.log if r.path.split("?")[0].endswith("/tags/list")]
+    assert len(listings) == 1, [r.path for r in proxy.log]
