@@ -25,8 +25,8 @@ T = TypeVar("T")
 
 
 def read_each(read: Callable[[str], T], tags: Sequence[str]) -> list[T]:
-    """`read(tag)` for every tag, READ_WORKERS at a time; results in the order of `tags`, and
-    the first error raised (after the reads under way have ended)."""
+    """`read(tag)` for every tag, READ_WORKERS at a time, results in the order of `tags`. An
+    error is raised once the reads already running have ended; the rest are not started."""
     if len(tags) <= 1:
         return [read(tag) for tag in tags]
     with ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read") as pool:
