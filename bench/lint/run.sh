@@ -5,6 +5,8 @@
 # Usage: bench/lint/run.sh   (from the repository root; writes bench/.work/lint/*)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/compiled.sh
+. bench/compiled.sh
 venv=.venv/bin
 out=bench/.work/lint
 mkdir -p "$out"

@@ -2,14 +2,13 @@
 registry, beside `gpuship fleet` over the same 50 audits as local files (what a workflow did
 before the inventory: GPU jobs upload audits as artifacts, a CPU job downloads and merges them).
 
-`gpuship fleet` judges the same 2,500 pairs but looks cells up linearly (`Fleet.cell`), so
-at this size it takes minutes: it is run once (wall time with /usr/bin/time), route 10 times.
-
 The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entries (10 pools of
 5 runners: drivers 470-580, T4/A100/H100/L4/H200, one pool of MIG A100s, one arm64 pool),
 made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
-11.8-13.0 x arch lists). hyperfine times whole `gpuship route` processes (start-up included),
-10 runs after 2 warm-ups. Usage: .venv/bin/python bench/route/run.py
+11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 20 runs each
+after 3 warm-ups; valgrind counts one run's instructions, which do not vary with the load of
+a shared machine. Usage: bench/route/run.sh (it compiles the modules first, see
+bench/compiled.sh).
 """
 
 from __future__ import annotations
@@ -93,6 +92,22 @@ def matrix() -> dict:
     return {"include": cells}
 
 
+def instructions(command: str, cwd: Path) -> str:
+    """Instructions one run executes (valgrind cachegrind): unlike wall time on a shared
+    machine, the same from run to run, so it shows what a change saved."""
+    if shutil.which("valgrind") is None:
+        return "unknown (no valgrind)"
+    run = subprocess.run(
+        f"valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null {command}",
+        shell=True, cwd=cwd, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    refs = [line for line in run.stderr.splitlines() if "I refs:" in line or "I   refs:" in line]
+    if not refs:
+        return "unknown (valgrind printed no count)"
+    count = int(refs[-1].split(":")[1].replace(",", "").strip())
+    return f"{count / 1e6:,.0f} M"
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-route-"))
     try:
@@ -116,16 +131,14 @@ def main() -> None:
                 f"{len(result['pools'])} pools, unroutable {len(result['unroutable'])}"
             )
             subprocess.run(
-                ["hyperfine", "--warmup", "2", "--runs", "10", "-i", "--export-markdown",
-                 str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route],
+                ["hyperfine", "--warmup", "3", "--runs", "20", "-i", "--export-markdown",
+                 str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route,
+                 "-n", "gpuship fleet (audit files)", fleet_cmd],
                 cwd=work, check=True,
             )  # fmt: skip
             print((work / "hyperfine.md").read_text())
-            timed = subprocess.run(
-                f"/usr/bin/time -f '%e s wall, %U s user, %M KiB max RSS' {fleet_cmd} >/dev/null",
-                shell=True, cwd=work, capture_output=True, text=True, timeout=1200,
-            )  # fmt: skip
-            print("gpuship fleet (audit files), one run:", timed.stderr.strip().splitlines()[-1])
+            for name, command in (("route", route), ("fleet", fleet_cmd)):
+                print(f"instructions, gpuship {name}: {instructions(command, work)}")
             print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -5,6 +5,8 @@
 # Usage: bench/startup/run.sh   (from anywhere; writes bench/.work/startup/*)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/compiled.sh
+. bench/compiled.sh
 venv="$PWD/.venv/bin"
 out=bench/.work/startup
 mkdir -p "$out"
