@@ -15,9 +15,9 @@ from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from gpuship.config.model import GpushipConfig
+    from gpuship.registry.access import RegistryAccess, RetryPolicy
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.deadline import Deadline
-    from gpuship.registry.transport import RetryPolicy
     from gpuship.report.catalog import Overrides
 
 
@@ -82,17 +82,22 @@ class Context:
             return self.fail_on_flag
         return self.config.fail_on if self.has_config_input else DEFAULT_FAIL_ON
 
-    def registry_client(self) -> RegistryClient:
-        """A registry client honouring `registries:`, this command's deadline and environment."""
-        from gpuship.registry.client import RegistryClient
+    def registry_access(self) -> RegistryAccess:
+        """How this command reaches registries: `registries:`, its deadline, `limits:`, its
+        environment. Every stage that talks to a registry is given this one value."""
+        from gpuship.registry.access import RegistryAccess
 
-        return RegistryClient(
-            insecure=self.config.registries.insecure,
+        return RegistryAccess(
+            insecure=tuple(self.config.registries.insecure),
             environ=self.environ,
             retry=self.retry_policy,
             deadline=self.deadline,
             limits=self.limits,
         )
+
+    def registry_client(self) -> RegistryClient:
+        """A registry client honouring `registry_access()`."""
+        return self.registry_access().client()
 
     def config_digest(self) -> str:
         """sha256 of the config file used (of the effective config when there is no file):
@@ -120,7 +125,7 @@ class Context:
     @property
     def retry_policy(self) -> RetryPolicy:
         """Per-request timeout and retries for registries, from `registries:`."""
-        from gpuship.registry.transport import RetryPolicy
+        from gpuship.registry.access import RetryPolicy
 
         if not self.has_config_input:
             return RetryPolicy()

@@ -22,7 +22,6 @@ from gpuship.cli.context import Context
 from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
-from gpuship.registry.deadline import command_deadline
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
@@ -211,8 +210,7 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     )
     ctx.validate_config()
     try:
-        with command_deadline(ctx.deadline):
-            report = command.run(args, ctx)
+        report = command.run(args, ctx)
     except ModuleNotFoundError as exc:
         hint = extras.explain(command.NAME, exc)
         if hint is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -11,8 +11,9 @@ from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis, analyze
 from gpuship.image.layerscan import EntryBudget, LayerError, LayerScan, scan_layer
 from gpuship.image.location import open_source
-from gpuship.image.source import BlobRef, Platform, ResolvedImage
+from gpuship.image.source import BlobRef, ImageSource, Platform, ResolvedImage
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.access import RegistryAccess
 
 
 def check_diff_ids(image: ResolvedImage, scans: Sequence[LayerScan]) -> None:
@@ -40,8 +41,7 @@ def inspect_image(
     platform: str,
     workers: int = 4,
     scan_gpu_code: bool = True,
-    insecure: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
+    access: RegistryAccess | None = None,
     progress: Callable[[LayerScan], None] | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageAnalysis:
@@ -49,12 +49,30 @@ def inspect_image(
 
     `progress` is called with each finished layer scan, possibly from worker threads.
     """
-    wanted = Platform.parse(platform)
+    with open_source(reference, access=access, limits=limits) as source:
+        image = source.resolve(Platform.parse(platform))
+        return inspect_resolved(
+            source,
+            image,
+            workers=workers,
+            scan_gpu_code=scan_gpu_code,
+            progress=progress,
+            limits=limits,
+        )
+
+
+def inspect_resolved(
+    source: ImageSource,
+    image: ResolvedImage,
+    *,
+    workers: int = 4,
+    scan_gpu_code: bool = True,
+    progress: Callable[[LayerScan], None] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> ImageAnalysis:
+    """`inspect_image` for an image `source` has already resolved."""
     budget = EntryBudget(limits.image_max_entries)
-    with (
-        open_source(reference, insecure=insecure, environ=environ, limits=limits) as source,
-        tempfile.TemporaryDirectory(prefix="gpuship-inspect-") as scratch,
-    ):
+    with tempfile.TemporaryDirectory(prefix="gpuship-inspect-") as scratch:
 
         def scanner(index: int, blob: BlobRef, raw: BinaryIO) -> LayerScan:
             scan = scan_layer(
@@ -73,7 +91,7 @@ def inspect_image(
             return scan
 
         try:
-            image, scans = source.scan(wanted, scanner, workers)
+            image, scans = source.scan_layers(image, scanner, workers)
         except LayerError as error:
             raise InputError(str(error)) from None
     check_diff_ids(image, scans)

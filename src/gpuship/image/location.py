@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpuship.errors import InputError
 from gpuship.image.source import ImageSource
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.access import RegistryAccess
 
 DOCKER_PREFIX = "docker://"
 REGISTRY_PREFIX = "registry://"
@@ -28,21 +28,23 @@ def _split_oci(text: str) -> tuple[Path, str | None]:
 def open_source(
     text: str,
     *,
-    insecure: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
+    access: RegistryAccess | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageSource:
     """The adapter for the IMAGE argument.
 
     `REF` or `registry://REF`, `docker://REF`, `docker-archive:PATH`, `oci:PATH[:TAG]`.
+    `access` reaches registries (and names the engine's environment); `limits` bound what is
+    read from any source.
     """
+    access = access or RegistryAccess()
     text = text.strip()
     if not text:
         raise InputError("no image given")
     if text.startswith(DOCKER_PREFIX):
         from gpuship.image.sources.docker_engine import DockerEngineSource
 
-        return DockerEngineSource(text[len(DOCKER_PREFIX) :], environ or {}, limits)
+        return DockerEngineSource(text[len(DOCKER_PREFIX) :], access.environ, limits)
     if text.startswith(ARCHIVE_PREFIX):
         from gpuship.image.sources.docker_archive import DockerArchiveSource
 
@@ -56,4 +58,4 @@ def open_source(
 
     if text.startswith(REGISTRY_PREFIX):
         text = text[len(REGISTRY_PREFIX) :]
-    return RegistrySource(text, insecure=insecure, environ=environ, limits=limits)
+    return RegistrySource(text, access, limits=limits)

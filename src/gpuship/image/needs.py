@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpuship.image.analysis import CudaEvidence, GpuLibrary, env_cuda_evidence
-from gpuship.image.inspect import inspect_image
+from gpuship.image.inspect import inspect_resolved
 from gpuship.image.location import open_source
 from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.access import RegistryAccess
 
 
 @dataclass(frozen=True)
@@ -45,29 +46,25 @@ def read_image_needs(
     reference: str,
     *,
     platform: str = "linux/amd64",
-    insecure_registries: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
-    deep: bool = True,
+    access: RegistryAccess | None = None,
+    deep: bool | Callable[[Mapping[str, str]], bool] = True,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageNeeds:
-    """Read the image's needs; `deep=False` reads only the config (no layer data at all)."""
-    if deep:
-        analysis = inspect_image(
-            reference,
-            platform=platform,
-            insecure=insecure_registries,
-            environ=environ,
-            limits=limits,
-        )
+    """Read the image's needs, its manifest and config once.
+
+    `deep` says whether to read layer content too: always, never (config only, no layer data
+    at all), or when the predicate, given the config's labels, says the labels do not suffice.
+    """
+    with open_source(reference, access=access, limits=limits) as source:
+        image = source.resolve(Platform.parse(platform))
+        scan = deep(image.config.labels) if callable(deep) else deep
+        analysis = inspect_resolved(source, image, limits=limits) if scan else None
+    if analysis is not None:
         image = analysis.image
         evidence = analysis.cuda_evidence
         libraries = analysis.gpu_libraries
         has_cuda_compat = analysis.has_cuda_compat
     else:
-        with open_source(
-            reference, insecure=insecure_registries, environ=environ, limits=limits
-        ) as source:
-            image = source.resolve(Platform.parse(platform))
         evidence = env_cuda_evidence(image.config.env)
         libraries = ()
         has_cuda_compat = False
@@ -84,5 +81,5 @@ def read_image_needs(
         cuda_evidence=evidence,
         gpu_libraries=libraries,
         has_cuda_compat=has_cuda_compat,
-        deep=deep,
+        deep=analysis is not None,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpuship.documents import open_regular
@@ -16,6 +15,7 @@ from gpuship.image.progress import LayerProgress
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
 from gpuship.platforms import host_platform
+from gpuship.registry.access import RegistryAccess
 from gpuship.report import Report
 
 
@@ -41,17 +41,13 @@ def inspect_and_judge(
     reference: str,
     settings: ImageStageConfig,
     *,
-    insecure: Sequence[str],
-    environ: Mapping[str, str],
+    access: RegistryAccess,
     platform: str | None = None,
     dockerfile: Path | None = None,
     show_progress: bool = False,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Judgement:
-    """Read `reference` without pulling it and judge it against the `inspect:` settings.
-
-    `insecure` lists the registries reached over plain HTTP (`registries.insecure`).
-    """
+    """Read `reference` without pulling it and judge it against the `inspect:` settings."""
     progress = LayerProgress() if show_progress else None
     try:
         analysis = inspect_image(
@@ -59,8 +55,7 @@ def inspect_and_judge(
             platform=platform or settings.platform or host_platform(),
             workers=settings.workers,
             scan_gpu_code=settings.scan_gpu_code,
-            insecure=insecure,
-            environ=environ,
+            access=access,
             progress=progress,
             limits=limits,
         )

@@ -207,11 +207,15 @@ class ImageSource(abc.ABC):
     def open_blob(self, blob: BlobRef) -> AbstractContextManager[BinaryIO]:
         """The raw bytes of one blob as a stream."""
 
-    def scan(
-        self, platform: Platform, scanner: LayerScanner, workers: int
+    def scan_layers(
+        self, image: ResolvedImage, scanner: LayerScanner, workers: int
     ) -> tuple[ResolvedImage, list[LayerScan]]:
-        """Resolve, then scan every layer once, several at a time."""
-        image = self.resolve(platform)
+        """Scan every layer of `image` (as this source resolved it) once, several at a time.
+
+        Returns the image the scans belong to: taking the resolved image, not the platform,
+        lets a caller look at the config before it decides to read layers, without a second
+        manifest and config fetch.
+        """
 
         def one(item: tuple[int, BlobRef]) -> LayerScan:
             index, blob = item

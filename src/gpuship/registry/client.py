@@ -23,6 +23,7 @@ from gpuship import __version__
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.access import RetryPolicy
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
 from gpuship.registry.deadline import Deadline
@@ -43,7 +44,7 @@ from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.registry.tls import TlsTrust
-from gpuship.registry.transport import RetryPolicy, Transport, uses_plain_http
+from gpuship.registry.transport import Transport, uses_plain_http
 
 PULL = "pull"
 PUSH = "pull,push"

@@ -67,23 +67,3 @@ class Deadline:
     def describe(self) -> str:
         """`the command deadline (120 s)`, for messages."""
         return f"the command deadline ({self.seconds:g} s)" if self.seconds else "no deadline"
-
-
-_current: list[Deadline] = []
-
-
-@contextmanager
-def command_deadline(deadline: Deadline) -> Iterator[None]:
-    """While a command runs, every registry client made without a deadline of its own takes
-    this one. Set once, at the CLI boundary: a stage that reads an image deep down (inspect,
-    lint, verify) is bounded without each layer passing the deadline on."""
-    _current.append(deadline)
-    try:
-        yield
-    finally:
-        _current.remove(deadline)
-
-
-def current_deadline() -> Deadline | None:
-    """The deadline of the command running now, if the CLI set one."""
-    return _current[-1] if _current else None

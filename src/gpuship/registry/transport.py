@@ -27,7 +27,6 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -36,7 +35,8 @@ import urllib3
 
 from gpuship.errors import LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.registry.deadline import Deadline, DeadlineExceeded, current_deadline
+from gpuship.registry.access import RetryPolicy
+from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.watchdog import Watch, WatchedAdapter, watching
@@ -51,18 +51,6 @@ _NETWORK_ERRORS = (
     OSError,
 )
 _READ_CHUNK = 64 << 10
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try: total attempts, first backoff (doubled per try), caps and timeouts."""
-
-    attempts: int = 5
-    backoff_s: float = 0.5
-    max_wait_s: float = 10.0
-    # One attempt, from sending to the last byte of the answer (streamed blobs: per read).
-    timeout_s: float = 30.0
-    connect_timeout_s: float = 10.0
 
 
 def uses_plain_http(host: str, insecure: Sequence[str]) -> bool:
@@ -107,7 +95,7 @@ class Transport:
     ) -> None:
         self.session = session
         self.retry = retry
-        self.deadline = deadline or current_deadline() or Deadline(None)
+        self.deadline = deadline or Deadline(None)
         self.limits = limits
         self._sleep = sleep
         adapter = WatchedAdapter(max_retries=0)

@@ -7,12 +7,12 @@ before every job at the cost of one request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpuship.config.duration import format_duration
-from gpuship.registry.client import RegistryClient
+from gpuship.registry.access import RegistryAccess
 from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import InventoryEntry, entry_tag, publish_audit, read_entry
 from gpuship.verify.audit import HostAudit, RunnerIdentity
@@ -36,13 +36,12 @@ def publish_or_skip(
     *,
     if_older_than: timedelta | None,
     now: datetime,
-    insecure: Sequence[str],
-    environ: Mapping[str, str],
+    access: RegistryAccess,
 ) -> PublishOutcome:
     """Publish a fresh audit as `runner`'s entry unless the entry is newer than `if_older_than`."""
     repo = parse_repository(fleet)
     tag = entry_tag(runner)
-    with RegistryClient(insecure=insecure, environ=environ) as client:
+    with access.client() as client:
         previous = read_entry(client, repo, tag)
         if previous is not None and if_older_than is not None:
             age = now - previous.taken_at

@@ -1,6 +1,6 @@
 """`gpuship route` end to end: read the inventory and the images, route, build the report.
 
-Takes plain values (settings, environ, the time now); the registry and image readers are the
+Takes plain values (settings, registry access, the time now); the registry and image readers are the
 only outside world it touches.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
+from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
@@ -55,12 +56,11 @@ class RouteRequest:
 
 @dataclass(frozen=True)
 class Settings:
-    """The config sections and environment route reads."""
+    """The config sections route reads, and how it reaches registries."""
 
     verify: VerifyConfig
     route: RouteConfig
-    insecure_registries: Sequence[str]
-    environ: Mapping[str, str]
+    access: RegistryAccess
 
 
 def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Report:
@@ -89,11 +89,10 @@ def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Repor
 
 
 def _read_fleet(fleet: str, settings: Settings) -> Inventory:
-    from gpuship.registry.client import RegistryClient
     from gpuship.registry.reference import parse_repository
 
     repo = parse_repository(fleet)
-    with RegistryClient(insecure=settings.insecure_registries, environ=settings.environ) as client:
+    with settings.access.client() as client:
         return read_inventory(client, repo)
 
 
@@ -176,9 +175,9 @@ def _read_image(
             needs = read_gpu_needs(
                 reference,
                 platform=platform,
-                insecure_registries=settings.insecure_registries,
-                environ=settings.environ,
+                access=settings.access,
                 deep=deep,
+                limits=settings.access.limits,
             )
         except PlatformMissing as error:
             missing.append(str(error))

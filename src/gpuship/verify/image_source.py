@@ -6,24 +6,30 @@ registry, the local engine (`docker://`), a `docker save` archive or an OCI layo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.access import RegistryAccess
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
+
+
+def _labels_lack_needs(labels: Mapping[str, str]) -> bool:
+    """Layers are read only when the labels do not state both the CUDA and the arch list."""
+    return LABEL_CUDA not in labels or LABEL_ARCH_LIST not in labels
 
 
 def read_gpu_needs(
     reference: str,
     *,
     platform: str,
-    insecure_registries: Sequence[str],
-    environ: Mapping[str, str],
+    access: RegistryAccess,
     deep: bool,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
     """Labels and env from the image config; with `deep`, a layer scan fills what labels lack.
+    The manifest and config are read once either way.
 
     `PlatformMissing` when an index has no entry for `platform`.
     """
@@ -32,31 +38,21 @@ def read_gpu_needs(
     reading = read_image_needs(
         reference,
         platform=platform,
-        insecure_registries=insecure_registries,
-        environ=environ,
-        deep=False,
+        access=access,
+        deep=_labels_lack_needs if deep else False,
         limits=limits,
     )
     needs = replace(
         needs_from_env_and_labels(reference, reading.env, reading.labels),
         platform=reading.platform,
     )
-    labelled = LABEL_CUDA in needs.labels and LABEL_ARCH_LIST in needs.labels
-    if not deep or labelled:
+    if not reading.deep:
         return needs
-    scanned = read_image_needs(
-        reference,
-        platform=platform,
-        insecure_registries=insecure_registries,
-        environ=environ,
-        deep=True,
-        limits=limits,
-    )
     return with_scan(
         needs,
-        effective_cuda=scanned.effective_cuda,
-        libraries=[(lib.path, (*lib.sass, *lib.ptx)) for lib in scanned.gpu_libraries],
-        has_cuda_compat=scanned.has_cuda_compat,
+        effective_cuda=reading.effective_cuda,
+        libraries=[(lib.path, (*lib.sass, *lib.ptx)) for lib in reading.gpu_libraries],
+        has_cuda_compat=reading.has_cuda_compat,
     )
 
 
@@ -64,8 +60,7 @@ def read_host_needs(
     reference: str,
     *,
     platform: str,
-    insecure_registries: Sequence[str],
-    environ: Mapping[str, str],
+    access: RegistryAccess,
     deep: bool,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
@@ -74,13 +69,6 @@ def read_host_needs(
     from gpuship.image.source import PlatformMissing
 
     try:
-        return read_gpu_needs(
-            reference,
-            platform=platform,
-            insecure_registries=insecure_registries,
-            environ=environ,
-            deep=deep,
-            limits=limits,
-        )
+        return read_gpu_needs(reference, platform=platform, access=access, deep=deep, limits=limits)
     except PlatformMissing as missing:
         return ImageGpuNeeds(reference, missing_platform=platform, platforms=missing.available)

@@ -14,6 +14,7 @@ from bed.oci import make_image, push
 from bed.registry import Registry
 from gpuship.errors import InputError
 from gpuship.image.inspect import inspect_image
+from gpuship.registry.access import RegistryAccess
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +67,13 @@ def test_registry_with_basic_auth(registry_basic_auth: Registry) -> None:
     push(registry_basic_auth.url, "image/auth", image, tag="v1", auth=registry_basic_auth.auth)
     reference = registry_basic_auth.ref("image/auth", "v1")
     environ = {**registry_basic_auth.credential_env(), "DOCKER_CONFIG": "/nonexistent"}
-    analysis = inspect_image(reference, platform="linux/amd64", environ=environ)
+    analysis = inspect_image(
+        reference, platform="linux/amd64", access=RegistryAccess(environ=environ)
+    )
     assert analysis.image.manifest_digest == image.digest
     with pytest.raises(InputError, match=r"needs a username and password"):
-        inspect_image(reference, platform="linux/amd64", environ={"DOCKER_CONFIG": "/nonexistent"})
+        inspect_image(
+            reference,
+            platform="linux/amd64",
+            access=RegistryAccess(environ={"DOCKER_CONFIG": "/nonexistent"}),
+        )

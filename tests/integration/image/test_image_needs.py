@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tarfile
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.needs import read_image_needs
 from gpuship.image.run import inspect_and_judge
+from gpuship.registry.access import RegistryAccess
 from gpuship.report.result import to_json
 
 pytestmark = pytest.mark.integration
@@ -65,7 +65,7 @@ def test_shallow_needs_read_only_the_config(gpu_image: object, registry: Registr
 def test_judgement_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
     archive = write_docker_archive(tmp_path / "img.tar", gpu_image)  # type: ignore[arg-type]
     judgement = inspect_and_judge(
-        f"docker-archive:{archive}", ImageStageConfig(), insecure=(), environ=dict(os.environ)
+        f"docker-archive:{archive}", ImageStageConfig(), access=RegistryAccess()
     )
     fired = {finding.rule for finding in judgement.findings}
     assert rules.CUDA_CLAIM_WEAKER in fired  # io.gpuship.cuda=12.4 but torch needs 12.6

@@ -22,6 +22,7 @@ from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.findings import Judgement, judge
 from gpuship.image.inspect import inspect_image
+from gpuship.registry.access import RegistryAccess
 from gpuship.report.result import to_json
 
 pytestmark = pytest.mark.integration
@@ -185,7 +186,7 @@ def test_engine_export_matches_the_archive(
     archive = write_docker_archive(tmp_path / "load.tar", image, repo_tags=["gpuship/inspect:load"])
     docker_engine.client.images.load(archive.read_bytes())
     environ = docker_engine.env
-    from_engine = _judge("docker://gpuship/inspect:load", environ=environ)
+    from_engine = _judge("docker://gpuship/inspect:load", access=RegistryAccess(environ=environ))
     _check_figures(from_engine, layers)
     saved = tmp_path / "saved.tar"
     with saved.open("wb") as handle:
@@ -211,7 +212,9 @@ def test_image_built_by_the_engine(
     from gpuship.image.run import dockerfile_lines
 
     analysis = inspect_image(
-        "docker://gpuship/inspect:built", platform="linux/amd64", environ=docker_engine.env
+        "docker://gpuship/inspect:built",
+        platform="linux/amd64",
+        access=RegistryAccess(environ=docker_engine.env),
     )
     judgement = judge(analysis, CONFIG, dockerfile_lines(dockerfile, analysis))
     result = to_json(judgement.result)

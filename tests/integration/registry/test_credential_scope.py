@@ -17,10 +17,10 @@ import pytest
 from bed.oci import make_image, push
 from bed.topology import RegistryTopology
 from gpuship.errors import RegistryUnavailable
+from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.reference import Repository
-from gpuship.registry.transport import RetryPolicy
 
 pytestmark = pytest.mark.integration
 

@@ -13,22 +13,24 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from gpuship.cli.main import main
 from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.reference import Repository, parse_reference
-from gpuship.registry.transport import RetryPolicy
 
 pytestmark = pytest.mark.integration
 
 DIGEST = "sha256:" + "a" * 64
+AUDIT = Path(__file__).resolve().parents[2] / "data/gpu-readings/NVIDIA-H200-580.159.04.audit.json"
 FAST = RetryPolicy(attempts=2, backoff_s=0.01, timeout_s=1.0, connect_timeout_s=1.0)
 Behaviour = Callable[[socket.socket, bytes], None]
 
@@ -127,22 +129,72 @@ def test_silence_ends_at_the_deadline_with_exit_3_naming_the_request():
     assert 2 < elapsed < 3 + 1, elapsed
 
 
-@pytest.mark.parametrize(
-    "command",
-    [["inspect", "{host}/app:v1"], ["history", "{host}/app:stable"], ["prune", "{host}/app"]],
-)
+# Every command that reads a registry, each through the stage that makes its client: the image
+# readers (inspect, verify, fleet, route IMAGE), the fleet inventory (route --fleet, audit
+# --publish) and the release commands.
+_REGISTRY_COMMANDS = [
+    ["inspect", "{host}/app:v1"],
+    ["verify", "{host}/app:v1", "--audit", "{audit}"],
+    ["fleet", "{audit}", "--image", "{host}/app:v1"],
+    ["route", "{host}/app:v1", "--format", "k8s"],
+    ["route", "{host}/app:v1", "--fleet", "{host}/fleet"],
+    ["audit", "--publish", "{host}/fleet"],
+    ["history", "{host}/app:stable"],
+    ["prune", "{host}/app"],
+]
+
+
+def _run(command: list[str], host: str, *extra: str, environ: dict[str, str] | None = None):
+    """`gpuship COMMAND` in-process against `host`: exit code, stderr, seconds taken."""
+    stderr = io.StringIO()
+    argv = [*[part.format(host=host, audit=AUDIT) for part in command], *extra]
+    started = time.monotonic()
+    code = main(argv, environ=environ or {}, stdout=io.StringIO(), stderr=stderr)
+    return code, stderr.getvalue(), time.monotonic() - started
+
+
+@pytest.mark.parametrize("command", _REGISTRY_COMMANDS, ids=" ".join)
 def test_every_command_reading_a_registry_stops_at_its_deadline(command: list[str]):
-    # `inspect` reads images deep inside its stage: the deadline set at the CLI boundary
-    # reaches the client made there too.
+    # The registry access the command was given reaches the client made deep in its stage.
     with hostile(_silent) as (host, _):
-        stderr = io.StringIO()
-        started = time.monotonic()
-        argv = [*[part.format(host=host) for part in command], "--deadline", "2"]
-        code = main(argv, environ={}, stdout=io.StringIO(), stderr=stderr)
-        elapsed = time.monotonic() - started
-    assert code == 3, stderr.getvalue()
-    assert "the command deadline (2 s) was reached" in stderr.getvalue()
+        code, stderr, elapsed = _run(command, host, "--deadline", "2")
+    assert code == 3, stderr
+    assert "the command deadline (2 s) was reached" in stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
     assert elapsed < 2 + 1, elapsed
+
+
+@pytest.mark.parametrize("attempts", [1, 3])
+@pytest.mark.parametrize("command", _REGISTRY_COMMANDS, ids=" ".join)
+def test_every_command_tries_a_request_as_often_as_registries_says(
+    command: list[str], attempts: int
+):
+    # 503 is retried: each command sends its first request exactly `attempts` times, then stops.
+    with hostile(_fixed("503 Service Unavailable", b"{}")) as (host, received):
+        environ = {
+            "GPUSHIP_REGISTRIES__ATTEMPTS": str(attempts),
+            "GPUSHIP_REGISTRIES__BACKOFF": "0.01",
+        }
+        code, stderr, _ = _run(command, host, environ=environ)
+    assert code == 3, stderr
+    requests = _http(received)
+    assert len(requests) == attempts, requests
+    assert len(set(requests)) == 1, requests
+
+
+@pytest.mark.parametrize("command", _REGISTRY_COMMANDS, ids=" ".join)
+def test_every_command_cuts_a_request_at_the_request_timeout(command: list[str]):
+    # A deadline far away: `registries: request-timeout` alone ends the one try.
+    with hostile(_silent) as (host, received):
+        environ = {
+            "GPUSHIP_REGISTRIES__ATTEMPTS": "1",
+            "GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "1",
+        }
+        code, stderr, elapsed = _run(command, host, "--deadline", "60", environ=environ)
+    assert code == 3, stderr
+    assert "the command deadline" not in stderr
+    assert len(_http(received)) == 1
+    assert elapsed < 10, elapsed
 
 
 def test_a_byte_a_second_is_cut_at_the_request_timeout():

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from bed.gpu_probe import VARIANTS, build_probes
+from gpuship.registry.access import RegistryAccess
 from gpuship.verify import rules
 from gpuship.verify.audit import SCHEMA_PATH, load_audit
 from gpuship.verify.config import VerifyConfig
@@ -72,8 +73,7 @@ def test_verdict_predicts_what_the_real_gpu_did(
     needs = read_gpu_needs(
         f"oci:{probe_dirs[variant] / 'image'}",
         platform="linux/amd64",
-        insecure_registries=(),
-        environ={},
+        access=RegistryAccess(environ={}),
         deep=True,
     )
     verdict = judge(load_audit(audit_path), needs, VerifyConfig(require_gpu_runtime=False, gpus=1))

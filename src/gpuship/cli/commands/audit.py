@@ -76,8 +76,7 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
         lambda: audit_this_host(ctx.environ, ctx.config.verify, args.label),
         if_older_than=fresh_for,
         now=datetime.now(timezone.utc),
-        insecure=ctx.config.registries.insecure,
-        environ=ctx.environ,
+        access=ctx.registry_access(),
     )
     where = f"{outcome.repository}:{outcome.tag}"
     if outcome.audit is None:

@@ -140,8 +140,7 @@ def _image_check(ctx: Context) -> ImageCheck:
         judgement = inspect_and_judge(
             image,
             ctx.config.inspect,
-            insecure=ctx.config.registries.insecure,
-            environ=ctx.environ,
+            access=ctx.registry_access(),
             dockerfile=dockerfile,
             limits=ctx.limits,
         )

@@ -95,8 +95,7 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         settings = Settings(
             verify=ctx.config.verify,
             route=ctx.config.route,
-            insecure_registries=ctx.config.registries.insecure,
-            environ=ctx.environ,
+            access=ctx.registry_access(),
         )
         matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}
         pools = pools_for_cells(matrix, args.fleet, settings, datetime.now(timezone.utc))

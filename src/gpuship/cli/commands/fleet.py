@@ -54,8 +54,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             read_gpu_needs(
                 ref,
                 platform=args.platform,
-                insecure_registries=ctx.config.registries.insecure,
-                environ=ctx.environ,
+                access=ctx.registry_access(),
                 deep=args.deep,
                 limits=ctx.limits,
             )

@@ -62,8 +62,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     judgement = inspect_and_judge(
         args.image,
         settings,
-        insecure=ctx.config.registries.insecure,
-        environ=ctx.environ,
+        access=ctx.registry_access(),
         platform=args.platform,
         dockerfile=args.dockerfile,
         show_progress=True,

@@ -105,8 +105,7 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
         judgement = inspect_and_judge(
             reference,
             ctx.config.inspect,
-            insecure=ctx.config.registries.insecure,
-            environ=ctx.environ,
+            access=ctx.registry_access(),
             platform=platform,
             dockerfile=dockerfile,
             limits=ctx.limits,

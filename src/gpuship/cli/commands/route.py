@@ -71,8 +71,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     settings = Settings(
         verify=config.verify,
         route=config.route,
-        insecure_registries=config.registries.insecure,
-        environ=ctx.environ,
+        access=ctx.registry_access(),
     )
     return run_route(request, settings, datetime.now(timezone.utc))
 

@@ -86,8 +86,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         needs = read_host_needs(
             args.image,
             platform=args.platform or host_platform(audit.system.machine),
-            insecure_registries=ctx.config.registries.insecure,
-            environ=ctx.environ,
+            access=ctx.registry_access(),
             deep=args.deep,
             limits=ctx.limits,
         )

@@ -139,10 +139,11 @@ class DockerEngineSource(ImageSource):
     def open_blob(self, blob: BlobRef) -> AbstractContextManager[BinaryIO]:
         raise InputError(f"{self._where}: the engine exports whole images only")
 
-    def scan(
-        self, platform: Platform, scanner: LayerScanner, workers: int
+    def scan_layers(
+        self, image: ResolvedImage, scanner: LayerScanner, workers: int
     ) -> tuple[ResolvedImage, list[LayerScan]]:
-        self._inspect()
+        """The export carries its own manifest and config: the image it assembles replaces
+        `image` (which `resolve` checked exists), so scans and config come from one read."""
         documents: dict[str, bytes] = {}
         links: dict[str, str] = {}
         scans: dict[str, LayerScan] = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import BinaryIO
 
@@ -17,7 +16,7 @@ from gpuship.image.source import (
     read_limited,
 )
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.registry.client import RegistryClient
+from gpuship.registry.access import RegistryAccess
 from gpuship.registry.manifest import Descriptor
 from gpuship.registry.reference import Reference, parse_reference
 
@@ -31,14 +30,13 @@ class RegistrySource(ImageSource):
     def __init__(
         self,
         reference: str,
+        access: RegistryAccess,
         *,
-        insecure: Sequence[str] = (),
-        environ: Mapping[str, str] | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._reference: Reference = parse_reference(reference)
         self._limits = limits
-        self._client = RegistryClient(insecure=insecure, environ=environ)
+        self._client = access.client()
 
     def _fetch(self, descriptor: Descriptor) -> bytes:
         return self._client.get_manifest(self._reference.repository.at(descriptor.digest)).data
