@@ -4,6 +4,7 @@ nvidia/cuda requirement values, build-stage labels, and a real nvcc-built librar
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from verify_cli import NO_DOCKER, HostEnv, gpuship
 
-from bed import hosts
+from bed import faults, hosts
 from bed.nvcc import build_gpu_library
 from bed.oci import make_image, push
 from bed.registry import Registry
@@ -131,6 +132,30 @@ def test_deep_scan_reads_architectures_of_a_real_nvcc_library(
     assert "sm_80" in on_t4["image"]["arch_list"]
     _, on_a100 = verify(images["deep"], hosts.A100_550, nvml_host, workdir, "--deep")
     assert check(on_a100, "GSV203")[0]["status"] == "ok"
+
+
+@pytest.mark.parametrize(("key", "layers_read"), [("deep", True), ("labelled", False)])
+def test_deep_reads_the_manifest_and_config_once(
+    images: dict[str, str],
+    registry: Registry,
+    nvml_host: HostEnv,
+    workdir: Path,
+    key: str,
+    layers_read: bool,
+) -> None:
+    # The labels decide after one config read: layers follow only when the labels lack the CUDA
+    # or the arch list, from the same resolved manifest (no second manifest and config fetch).
+    with faults.start(registry.host, {}) as proxy:
+        ref = images[key].replace(registry.host, proxy.host, 1)
+        _, result = verify(ref, hosts.A100_550, nvml_host, workdir, "--deep")
+    gets = Counter(r.path for r in proxy.log if r.method == "GET")
+    manifests = [path for path in gets if "/manifests/" in path]
+    blobs = [path for path in gets if "/blobs/" in path]
+    assert [gets[path] for path in manifests] == [1], proxy.log
+    assert all(gets[path] == 1 for path in blobs), proxy.log
+    assert len(blobs) == (2 if layers_read else 1)  # the config, then the one layer
+    scanned = result["image"]["arch_source"] == "image scan (--deep)"
+    assert scanned is layers_read
 
 
 def test_fleet_merges_audits_with_registry_images(

@@ -43,3 +43,12 @@ def test_help_still_lists_every_command(tmp_path: Path) -> None:
     code, modules = _imported(tmp_path, "--help")
     assert code == 0
     assert len([m for m in modules if m.startswith("gpuship.cli.commands.")]) >= 16
+
+
+def test_the_registry_access_stages_name_does_not_load_the_http_stack(tmp_path: Path) -> None:
+    # Stages take a RegistryAccess in their signatures; the client behind it loads on demand.
+    script = "import sys, gpuship.registry.access; print('requests' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
