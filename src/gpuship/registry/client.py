@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import ssl
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from gpuship.registry.manifest import (
 from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
-from gpuship.registry.tls import TlsTrust
+from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error
 from gpuship.registry.transport import Transport, uses_plain_http
 
 PULL = "pull"
@@ -195,10 +194,10 @@ class RegistryClient:
                 auth=_no_netrc,
             ).close()
         except requests.exceptions.SSLError as error:
-            if _untrusted_certificate(error):
+            if certificate_error(error) is not None:
                 raise RegistryUnavailable(
                     f"registry {host} serves HTTPS with a certificate that is not trusted; "
-                    f"give its CA as {self._tls.certs_dir}/{host}/ca.crt or SSL_CERT_FILE"
+                    f"{self._tls.advice(host)}"
                 ) from None
             return "http"
         except requests.RequestException:
@@ -253,13 +252,17 @@ class RegistryClient:
         kwargs.setdefault("verify", self._tls.verify)
         # A callable auth keeps requests from adding ~/.netrc credentials to any host.
         kwargs.setdefault("auth", _no_netrc)
-        if kwargs.pop("allow_redirects", True) is False:
-            return self._transport.send(
-                method, url, headers=dict(headers or {}), allow_redirects=False, **kwargs
+        try:
+            if kwargs.pop("allow_redirects", True) is False:
+                return self._transport.send(
+                    method, url, headers=dict(headers or {}), allow_redirects=False, **kwargs
+                )
+            return follow_redirects(
+                self._transport.send, method, url, dict(headers or {}), home=home, **kwargs
             )
-        return follow_redirects(
-            self._transport.send, method, url, dict(headers or {}), home=home, **kwargs
-        )
+        except UntrustedCertificate as error:  # here the advice can name the CA settings
+            advice = self._tls.advice(error.host)
+            raise UntrustedCertificate(f"{error}; {advice}", host=error.host) from None
 
     def _error_for(
         self,
@@ -762,19 +765,6 @@ class RegistryClient:
         """GET /v2/ (authenticating if asked): fails if the registry is not reachable or usable."""
         probe = Repository(registry, "")
         self._request("GET", probe, "/v2/", access={}, ok=(200,)).close()
-
-
-def _untrusted_certificate(error: BaseException) -> bool:
-    """True when an SSL error comes from certificate verification (not from a non-TLS peer)."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return True
-        if seen.args and isinstance(seen.args[0], BaseException) and seen.args[0] is not seen:
-            seen = seen.args[0]
-        else:
-            seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _no_netrc(request: requests.PreparedRequest) -> requests.PreparedRequest:

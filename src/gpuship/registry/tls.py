@@ -20,12 +20,35 @@ from typing import Any
 
 import requests
 
-from gpuship.errors import InputError
+from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.registry.watchdog import WatchedAdapter
 
 CERTS_DIR_VAR = "GPUSHIP_CERTS_DIR"
 DEFAULT_CERTS_DIR = Path("/etc/docker/certs.d")
 BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+
+
+class UntrustedCertificate(RegistryUnavailable):
+    """The certificate of `host` does not verify against the CAs in force. Trying again
+    cannot change that, so the request is not retried."""
+
+    def __init__(self, message: str, *, host: str) -> None:
+        super().__init__(message)
+        self.host = host
+
+
+def certificate_error(error: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate verification failure behind a requests/urllib3 error, if that is what
+    it is (a peer that does not speak TLS, or a reset handshake, is something else)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        if seen.args and isinstance(seen.args[0], BaseException) and seen.args[0] is not seen:
+            seen = seen.args[0]
+        else:
+            seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class _ExtraCaAdapter(WatchedAdapter):
@@ -59,6 +82,10 @@ class TlsTrust:
                 self._bundle = value
                 break
         self.certs_dir = Path(environ.get(CERTS_DIR_VAR) or DEFAULT_CERTS_DIR)
+
+    def advice(self, host: str) -> str:
+        """How to make `host`'s certificate trusted, for messages."""
+        return f"give its CA as {self.certs_dir}/{host}/ca.crt or SSL_CERT_FILE"
 
     @property
     def verify(self) -> str | bool:

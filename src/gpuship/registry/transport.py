@@ -15,7 +15,8 @@ Size: answers are read here, at most the bytes `gpuship.limits` allows (`manifes
 Redirects are the client's to follow (`redirects.py`, one hop per `send`); a redirect's body is
 never read, and a URL that is not http(s) (a redirect to `file://`) is refused here.
 
-Retried: connection errors, timeouts and answers broken mid-body, 408, 429 and 5xx
+Retried: connection errors (but not a certificate that does not verify), timeouts and answers
+broken mid-body, 408, 429 and 5xx
 gateway/server errors (the list crane uses, google/go-containerregistry
 `pkg/v1/remote/options.go`), honouring `Retry-After` (seconds or an HTTP date) up to a cap,
 else exponential backoff; never past the deadline. A request whose body is a stream cannot be
@@ -29,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -39,6 +41,7 @@ from gpuship.registry.access import RetryPolicy
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.redirects import MAX_REDIRECTS
+from gpuship.registry.tls import UntrustedCertificate, certificate_error
 from gpuship.registry.watchdog import Watch, WatchedAdapter, watching
 
 RETRY_STATUSES = frozenset({408, 429, 499, 500, 502, 503, 504, 522})
@@ -141,6 +144,13 @@ class Transport:
             try:
                 response = self._attempt(method, url, left, replayable, limit, kwargs)
             except _NETWORK_ERRORS as error:
+                untrusted = certificate_error(error)
+                if untrusted is not None:
+                    raise UntrustedCertificate(
+                        f"{what}: the registry's certificate is not trusted "
+                        f"({untrusted.verify_message or untrusted.reason})",
+                        host=urlsplit(url).netloc,
+                    ) from None
                 reason = _reason(error)
                 if attempt == attempts or self.deadline.remaining() <= 0:
                     raise self._spent(what, attempt, reason) from None

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+import requests
 
 from bed.oci import make_image, push
 from bed.topology import RegistryTopology
@@ -21,6 +22,8 @@ from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.reference import Repository
+from gpuship.registry.tls import UntrustedCertificate
+from gpuship.registry.transport import Transport
 
 pytestmark = pytest.mark.integration
 
@@ -162,3 +165,27 @@ def test_an_untrusted_certificate_is_refused_and_no_credential_is_sent(
         client.list_tags(Repository(topology.tls.host, "scope/app"))
     # The handshake failed before any header was sent: the TLS registry saw nothing at all.
     assert topology.ledger.mark() == mark
+
+
+def test_an_untrusted_certificate_is_not_retried_and_the_error_says_how_to_trust_it(
+    registry_topology: RegistryTopology,
+):
+    """Past the scheme probe (a registry not on loopback goes straight to HTTPS), a
+    certificate that does not verify fails the first try: no backoff, no second handshake."""
+    topology = registry_topology
+    host = topology.tls.host
+    slept: list[float] = []
+    with requests.Session() as session:
+        transport = Transport(session, RetryPolicy(attempts=5), sleep=slept.append)
+        with pytest.raises(UntrustedCertificate, match="certificate is not trusted") as raised:
+            transport.send("GET", f"https://{host}/v2/")
+    assert raised.value.host == host
+    assert slept == []
+    # The client names the CA settings that would make it trusted. (`_send`: its public calls
+    # probe a loopback host's scheme first, and the probe has its own message, tested above.)
+    environ = {"GPUSHIP_CERTS_DIR": "/srv/certs.d", "DOCKER_CONFIG": "/nonexistent"}
+    with (
+        RegistryClient(environ=environ) as client,
+        pytest.raises(UntrustedCertificate, match=f"/srv/certs.d/{host}/ca.crt"),
+    ):
+        client._send("GET", f"https://{host}/v2/")
