@@ -194,11 +194,15 @@ def _model_fields_by_alias(model: type) -> dict[str, object]:
 
 
 def _is_field_path(model: type, key_path: ConfigPath) -> bool:
+    """Whether `key_path` names a field, or one key of a mapping field (`GPUSHIP_RULES__GSL103`
+    sets `rules: {gsl103: ...}`; rule keys are matched without regard to case)."""
     fields = _model_fields_by_alias(model)
     head = str(key_path[0])
     if head not in fields:
         return False
     if len(key_path) == 1:
+        return True
+    if len(key_path) == 2 and typing.get_origin(fields[head]) in (dict, Mapping):
         return True
     return any(_is_field_path(sub, key_path[1:]) for sub in _field_models(fields[head]))
 

@@ -17,7 +17,8 @@ def render_config_reference() -> str:
         "",
         "Generated from the JSON Schema (`gpuship schema`); editors can validate the file with it.",
         "Precedence, lowest first: defaults < this file < `GPUSHIP_<KEY>` environment variables",
-        "(`GPUSHIP_<SECTION>__<KEY>` for nested keys, e.g. `GPUSHIP_LINT__REQUIRE_DIGEST=true`)",
+        "(`GPUSHIP_<SECTION>__<KEY>` for nested keys, e.g. `GPUSHIP_LINT__REQUIRE_DIGEST=true`,",
+        "one rule's severity: `GPUSHIP_RULES__GSL103=off`, `GPUSHIP_RULES__PRUNE_DELETE=error`)",
         "< command-line flags and action inputs. Unknown keys are errors.",
         "",
     ]

@@ -9,6 +9,7 @@ import pytest
 from gpuship.config.load import load_config, with_overrides
 from gpuship.config.locate import find_config_file
 from gpuship.errors import ConfigError
+from gpuship.rules_catalog import rule_overrides
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -97,3 +98,27 @@ def test_find_config_file(tmp_path: Path) -> None:
     assert find_config_file("gpuship.yaml", tmp_path) == path
     with pytest.raises(ConfigError, match=r"config file other\.yaml not found"):
         find_config_file("other.yaml", tmp_path)
+
+
+def test_one_rule_severity_from_the_environment_joins_the_files(tmp_path: Path) -> None:
+    """`GPUSHIP_RULES__<KEY>` sets one key of `rules:` (and of `lint.severity`), beside the
+    file's keys; before, such a variable was silently ignored."""
+    path = write(tmp_path, "rules:\n  GSR201: warning\n  GSL103: note\n")
+    env = {
+        "GPUSHIP_RULES__GSR201": "off",
+        "GPUSHIP_RULES__PRUNE_DELETE": "error",
+        "GPUSHIP_LINT__SEVERITY__GSL104": "off",
+    }
+    config = load_config(path, env).config
+    assert config.rules == {"GSR201": "warning", "GSL103": "note", "gsr201": "off",
+                            "prune-delete": "error"}  # fmt: skip
+    assert config.lint.severity == {"gsl104": "off"}
+    overrides = rule_overrides(config.rules, config.lint.settings())
+    # The environment's key comes after the file's for the same rule id: it wins.
+    assert overrides["GSR201"] is None
+    assert overrides["GSL104"] is None
+
+
+def test_a_bad_rule_severity_in_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"^environment GPUSHIP_RULES__GSR201: rules\.gsr201"):
+        load_config(None, {"GPUSHIP_RULES__GSR201": "loud"})
