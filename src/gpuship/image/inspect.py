@@ -43,13 +43,13 @@ def inspect_image(
     scan_gpu_code: bool = True,
     access: RegistryAccess | None = None,
     progress: Callable[[LayerScan], None] | None = None,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageAnalysis:
     """Scan every layer of `reference` once (in parallel where the source allows) and analyse.
 
     `progress` is called with each finished layer scan, possibly from worker threads.
     """
-    with open_source(reference, access=access, limits=limits) as source:
+    access = access or RegistryAccess()
+    with open_source(reference, access=access) as source:
         image = source.resolve(Platform.parse(platform))
         return inspect_resolved(
             source,
@@ -57,7 +57,7 @@ def inspect_image(
             workers=workers,
             scan_gpu_code=scan_gpu_code,
             progress=progress,
-            limits=limits,
+            limits=access.limits,
         )
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from gpuship.errors import InputError
 from gpuship.image.source import ImageSource
-from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RegistryAccess
 
 DOCKER_PREFIX = "docker://"
@@ -29,15 +28,15 @@ def open_source(
     text: str,
     *,
     access: RegistryAccess | None = None,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageSource:
     """The adapter for the IMAGE argument.
 
     `REF` or `registry://REF`, `docker://REF`, `docker-archive:PATH`, `oci:PATH[:TAG]`.
-    `access` reaches registries (and names the engine's environment); `limits` bound what is
-    read from any source.
+    `access` reaches registries, names the engine's environment, and its `limits` bound what
+    is read from any source.
     """
     access = access or RegistryAccess()
+    limits = access.limits
     text = text.strip()
     if not text:
         raise InputError("no image given")
@@ -58,4 +57,4 @@ def open_source(
 
     if text.startswith(REGISTRY_PREFIX):
         text = text[len(REGISTRY_PREFIX) :]
-    return RegistrySource(text, access, limits=limits)
+    return RegistrySource(text, access)

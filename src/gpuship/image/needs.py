@@ -10,7 +10,6 @@ from gpuship.image.inspect import inspect_resolved
 from gpuship.image.location import open_source
 from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
-from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RegistryAccess
 
 
@@ -48,17 +47,17 @@ def read_image_needs(
     platform: str = "linux/amd64",
     access: RegistryAccess | None = None,
     deep: bool | Callable[[Mapping[str, str]], bool] = True,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageNeeds:
     """Read the image's needs, its manifest and config once.
 
     `deep` says whether to read layer content too: always, never (config only, no layer data
     at all), or when the predicate, given the config's labels, says the labels do not suffice.
     """
-    with open_source(reference, access=access, limits=limits) as source:
+    access = access or RegistryAccess()
+    with open_source(reference, access=access) as source:
         image = source.resolve(Platform.parse(platform))
         scan = deep(image.config.labels) if callable(deep) else deep
-        analysis = inspect_resolved(source, image, limits=limits) if scan else None
+        analysis = inspect_resolved(source, image, limits=access.limits) if scan else None
     if analysis is not None:
         image = analysis.image
         evidence = analysis.cuda_evidence

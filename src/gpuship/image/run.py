@@ -12,7 +12,6 @@ from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
 from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
-from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
 from gpuship.platforms import host_platform
 from gpuship.registry.access import RegistryAccess
@@ -45,7 +44,6 @@ def inspect_and_judge(
     platform: str | None = None,
     dockerfile: Path | None = None,
     show_progress: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> Judgement:
     """Read `reference` without pulling it and judge it against the `inspect:` settings."""
     progress = LayerProgress() if show_progress else None
@@ -57,7 +55,6 @@ def inspect_and_judge(
             scan_gpu_code=settings.scan_gpu_code,
             access=access,
             progress=progress,
-            limits=limits,
         )
     finally:
         if progress is not None:

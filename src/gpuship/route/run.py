@@ -177,7 +177,6 @@ def _read_image(
                 platform=platform,
                 access=settings.access,
                 deep=deep,
-                limits=settings.access.limits,
             )
         except PlatformMissing as error:
             missing.append(str(error))

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
-from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RegistryAccess
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
 
@@ -26,7 +25,6 @@ def read_gpu_needs(
     platform: str,
     access: RegistryAccess,
     deep: bool,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
     """Labels and env from the image config; with `deep`, a layer scan fills what labels lack.
     The manifest and config are read once either way.
@@ -40,7 +38,6 @@ def read_gpu_needs(
         platform=platform,
         access=access,
         deep=_labels_lack_needs if deep else False,
-        limits=limits,
     )
     needs = replace(
         needs_from_env_and_labels(reference, reading.env, reading.labels),
@@ -62,13 +59,12 @@ def read_host_needs(
     platform: str,
     access: RegistryAccess,
     deep: bool,
-    limits: Limits = DEFAULT_LIMITS,
 ) -> ImageGpuNeeds:
     """`read_gpu_needs` for the host that will run the image: an index without an entry for
     its platform gives needs naming the platforms it has, which the verdict fails on."""
     from gpuship.image.source import PlatformMissing
 
     try:
-        return read_gpu_needs(reference, platform=platform, access=access, deep=deep, limits=limits)
+        return read_gpu_needs(reference, platform=platform, access=access, deep=deep)
     except PlatformMissing as missing:
         return ImageGpuNeeds(reference, missing_platform=platform, platforms=missing.available)

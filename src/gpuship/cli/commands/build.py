@@ -142,7 +142,6 @@ def _image_check(ctx: Context) -> ImageCheck:
             ctx.config.inspect,
             access=ctx.registry_access(),
             dockerfile=dockerfile,
-            limits=ctx.limits,
         )
         return judgement.findings, judgement.rules, judgement.result
 

@@ -56,7 +56,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
                 platform=args.platform,
                 access=ctx.registry_access(),
                 deep=args.deep,
-                limits=ctx.limits,
             )
             for ref in args.image
         )

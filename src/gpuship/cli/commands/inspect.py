@@ -66,7 +66,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         platform=args.platform,
         dockerfile=args.dockerfile,
         show_progress=True,
-        limits=ctx.limits,
     )
     return inspect_report(NAME, judgement)
 

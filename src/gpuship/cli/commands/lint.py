@@ -108,7 +108,6 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
             access=ctx.registry_access(),
             platform=platform,
             dockerfile=dockerfile,
-            limits=ctx.limits,
         )
         return judgement.findings, judgement.rules, judgement.result
 

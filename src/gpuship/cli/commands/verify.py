@@ -88,7 +88,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             platform=args.platform or host_platform(audit.system.machine),
             access=ctx.registry_access(),
             deep=args.deep,
-            limits=ctx.limits,
         )
     verdict = judge(audit, needs, config, args.gpu)
     smoke: tuple[Check, ...] = ()

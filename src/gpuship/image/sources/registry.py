@@ -15,7 +15,6 @@ from gpuship.image.source import (
     parse_config,
     read_limited,
 )
-from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RegistryAccess
 from gpuship.registry.manifest import Descriptor
 from gpuship.registry.reference import Reference, parse_reference
@@ -31,11 +30,9 @@ class RegistrySource(ImageSource):
         self,
         reference: str,
         access: RegistryAccess,
-        *,
-        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._reference: Reference = parse_reference(reference)
-        self._limits = limits
+        self._limits = access.limits
         self._client = access.client()
 
     def _fetch(self, descriptor: Descriptor) -> bytes:
