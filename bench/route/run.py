@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -67,6 +68,13 @@ def audits() -> list[dict]:
             doc["nvml"]["cuda_driver_version"] = cuda
             gpu = doc["nvml"]["gpus"][0]
             gpu.update(name=name, compute_capability=cc, memory_total_bytes=gib * 2**30)
+            # What differs between real hosts of one pool: each GPU's identity, its free
+            # memory at audit time, a kernel update here and there.
+            serial = zlib.crc32(f"{pool}-{n}".encode())
+            gpu["uuid"] = f"GPU-{serial:08x}-4a9d-9380-ca61-{n:012x}"
+            gpu["pci_bus_id"] = f"00000000:{(serial % 200) + 16:02X}:00.0"
+            gpu["memory_free_bytes"] = gib * 2**30 - (serial % 4096) * 2**20
+            doc["system"]["kernel"] = f"6.8.0-{40 + serial % 11}-generic"
             if slices:
                 gpu["mig_enabled"] = True
                 gpu["mig_devices"] = [

@@ -18,7 +18,7 @@ from gpuship.route.config import RouteConfig
 from gpuship.verify.audit import HostAudit
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.verdict import Status, judge
+from gpuship.verify.verdict import Status, judge, judged_reading
 
 # uname -m -> the OCI platform architecture (image-spec config.md `architecture`, GOARCH names).
 _MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
@@ -170,12 +170,6 @@ def host_verdict(host: Host, image: ImageToRoute, config: VerifyConfig) -> tuple
     return verdict.status is not Status.FAIL, verdict.reason
 
 
-def _reading(host: Host) -> str:
-    """What the verdict depends on: the audit without who took it and when. Hosts of a pool
-    usually read the same, so each distinct reading is judged once per image."""
-    return host.audit.model_dump_json(exclude={"runner", "taken_at", "tool_version"})
-
-
 def route_images(
     hosts: Sequence[Host],
     images: Sequence[ImageToRoute],
@@ -185,7 +179,8 @@ def route_images(
     """Judge every image on every host once, then group the verdicts by pool."""
     pools = pool_names(hosts, route_config)
     members = {pool: [i for i, h in enumerate(hosts) if pool in h.labels] for pool in pools}
-    readings = [_reading(h) for h in hosts]
+    # Hosts of a pool usually read the same but for their GPUs' identities: judged once.
+    readings = [judged_reading(h.audit, verify_config) for h in hosts]
     routes = []
     for image in images:
         judged: dict[str, tuple[bool, str]] = {}

@@ -19,7 +19,7 @@ from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DR
 from gpuship.verify.audit import HostAudit
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.verify.verdict import Status, Verdict, judge
+from gpuship.verify.verdict import Status, Verdict, judge, judged_reading
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,14 @@ def build_fleet(
     if not images:
         raise InputError("fleet: give at least one --image or a --matrix with cells")
     runners = runner_names(audits)
-    cells = tuple(
-        FleetCell(needs.reference, runner, judge(audit, needs, config))
-        for needs in images
-        for runner, audit in zip(runners, audits, strict=True)
-    )
+    readings = [judged_reading(audit, config) for audit in audits]
+    cells: list[FleetCell] = []
+    for needs in images:
+        judged: dict[str, Verdict] = {}  # runners that read alike get one verdict
+        for runner, audit, reading in zip(runners, audits, readings, strict=True):
+            if reading not in judged:
+                judged[reading] = judge(audit, needs, config)
+            cells.append(FleetCell(needs.reference, runner, judged[reading]))
     oldest = min(Version.parse(a.nvml.driver_version) for a in audits)
     required: list[Version] = []
     unknown: list[str] = []
@@ -110,7 +113,7 @@ def build_fleet(
     return Fleet(
         runners=tuple(runners),
         images=tuple(n.reference for n in images),
-        cells=cells,
+        cells=tuple(cells),
         oldest_driver=str(oldest),
         driver_for_all_images=str(max(required)) if required else None,
         driver_unknown_for=tuple(unknown),

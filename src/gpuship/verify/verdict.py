@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpuship import platforms
 from gpuship.cuda.arch import Coverage, CoverageKind, kernel_coverage
@@ -113,6 +114,35 @@ def judge(
         checks.extend(_driver_checks(audit, gpus, needs, driver_verdicts, config))
         checks.extend(_arch_checks(audit, gpus, needs, driver_verdicts, config))
     return Verdict(tuple(checks))
+
+
+def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
+    """What `judge` (with no GPU selection) reads of `audit`, as a key: audits with the same
+    key get the same verdict for any image under `config`.
+
+    Left out is what no check reads and what differs on every host of a pool: who took the
+    audit and when, each GPU's and MIG device's UUID and PCI address, the brand number, the
+    kernel and OS name, the NVML library version, and free memory unless
+    `verify.min-free-memory-gib` asks for it. So a fleet judges each distinct kind of host
+    once per image, not each host (`tests/unit/verify/test_verify_judged_reading.py` checks
+    that changing only these never changes a verdict).
+    """
+    gpu: dict[str, Any] = {
+        "uuid": True,
+        "pci_bus_id": True,
+        "brand_code": True,
+        "mig_devices": {"__all__": {"uuid"}},
+    }
+    if config.min_free_memory_gib is None:
+        gpu["memory_free_bytes"] = True
+    exclude: dict[str, Any] = {
+        "runner": True,
+        "taken_at": True,
+        "tool_version": True,
+        "system": {"kernel", "os"},
+        "nvml": {"nvml_version": True, "gpus": {"__all__": gpu}},
+    }
+    return audit.model_dump_json(exclude=exclude)
 
 
 def _platform_check(audit: HostAudit, needs: ImageGpuNeeds) -> Check | None:

@@ -75,6 +75,34 @@ def test_each_host_gets_the_verdict_verify_gives_on_it() -> None:
     assert compared == len(FLEET) - 1
 
 
+def test_hosts_differing_only_in_gpu_identity_are_judged_once_per_image(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Real hosts of one pool never read alike: each GPU has its own UUID and PCI address,
+    and free memory differs. Routing judges each kind of host once per image all the same."""
+    pool = []
+    for n in range(5):
+        host = runner(550, [gpu(**A100, free_gib=70 + n)], f"a100-{n}", ["gpu-a100"])
+        reading = host.nvml.gpus[0].model_copy(
+            update={"uuid": f"GPU-{n:08x}-1111-2222-3333-444444444444", "pci_bus_id": f"0:{n}"}
+        )
+        pool.append(
+            host.model_copy(update={"nvml": host.nvml.model_copy(update={"gpus": [reading]})})
+        )
+    calls = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return judge(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("gpuship.route.routing.judge", counted)
+    images = [image("12.4", "8.0;9.0"), image("12.8", "8.0")]
+    routed = route_images(hosts(pool), images, CONFIG, RouteConfig())
+    assert len(calls) == len(images)
+    assert [r.pools[0].runs for r in routed.routes] == [True, False]
+    assert all(len(r.pools[0].verdicts) == 5 for r in routed.routes)
+
+
 def test_pools_split_pools_arm64_and_mig() -> None:
     images = [image("12.4", "8.0;9.0"), image("12.8", "9.0", ("linux/amd64", "linux/arm64"))]
     routed = route_images(hosts(FLEET), images, CONFIG, RouteConfig())
