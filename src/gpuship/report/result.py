@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -71,9 +72,16 @@ class JsonDocument:
     value: Mapping[str, Any]
 
 
+# Exactly these types (not subclasses: a str enum is turned into its value) are JSON as they
+# are; most of a large result (a route over 50 x 50) is these, so they are tested first.
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def to_json(value: object) -> Any:
     """The JSON value of a result: dataclasses become objects (in field order), enums their
     value, tuples lists; anything else that is not JSON already is a TypeError."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, enum.Enum):
         return value.value
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -82,7 +90,7 @@ def to_json(value: object) -> Any:
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _object(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: the ABC check is slower
         return {str(key): to_json(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(item) for item in value]
@@ -94,10 +102,19 @@ def to_json(value: object) -> Any:
 
 def _object(value: DataclassInstance) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for field in dataclasses.fields(value):
-        item = getattr(value, field.name)
-        if field.metadata.get(FLATTEN):
+    for name, flatten, omit_none in _fields(type(value)):
+        item = getattr(value, name)
+        if flatten:
             out.update({str(key): to_json(entry) for key, entry in item.items()})
-        elif not (item is None and field.metadata.get(OMIT_NONE)):
-            out[field.name] = to_json(item)
+        elif not (item is None and omit_none):
+            out[name] = to_json(item)
     return out
+
+
+@functools.cache
+def _fields(cls: type[DataclassInstance]) -> tuple[tuple[str, bool, bool], ...]:
+    """(name, flattened, omitted if None) of each field, read once per result class."""
+    return tuple(
+        (f.name, bool(f.metadata.get(FLATTEN)), bool(f.metadata.get(OMIT_NONE)))
+        for f in dataclasses.fields(cls)
+    )
