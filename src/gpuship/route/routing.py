@@ -139,14 +139,15 @@ class Routing:
 def fleet_hosts(
     audits: Sequence[tuple[HostAudit, datetime]], now: datetime, max_age: timedelta
 ) -> tuple[Host, ...]:
-    """Hosts from (audit, time taken) pairs; names made unique with the hostname."""
+    """Hosts from (audit, time taken) pairs, by name (the inventory's order is its tags'
+    hashes); names made unique with the hostname."""
     names = [a.runner.runner_name or a.runner.hostname for a, _ in audits]
     hosts = []
     for name, (audit, taken) in zip(names, audits, strict=True):
         unique = f"{name} ({audit.runner.hostname})" if names.count(name) > 1 else name
         age = max(now - taken, timedelta(0))
         hosts.append(Host(name=unique, audit=audit, age=age, stale=age > max_age))
-    return tuple(hosts)
+    return tuple(sorted(hosts, key=lambda host: host.name))
 
 
 def pool_names(hosts: Sequence[Host], config: RouteConfig) -> tuple[str, ...]:

@@ -203,3 +203,12 @@ def test_each_runner_has_its_own_stable_entry_tag() -> None:
 def test_host_platforms() -> None:
     assert host_platform(FLEET[0]) == "linux/amd64"
     assert host_platform(FLEET[5]) == "linux/arm64"
+
+
+def test_hosts_are_listed_by_name_not_in_inventory_order() -> None:
+    """The inventory lists entries by their tags (hashes of the runner names): reports list
+    a pool's hosts by name instead."""
+    fleet = [runner(570, [gpu(**H100)], f"h100-{n}", ["gpu-h100"]) for n in (3, 1, 2)]
+    routed = route_images(hosts(fleet), [image("12.4", "9.0")], CONFIG, RouteConfig())
+    result = route_result(routed, RouteConfig(), "reg/fleet", None)
+    assert list(result.images[0].pools["gpu-h100"].hosts) == ["h100-1", "h100-2", "h100-3"]
