@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, NamedTuple
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
@@ -42,7 +42,7 @@ from gpuship.registry.manifest import (
 from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
 from gpuship.registry.reference import Reference, Repository, sha256_digest
-from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error
+from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error, speaks_tls
 from gpuship.registry.transport import Transport, uses_plain_http
 
 PULL = "pull"
@@ -134,6 +134,11 @@ class RegistryClient:
         environ = os.environ if environ is None else environ
         self._session = session or requests.Session()
         self._session.headers["User-Agent"] = f"gpuship/{__version__}"
+        # The environment is read here, once: requests with trust_env would scan it again on
+        # every request for proxies (about a fifth of a manifest GET's CPU) and add ~/.netrc
+        # credentials to any host. CAs come from TlsTrust, proxies from `_proxies`.
+        self._session.trust_env = False
+        self._proxies_by_origin: dict[str, dict[str, str]] = {}
         self._tls = TlsTrust(environ)
         self._tls.mount(self._session)
         self.limits = limits
@@ -185,13 +190,13 @@ class RegistryClient:
             return self._schemes[host]
 
     def _probe_tls(self, host: str) -> str:
+        url = f"https://{host}/v2/"
+        proxies = self._proxies(url)
+        if not proxies and not self._may_speak_tls(Origin.of(url)):
+            return "http"
         try:
             self._transport.probe(
-                "GET",
-                f"https://{host}/v2/",
-                verify=self._tls.verify,
-                allow_redirects=False,
-                auth=_no_netrc,
+                "GET", url, verify=self._tls.verify, allow_redirects=False, proxies=proxies
             ).close()
         except requests.exceptions.SSLError as error:
             if certificate_error(error) is not None:
@@ -203,6 +208,14 @@ class RegistryClient:
         except requests.RequestException:
             return "http"
         return "https"
+
+    def _may_speak_tls(self, origin: Origin) -> bool:
+        """False when a direct handshake shows the host does not speak TLS (a plain-HTTP
+        registry then costs no CA bundle load); True when it does, or when time is up (the
+        probe proper then reports the deadline)."""
+        retry, left = self._transport.retry, self._transport.deadline.remaining()
+        timeout = min(retry.connect_timeout_s, retry.timeout_s, left)
+        return timeout <= 0 or speaks_tls(origin.host, origin.port, timeout)
 
     def _request(
         self,
@@ -250,19 +263,31 @@ class RegistryClient:
         """One request with redirects followed by hand (`follow_redirects`), verifying TLS
         against the CAs the environment names."""
         kwargs.setdefault("verify", self._tls.verify)
-        # A callable auth keeps requests from adding ~/.netrc credentials to any host.
-        kwargs.setdefault("auth", _no_netrc)
         try:
             if kwargs.pop("allow_redirects", True) is False:
-                return self._transport.send(
+                return self._hop(
                     method, url, headers=dict(headers or {}), allow_redirects=False, **kwargs
                 )
             return follow_redirects(
-                self._transport.send, method, url, dict(headers or {}), home=home, **kwargs
+                self._hop, method, url, dict(headers or {}), home=home, **kwargs
             )
         except UntrustedCertificate as error:  # here the advice can name the CA settings
             advice = self._tls.advice(error.host)
             raise UntrustedCertificate(f"{error}; {advice}", host=error.host) from None
+
+    def _hop(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        """One request to `url` through the proxy the environment names for its origin (a
+        redirect to blob storage may take another)."""
+        return self._transport.send(method, url, proxies=self._proxies(url), **kwargs)
+
+    def _proxies(self, url: str) -> dict[str, str]:
+        """The proxies HTTP(S)_PROXY, ALL_PROXY and NO_PROXY give for `url`, as requests picks
+        them (its own lookup, on the process environment as before), once per origin."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}/"
+        if origin not in self._proxies_by_origin:  # a race only computes the same value twice
+            self._proxies_by_origin[origin] = requests.utils.get_environ_proxies(origin)
+        return self._proxies_by_origin[origin]
 
     def _error_for(
         self,
@@ -765,10 +790,6 @@ class RegistryClient:
         """GET /v2/ (authenticating if asked): fails if the registry is not reachable or usable."""
         probe = Repository(registry, "")
         self._request("GET", probe, "/v2/", access={}, ok=(200,)).close()
-
-
-def _no_netrc(request: requests.PreparedRequest) -> requests.PreparedRequest:
-    return request
 
 
 def _path_only(path: str) -> str:

@@ -2,8 +2,9 @@
 
 Given the way users give them to other tools:
 
-- `REQUESTS_CA_BUNDLE` or `SSL_CERT_FILE` (in that order): a CA bundle that replaces the
-  default one for every host, as it does for requests, curl and OpenSSL;
+- `REQUESTS_CA_BUNDLE`, `SSL_CERT_FILE` or `CURL_CA_BUNDLE` (in that order): a CA bundle that
+  replaces the default one for every host, as it does for requests, curl and OpenSSL (the
+  client reads them here, once: its session does not read the environment itself);
 - Docker's per-registry directory `certs.d/<host[:port]>/*.crt` (dockerd reads
   `/etc/docker/certs.d`; `GPUSHIP_CERTS_DIR` points elsewhere): CAs added to the default ones for
   that registry only, as dockerd adds them (docs.docker.com/engine/security/certificates).
@@ -13,6 +14,7 @@ Verification is never turned off; a registry on plain HTTP is chosen by `registr
 
 from __future__ import annotations
 
+import socket
 import ssl
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +27,7 @@ from gpuship.registry.watchdog import WatchedAdapter
 
 CERTS_DIR_VAR = "GPUSHIP_CERTS_DIR"
 DEFAULT_CERTS_DIR = Path("/etc/docker/certs.d")
-BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE")
 
 
 class UntrustedCertificate(RegistryUnavailable):
@@ -49,6 +51,26 @@ def certificate_error(error: BaseException) -> ssl.SSLCertVerificationError | No
         else:
             seen = seen.__cause__ or seen.__context__
     return None
+
+
+def speaks_tls(host: str, port: int, timeout: float) -> bool:
+    """Whether `host:port` answers a TLS handshake at all, certificate not looked at.
+
+    The scheme probe asks this first so that a plain-HTTP registry costs no CA bundle load
+    (30-50 ms of CPU); a host that does speak TLS is then probed with the certificate
+    verified. A host that cannot be reached counts as not TLS, as the probe treats it.
+    """
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # no CAs loaded: nothing is verified
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with (
+            socket.create_connection((host, port), timeout=timeout) as raw,
+            context.wrap_socket(raw, server_hostname=host),
+        ):
+            return True
+    except OSError:  # ssl.SSLError among them: the peer answered something that is not TLS
+        return False
 
 
 class _ExtraCaAdapter(WatchedAdapter):
