@@ -140,11 +140,11 @@ class RegistryClient:
         self._session.trust_env = False
         self._proxies_by_origin: dict[str, dict[str, str]] = {}
         self._tls = TlsTrust(environ)
-        self._tls.mount(self._session)
         self.limits = limits
         self._transport = Transport(
             self._session, retry or RetryPolicy(), deadline=deadline, limits=self.limits
         )
+        self._tls.mount(self._session)  # after the transport's: replaces its https:// adapter
         self._auth = Authenticator(self._send, environ, docker_config, self._insecure)
 
     @property

@@ -27,7 +27,7 @@ class _Forward(http.server.BaseHTTPRequestHandler):
 
     seen: list[tuple[str, str | None]]
 
-    def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+    def do_GET(self) -> None:
         self.seen.append((self.path, self.headers.get("Authorization")))
         relayed = urllib.request.Request(self.path, headers={"Accept": self.headers["Accept"]})
         try:
