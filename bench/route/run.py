@@ -7,18 +7,21 @@ The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entrie
 made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
 11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 20 runs each
 after 3 warm-ups; valgrind counts one run's instructions, which do not vary with the load of
-a shared machine. Usage: bench/route/run.sh (it compiles the modules first, see
-bench/compiled.sh).
+a shared machine. Usage: bench/route/run.sh [--tls] (it compiles the modules first, see
+bench/compiled.sh); --tls keeps the inventory on the bed's HTTPS registry instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from bed.registry import run_registry  # noqa: E402
+from bed.topology import BASIC_PASSWORD, BASIC_USER, run_topology  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
 from gpuship.registry.reference import parse_repository  # noqa: E402
+from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
 from gpuship.route.inventory import publish_audit  # noqa: E402
 from gpuship.verify.audit import audit_from_document  # noqa: E402
 
@@ -100,14 +105,14 @@ def matrix() -> dict:
     return {"include": cells}
 
 
-def instructions(command: str, cwd: Path) -> str:
+def instructions(command: str, cwd: Path, environ: dict[str, str]) -> str:
     """Instructions one run executes (valgrind cachegrind): unlike wall time on a shared
     machine, the same from run to run, so it shows what a change saved."""
     if shutil.which("valgrind") is None:
         return "unknown (no valgrind)"
     run = subprocess.run(
         f"valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null {command}",
-        shell=True, cwd=cwd, capture_output=True, text=True, timeout=600,
+        shell=True, cwd=cwd, capture_output=True, text=True, timeout=600, env=environ,
     )  # fmt: skip
     refs = [line for line in run.stderr.splitlines() if "I refs:" in line or "I   refs:" in line]
     if not refs:
@@ -116,14 +121,31 @@ def instructions(command: str, cwd: Path) -> str:
     return f"{count / 1e6:,.0f} M"
 
 
-def main() -> None:
+@contextlib.contextmanager
+def inventory_registry(work: Path, tls: bool) -> Iterator[tuple[str, dict[str, str]]]:
+    """(where the inventory goes, the environment that reaches it): the bed's plain-HTTP
+    registry, or with --tls the bed's HTTPS registry (its own CA given as certs.d, basic auth,
+    behind the bed's recording proxy) with no CA bundle variable set, so the client loads the
+    default CAs as it would for ghcr.io."""
+    if not tls:
+        with run_registry(work / "registry") as registry:
+            yield f"{registry.host}/bench/fleet", dict(os.environ)
+        return
+    with (
+        run_registry(work / "basic", BASIC_USER, BASIC_PASSWORD) as basic,
+        run_topology(work / "topology", basic) as topology,
+    ):
+        environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS}
+        yield f"{topology.tls.host}/bench/fleet", environ | topology.environ(ca="certs.d")
+
+
+def main(tls: bool) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-route-"))
     try:
-        with run_registry(work / "registry") as registry:
-            fleet = f"{registry.host}/bench/fleet"
+        with inventory_registry(work, tls) as (fleet, environ):
             folder = work / "audits"
             folder.mkdir()
-            with RegistryClient() as client:
+            with RegistryClient(environ=environ) as client:
                 for doc in audits():
                     audit = audit_from_document(doc, "bench")
                     publish_audit(client, parse_repository(fleet), audit, None)
@@ -132,7 +154,9 @@ def main() -> None:
             (work / "gpuship.yaml").write_text("verify:\n  require-gpu-runtime: false\n")
             route = f"{GPUSHIP} route --matrix matrix.json --fleet {fleet} --format json"
             fleet_cmd = f"{GPUSHIP} fleet audits --matrix matrix.json --format json"
-            check = subprocess.run(route, shell=True, cwd=work, capture_output=True, text=True)
+            check = subprocess.run(
+                route, shell=True, cwd=work, capture_output=True, text=True, env=environ
+            )
             result = json.loads(check.stdout)["result"]
             print(
                 f"route: exit {check.returncode}, {len(result['images'])} images, "
@@ -142,15 +166,15 @@ def main() -> None:
                 ["hyperfine", "--warmup", "3", "--runs", "20", "-i", "--export-markdown",
                  str(work / "hyperfine.md"), "-n", "gpuship route (registry inventory)", route,
                  "-n", "gpuship fleet (audit files)", fleet_cmd],
-                cwd=work, check=True,
+                cwd=work, check=True, env=environ,
             )  # fmt: skip
             print((work / "hyperfine.md").read_text())
             for name, command in (("route", route), ("fleet", fleet_cmd)):
-                print(f"instructions, gpuship {name}: {instructions(command, work)}")
+                print(f"instructions, gpuship {name}: {instructions(command, work, environ)}")
             print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(tls="--tls" in sys.argv[1:])
