@@ -121,7 +121,7 @@ def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
     key get the same verdict for any image under `config`.
 
     Left out is what no check reads and what differs on every host of a pool: who took the
-    audit and when, each GPU's and MIG device's UUID and PCI address, the brand number, the
+    audit and when, each GPU's UUID, PCI address and brand number, each MIG device's UUID, the
     kernel and OS name, the NVML library version, and free memory unless
     `verify.min-free-memory-gib` asks for it. So a fleet judges each distinct kind of host
     once per image, not each host (`tests/unit/verify/test_verify_judged_reading.py` checks
