@@ -25,7 +25,7 @@ _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 class _Forward(http.server.BaseHTTPRequestHandler):
     """A forward proxy for plain HTTP: relays absolute-form requests, noting each."""
 
-    seen: list[tuple[str, str | None]]
+    seen: list[tuple[str, str | None]]  # set by the `proxied` fixture's subclass
 
     def do_GET(self) -> None:
         self.seen.append((self.path, self.headers.get("Authorization")))
@@ -47,38 +47,34 @@ class _Forward(http.server.BaseHTTPRequestHandler):
         pass
 
 
+Seen = list[tuple[str, str | None]]  # (request target, Authorization header) per request
+
+
 @pytest.fixture
-def proxy() -> Iterator[tuple[str, list[tuple[str, str | None]]]]:
-    seen: list[tuple[str, str | None]] = []
+def proxied(
+    monkeypatch: pytest.MonkeyPatch, registry: Registry
+) -> Iterator[tuple[Repository, Seen]]:
+    """A repository holding `v1`, and what the forward proxy carried once HTTP_PROXY names
+    it (no other proxy variable set; the image is pushed before, not through it)."""
+    push(registry.url, "proxied/app", make_image([{"app/a.txt": b"a"}]), tag="v1")
+    seen: Seen = []
     handler = type("Recorded", (_Forward,), {"seen": seen})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_address[1]}")
+    yield Repository(registry.host, "proxied/app"), seen
     server.shutdown()
     server.server_close()
 
 
-@pytest.fixture
-def repo(registry: Registry) -> Repository:
-    push(registry.url, "proxied/app", make_image([{"app/a.txt": b"a"}]), tag="v1")
-    return Repository(registry.host, "proxied/app")
-
-
-def _clear(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-
-
 def test_http_proxy_carries_every_request_to_the_registry(
-    monkeypatch: pytest.MonkeyPatch,
-    proxy: tuple[str, list[tuple[str, str | None]]],
-    repo: Repository,
+    proxied: tuple[Repository, Seen],
 ) -> None:
-    url, seen = proxy
-    _clear(monkeypatch)
-    monkeypatch.setenv("HTTP_PROXY", url)
+    repo, seen = proxied
     with RegistryClient() as client:
         assert client.list_tags(repo) == ["v1"]
         client.get_manifest(repo.tag("v1"))
@@ -88,13 +84,9 @@ def test_http_proxy_carries_every_request_to_the_registry(
 
 
 def test_no_proxy_sends_the_registry_direct(
-    monkeypatch: pytest.MonkeyPatch,
-    proxy: tuple[str, list[tuple[str, str | None]]],
-    repo: Repository,
+    monkeypatch: pytest.MonkeyPatch, proxied: tuple[Repository, Seen]
 ) -> None:
-    url, seen = proxy
-    _clear(monkeypatch)
-    monkeypatch.setenv("HTTP_PROXY", url)
+    repo, seen = proxied
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     with RegistryClient() as client:
         assert client.list_tags(repo) == ["v1"]
@@ -102,14 +94,9 @@ def test_no_proxy_sends_the_registry_direct(
 
 
 def test_netrc_credentials_are_never_added(
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    proxy: tuple[str, list[tuple[str, str | None]]],
-    repo: Repository,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, proxied: tuple[Repository, Seen]
 ) -> None:
-    url, seen = proxy
-    _clear(monkeypatch)
-    monkeypatch.setenv("HTTP_PROXY", url)
+    repo, seen = proxied
     netrc = tmp_path / ".netrc"
     netrc.write_text("machine 127.0.0.1 login someone password secret\n")
     netrc.chmod(0o600)
