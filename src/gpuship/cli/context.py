@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON, has_config_input
+from gpuship.errors import ConfigError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
+    from gpuship.config.load import LoadedConfig
     from gpuship.config.model import GpushipConfig
     from gpuship.registry.access import RegistryAccess, RetryPolicy
     from gpuship.registry.client import RegistryClient
@@ -40,12 +42,18 @@ class Context:
     @functools.cached_property
     def config(self) -> GpushipConfig:
         """The validated config: defaults < file < environment < `--fail-on`."""
-        from gpuship.config.load import load_config, with_overrides
+        from gpuship.config.load import with_overrides
 
-        loaded = load_config(self.config_path, self.environ).config
+        loaded = self._loaded.config
         if self.fail_on_flag is None:
             return loaded
         return with_overrides(loaded, {"fail-on": self.fail_on_flag})
+
+    @functools.cached_property
+    def _loaded(self) -> LoadedConfig:
+        from gpuship.config.load import load_config
+
+        return load_config(self.config_path, self.environ)
 
     def validate_config(self) -> None:
         """Validate now if there is anything to validate, so a broken file stops every command
@@ -61,9 +69,13 @@ class Context:
         lint = self.config.lint.settings()
         if not (self.config.rules or lint.enable or lint.disable or lint.severity):
             return {}  # nothing overridden: no need to load every stage's catalog
+        from gpuship.report.catalog import RuleKeyError
         from gpuship.rules_catalog import rule_overrides
 
-        return rule_overrides(self.config.rules, lint)
+        try:
+            return rule_overrides(self.config.rules, lint)
+        except RuleKeyError as error:  # name the line, or the variable, that set the key
+            raise ConfigError(f"{self._loaded.where(error.path)}: {error}") from None
 
     @functools.cached_property
     def has_config_input(self) -> bool:

@@ -12,7 +12,7 @@ import difflib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +32,17 @@ ConfigPath = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class LoadedConfig:
-    """A validated config and the file it came from (None when defaults only)."""
+    """A validated config, the file it came from (None when defaults only), and where each
+    value came from, for a problem found after validation (a rule key that names no rule)."""
 
     config: GpushipConfig
     path: Path | None
+    positions: Mapping[ConfigPath, tuple[int, int]] = field(default_factory=dict)
+    sources: Mapping[ConfigPath, str] = field(default_factory=dict)
+
+    def where(self, key_path: ConfigPath) -> str:
+        """`gpuship.yaml:3:5`, `environment GPUSHIP_RULES__X`, else the file or `config`."""
+        return _where(key_path, self.path, self.positions, self.sources)
 
 
 def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
@@ -49,7 +56,7 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
         config = GpushipConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, positions, env_sources)) from None
-    return LoadedConfig(config=config, path=path)
+    return LoadedConfig(config, path, positions, env_sources)
 
 
 def with_overrides(config: GpushipConfig, overrides: Mapping[str, object]) -> GpushipConfig:

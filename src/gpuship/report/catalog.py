@@ -86,18 +86,35 @@ def resolve_overrides(sources: Sequence[OverrideSource]) -> dict[str, Severity |
     return overrides
 
 
+class RuleKeyError(InputError):
+    """A key that names no configurable rule. `path` is where the key stands in gpuship.yaml
+    (`("rules", "nope")`, `("lint", "enable", 2)`), so the CLI can name its line or the
+    variable that set it."""
+
+    def __init__(self, message: str, path: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def _named(source: OverrideSource, key: str, field: str) -> list[Rule]:
     """The configurable rules `key` names; a category leaves the others out."""
     where = source.section if source.section == "rules" else f"{source.section}.{field}"
+    path: tuple[str | int, ...] = (source.section, key)
+    if field in ("enable", "disable"):
+        path = (source.section, field, getattr(source, field).index(key))
+    elif source.section != "rules":
+        path = (source.section, field, key)
     found = resolve(source.catalog, key)
     if not found:
-        raise InputError(
-            f"{where}: '{key}' names no rule id, rule name or category (see `gpuship rules`)"
+        raise RuleKeyError(
+            f"{where}: '{key}' names no rule id, rule name or category (see `gpuship rules`)",
+            path,
         )
     if len(found) == 1 and not found[0].configurable:
-        raise InputError(
+        raise RuleKeyError(
             f"{where}: {found[0].id} ({found[0].name}) reports what happened, not a "
-            "judgement; its severity cannot be changed"
+            "judgement; its severity cannot be changed",
+            path,
         )
     return [rule for rule in found if rule.configurable]
 

@@ -66,6 +66,30 @@ def test_unknown_or_unconfigurable_keys_are_config_errors(key: str, message: str
         rule_overrides({key: "note"}, LintSettings())
 
 
+@pytest.mark.parametrize(
+    ("config", "where", "message"),
+    [
+        ("verify: {}\nrules:\n  nope: off\n", "3:3", "rules: 'nope' names no rule id"),
+        ("lint:\n  enable: [pinning, bogus]\n", "2:21", "lint.enable: 'bogus' names no rule"),
+        ("lint:\n  severity:\n    GSB302: note\n", "3:5", "lint.severity: 'GSB302' names no"),
+        ("rules:\n  GSB302: note\n", "2:3", "rules: GSB302 (push-refused) reports what"),
+    ],
+)
+def test_a_bad_rule_key_names_its_line(tmp_path: Path, config: str, where: str, message: str):
+    code, _, err = run(tmp_path, config, "rules")
+    assert code == 2
+    assert err.startswith(f"gpuship: error: {tmp_path / 'gpuship.yaml'}:{where}: {message}")
+    assert err.count("\n") == 1
+
+
+def test_a_bad_rule_key_from_the_environment_names_the_variable() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["rules"], {"GPUSHIP_RULES__NOPE": "off"}, out, err) == 2
+    assert err.getvalue().startswith(
+        "gpuship: error: environment GPUSHIP_RULES__NOPE: rules: 'nope' names no rule id"
+    )
+
+
 def test_a_category_leaves_what_happened_alone() -> None:
     overrides = rule_overrides({"release": "off"}, LintSettings())
     assert overrides["GSR201"] is None  # prune-delete: a judgement of retention
