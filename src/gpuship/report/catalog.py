@@ -98,12 +98,12 @@ class RuleKeyError(InputError):
 
 def _named(source: OverrideSource, key: str, field: str) -> list[Rule]:
     """The configurable rules `key` names; a category leaves the others out."""
-    where = source.section if source.section == "rules" else f"{source.section}.{field}"
     path: tuple[str | int, ...] = (source.section, key)
     if field in ("enable", "disable"):
         path = (source.section, field, getattr(source, field).index(key))
     elif source.section != "rules":
         path = (source.section, field, key)
+    where = ".".join(str(part) for part in path[:-1])  # `rules`, `lint.enable`, ...
     found = resolve(source.catalog, key)
     if not found:
         raise RuleKeyError(
