@@ -5,8 +5,6 @@ with its certificate verified (its errors: test_credential_scope.py)."""
 from __future__ import annotations
 
 import socket
-import ssl
-from collections.abc import Callable
 
 import pytest
 
@@ -16,6 +14,7 @@ from bed.topology import RegistryTopology
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
 from gpuship.registry.tls import speaks_tls
+from integration.registry.ssl_calls import count_calls
 
 pytestmark = pytest.mark.integration
 
@@ -39,23 +38,11 @@ def test_a_handshake_tells_tls_from_plain_http(
     assert speaks_tls("127.0.0.1", _closed_port(), timeout=5) is False
 
 
-def _count_ca_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    loads: list[object] = []
-    original: Callable[..., None] = ssl.SSLContext.load_verify_locations
-
-    def counted(self: ssl.SSLContext, *args: object, **kwargs: object) -> None:
-        loads.append(args or kwargs)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
-    return loads
-
-
 def test_a_plain_http_registry_costs_no_ca_load(
     monkeypatch: pytest.MonkeyPatch, registry: Registry
 ) -> None:
     push(registry.url, "probe/plain", make_image([{"a.txt": b"a"}]), tag="v1")
-    loads = _count_ca_loads(monkeypatch)
+    loads = count_calls(monkeypatch, "load_verify_locations")
     with RegistryClient() as client:
         assert client.list_tags(Repository(registry.host, "probe/plain")) == ["v1"]
         assert client.base_url(Repository(registry.host, "probe/plain")).startswith("http://")
@@ -65,7 +52,7 @@ def test_a_plain_http_registry_costs_no_ca_load(
 def test_a_tls_registry_on_loopback_is_still_verified(
     monkeypatch: pytest.MonkeyPatch, registry_topology: RegistryTopology
 ) -> None:
-    loads = _count_ca_loads(monkeypatch)
+    loads = count_calls(monkeypatch, "load_verify_locations")
     repo = Repository(registry_topology.tls.host, "probe/tls")
     with RegistryClient(environ=registry_topology.environ(ca="SSL_CERT_FILE")) as client:
         assert client.base_url(repo) == f"https://{registry_topology.tls.host}"

@@ -4,8 +4,6 @@ bundle again), and certificates are still checked against the same CAs."""
 
 from __future__ import annotations
 
-import ssl
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,20 +14,9 @@ from gpuship.registry.access import RetryPolicy
 from gpuship.registry.artifact import READ_WORKERS, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
+from integration.registry.ssl_calls import count_calls
 
 pytestmark = pytest.mark.integration
-
-
-def _count(monkeypatch: pytest.MonkeyPatch, name: str) -> list[object]:
-    calls: list[object] = []
-    original: Callable[..., None] = getattr(ssl.SSLContext, name)
-
-    def counted(self: ssl.SSLContext, *args: object, **kwargs: object) -> None:
-        calls.append(kwargs or args)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, name, counted)
-    return calls
 
 
 @pytest.mark.parametrize(("ca", "loads"), [("SSL_CERT_FILE", 1), ("certs.d", 2)])
@@ -42,7 +29,7 @@ def test_concurrent_reads_load_the_cas_once(
     for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"):
         monkeypatch.delenv(name, raising=False)
     repo = Repository(topology.tls.host, "tls-context/app")
-    bundles = _count(monkeypatch, "load_verify_locations")
+    bundles = count_calls(monkeypatch, "load_verify_locations")
     with RegistryClient(environ=topology.environ(ca=ca)) as client:
         tags = [f"t{n}" for n in range(READ_WORKERS * 2)]
         answers = read_each(lambda tag: client.blob_exists(repo, "sha256:" + "0" * 64), tags)
