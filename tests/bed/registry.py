@@ -2,7 +2,8 @@
 
 Each registry gets its own free port, storage dir and config file under a temp dir, has
 `storage.delete.enabled: true` (off by default in v2.8), and optionally htpasswd basic auth
-(bcrypt only: distribution ignores other hash types).
+(bcrypt only: distribution ignores other hash types) and HTTPS with a certificate from a bed CA
+(served by the registry's own Go TLS stack, with no proxy in between).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import requests
 import yaml
 
+from bed.pki import CertificateAuthority
 from bed.process import ServiceProcess, ServiceStartError, free_port, start_service
 
 REGISTRY_BINARY = "docker-registry"
@@ -68,9 +70,16 @@ def write_htpasswd(path: Path, username: str, password: str) -> None:
 
 
 def registry_config(
-    root: Path, port: int, auth: dict[str, object] | None = None
+    root: Path,
+    port: int,
+    auth: dict[str, object] | None = None,
+    tls: dict[str, str] | None = None,
 ) -> dict[str, object]:
-    """The distribution v2.8 config for one bed registry; `auth` is its `auth:` section."""
+    """The distribution v2.8 config for one bed registry; `auth` is its `auth:` section, `tls`
+    its `http.tls:` (certificate and key paths)."""
+    http: dict[str, object] = {"addr": f"127.0.0.1:{port}", "secret": "gpuship-test-bed"}
+    if tls is not None:
+        http["tls"] = tls
     config: dict[str, object] = {
         "version": 0.1,
         "log": {"level": "warn", "accesslog": {"disabled": True}},
@@ -79,16 +88,17 @@ def registry_config(
             "delete": {"enabled": True},
             "maintenance": {"uploadpurging": {"enabled": False}},
         },
-        "http": {"addr": f"127.0.0.1:{port}", "secret": "gpuship-test-bed"},
+        "http": http,
     }
     if auth is not None:
         config["auth"] = auth
     return config
 
 
-def _answers_v2(url: str, auth_required: bool) -> bool:
+def _answers_v2(url: str, auth_required: bool, ca: Path | None) -> bool:
     # Without credentials a registry with auth answers /v2/ with 401 once it is serving.
-    status = requests.get(f"{url}/v2/", timeout=2).status_code
+    verify: str | bool = str(ca) if ca is not None else True
+    status = requests.get(f"{url}/v2/", timeout=2, verify=verify).status_code
     return status == (401 if auth_required else 200)
 
 
@@ -99,9 +109,11 @@ def run_registry(
     password: str | None = None,
     *,
     auth: dict[str, object] | None = None,
+    tls: CertificateAuthority | None = None,
 ) -> Iterator[Registry]:
     """Run a registry under `root` until the context exits; htpasswd basic auth when a username
-    is given, else the `auth:` section given (e.g. token auth), else none."""
+    is given, else the `auth:` section given (e.g. token auth), else none. With `tls` it serves
+    HTTPS only, with a certificate for 127.0.0.1 signed by that CA."""
     root.mkdir(parents=True, exist_ok=True)
     if username is not None:
         if password is None:
@@ -109,18 +121,23 @@ def run_registry(
         htpasswd = root / "htpasswd"
         write_htpasswd(htpasswd, username, password)
         auth = {"htpasswd": {"realm": "gpuship-test", "path": str(htpasswd)}}
+    tls_config, ca, scheme = None, None, "http"
+    if tls is not None:
+        cert = tls.server_cert(f"registry-{root.name}")
+        tls_config = {"certificate": str(cert.cert_path), "key": str(cert.key_path)}
+        ca, scheme = tls.cert_path, "https"
     service: ServiceProcess | None = None
     last_error: ServiceStartError | None = None
     # A free port can be taken between asking and binding; a new port fixes that.
     for _ in range(PORT_ATTEMPTS):
         port = free_port()
         config_path = root / "config.yml"
-        config_path.write_text(yaml.safe_dump(registry_config(root, port, auth)))
-        url = f"http://127.0.0.1:{port}"
+        config_path.write_text(yaml.safe_dump(registry_config(root, port, auth, tls_config)))
+        url = f"{scheme}://127.0.0.1:{port}"
         service = start_service(
             "docker-registry", [REGISTRY_BINARY, "serve", str(config_path)], root / "registry.log"
         )
-        probe = functools.partial(_answers_v2, url, auth is not None)
+        probe = functools.partial(_answers_v2, url, auth is not None, ca)
         try:
             service.wait_ready(probe, READY_TIMEOUT_S)
         except ServiceStartError as error:
