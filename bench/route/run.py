@@ -7,8 +7,11 @@ The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entrie
 made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
 11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 20 runs each
 after 3 warm-ups; valgrind counts one run's instructions, which do not vary with the load of
-a shared machine. Usage: bench/route/run.sh [--tls] (it compiles the modules first, see
-bench/compiled.sh); --tls keeps the inventory on the bed's HTTPS registry instead.
+a shared machine. Usage: bench/route/run.sh [--tls] [--action PYTHON] (it compiles the modules
+first, see bench/compiled.sh); --tls keeps the inventory on a registry serving HTTPS instead;
+--action runs gpuship as the actions install it (actions/_setup/setup.sh: a venv holding only
+requirements/action.txt, built with PYTHON, e.g. the python3 of the runner image) instead of
+the test venv.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bed.pki import CertificateAuthority  # noqa: E402
 from bed.registry import run_registry  # noqa: E402
-from bed.topology import BASIC_PASSWORD, BASIC_USER, run_topology  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
 from gpuship.registry.reference import parse_repository  # noqa: E402
 from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
@@ -37,7 +40,7 @@ from gpuship.route.inventory import publish_audit  # noqa: E402
 from gpuship.verify.audit import audit_from_document  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "gpu-readings" / "NVIDIA-H200-580.159.04.audit.json"
-GPUSHIP = str(Path(sys.executable).parent / "gpuship")
+TEST_VENV_GPUSHIP = str(Path(sys.executable).parent / "gpuship")
 # (pool, driver, CUDA of the driver, GPU name, compute capability, GiB, machine, MIG slices)
 POOLS = [
     ("gpu-t4", "470.256.02", "11.4", "Tesla T4", "7.5", 15, "x86_64", 0),
@@ -105,13 +108,36 @@ def matrix() -> dict:
     return {"include": cells}
 
 
+def action_gpuship(work: Path, python: str) -> str:
+    """The `gpuship` command the actions' setup step writes: a wrapper running this checkout
+    with a venv of requirements/action.txt built by `python` (as on a runner, from bytecode)."""
+    environ = dict(os.environ, GPUSHIP_PYTHON=python, RUNNER_TOOL_CACHE=str(work / "tool-cache"))
+    environ.update(RUNNER_TEMP=str(work), GITHUB_OUTPUT=str(work / "setup-outputs"))
+    environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        ["bash", str(ROOT / "actions" / "_setup" / "setup.sh")],
+        env=environ, check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    outputs = dict(line.split("=", 1) for line in (work / "setup-outputs").read_text().splitlines())
+    venv_python = outputs["python"]
+    subprocess.run(
+        [venv_python, "-m", "compileall", "-q", str(ROOT / "src")],
+        check=True, env=environ, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    print(subprocess.run([venv_python, "-VV"], capture_output=True, text=True).stdout.strip())
+    return outputs["gpuship"]
+
+
 def instructions(command: str, cwd: Path, environ: dict[str, str]) -> str:
     """Instructions one run executes (valgrind cachegrind): unlike wall time on a shared
-    machine, the same from run to run, so it shows what a change saved."""
+    machine, the same from run to run, so it shows what a change saved. The actions' gpuship
+    is a bash wrapper that execs Python, so children are traced and the last count (Python's)
+    is kept."""
     if shutil.which("valgrind") is None:
         return "unknown (no valgrind)"
     run = subprocess.run(
-        f"valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null {command}",
+        "valgrind --tool=cachegrind --cache-sim=no --trace-children=yes "
+        f"--cachegrind-out-file=/dev/null {command}",
         shell=True, cwd=cwd, capture_output=True, text=True, timeout=600, env=environ,
     )  # fmt: skip
     refs = [line for line in run.stderr.splitlines() if "I refs:" in line or "I   refs:" in line]
@@ -124,24 +150,30 @@ def instructions(command: str, cwd: Path, environ: dict[str, str]) -> str:
 @contextlib.contextmanager
 def inventory_registry(work: Path, tls: bool) -> Iterator[tuple[str, dict[str, str]]]:
     """(where the inventory goes, the environment that reaches it): the bed's plain-HTTP
-    registry, or with --tls the bed's HTTPS registry (its own CA given as certs.d, basic auth,
-    behind the bed's recording proxy) with no CA bundle variable set, so the client loads the
-    default CAs as it would for ghcr.io."""
+    registry, or with --tls one serving HTTPS itself (a certificate from a throwaway CA, given
+    to gpuship as certs.d; basic auth) with no CA bundle variable set, so the client also loads
+    the default CAs as it would for ghcr.io."""
     if not tls:
         with run_registry(work / "registry") as registry:
             yield f"{registry.host}/bench/fleet", dict(os.environ)
         return
-    with (
-        run_registry(work / "basic", BASIC_USER, BASIC_PASSWORD) as basic,
-        run_topology(work / "topology", basic) as topology,
-    ):
+    ca = CertificateAuthority(work / "ca")
+    with run_registry(work / "tls", "bench", "bench-secret", tls=ca) as registry:
+        certs = work / "certs.d"
+        (certs / registry.host).mkdir(parents=True)
+        (certs / registry.host / "ca.crt").write_bytes(ca.cert_path.read_bytes())
         environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS}
-        yield f"{topology.tls.host}/bench/fleet", environ | topology.environ(ca="certs.d")
+        environ |= registry.credential_env() | {
+            "GPUSHIP_CERTS_DIR": str(certs),
+            "DOCKER_CONFIG": str(work / "no-docker-config"),
+        }
+        yield f"{registry.host}/bench/fleet", environ
 
 
-def main(tls: bool) -> None:
+def main(tls: bool, action_python: str | None) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-route-"))
     try:
+        gpuship = action_gpuship(work, action_python) if action_python else TEST_VENV_GPUSHIP
         with inventory_registry(work, tls) as (fleet, environ):
             folder = work / "audits"
             folder.mkdir()
@@ -152,8 +184,8 @@ def main(tls: bool) -> None:
                     (folder / f"{audit.runner.runner_name}.json").write_text(json.dumps(doc))
             (work / "matrix.json").write_text(json.dumps(matrix()))
             (work / "gpuship.yaml").write_text("verify:\n  require-gpu-runtime: false\n")
-            route = f"{GPUSHIP} route --matrix matrix.json --fleet {fleet} --format json"
-            fleet_cmd = f"{GPUSHIP} fleet audits --matrix matrix.json --format json"
+            route = f"{gpuship} route --matrix matrix.json --fleet {fleet} --format json"
+            fleet_cmd = f"{gpuship} fleet audits --matrix matrix.json --format json"
             check = subprocess.run(
                 route, shell=True, cwd=work, capture_output=True, text=True, env=environ
             )
@@ -176,5 +208,16 @@ def main(tls: bool) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def arguments() -> tuple[bool, str | None]:
+    args = sys.argv[1:]
+    tls = "--tls" in args
+    if "--action" not in args:
+        return tls, None
+    at = args.index("--action") + 1
+    if at >= len(args):
+        sys.exit("usage: bench/route/run.sh [--tls] [--action PYTHON]")
+    return tls, args[at]
+
+
 if __name__ == "__main__":
-    main(tls="--tls" in sys.argv[1:])
+    main(*arguments())
