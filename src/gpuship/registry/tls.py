@@ -76,15 +76,24 @@ def speaks_tls(host: str, port: int, timeout: float) -> bool:
         return False
 
 
+def _tunnels(proxy_url: str) -> bool:
+    """Whether HTTPS through this proxy is a CONNECT tunnel whose TLS is the registry's own
+    (a plain-HTTP proxy); an HTTPS or SOCKS proxy is set up by requests as it sees fit."""
+    return proxy_url.lower().startswith("http://")
+
+
 class _TrustAdapter(WatchedAdapter):
-    """An adapter whose direct connections share one TLS context, its CAs loaded once, on the
-    first HTTPS request (a plain-HTTP registry never loads them).
+    """An adapter whose direct and tunnelled connections share one TLS context, its CAs loaded
+    once, on the first HTTPS request (a plain-HTTP registry never loads them).
 
     requests hands urllib3 the CA bundle's path on every send (`cert_verify`), and urllib3
     loads it into each new connection's context: 30-50 ms of CPU per connection for the
     default bundle, eight times over when eight reads run at once (about 1.3 s of CPU for a
     route over 50 runners on a TLS registry). The shared context holds those CAs already, so
-    the path is not passed on. Through a proxy requests' own way is kept.
+    the path is not passed on. A tunnel through a plain-HTTP proxy (CONNECT, how HTTPS_PROXY
+    carries HTTPS) ends in TLS with the registry itself, so it uses the same context: the
+    certs.d CAs are trusted there too, and loaded once. Through an HTTPS proxy requests' own
+    way is kept.
     """
 
     def __init__(self, verify: str | bool, sources: tuple[str | Path, ...], system: bool) -> None:
@@ -100,10 +109,16 @@ class _TrustAdapter(WatchedAdapter):
         kwargs["ssl_context"] = self._context
         super().init_poolmanager(*args, **kwargs)
 
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        if _tunnels(proxy):
+            proxy_kwargs.setdefault("ssl_context", self._context)
+        return super().proxy_manager_for(proxy, **proxy_kwargs)
+
     def cert_verify(self, conn: Any, url: str, verify: bool | str, cert: Any) -> None:
         # (types-requests leaves cert_verify untyped)
         super().cert_verify(conn, url, verify, cert)  # type: ignore[no-untyped-call]
-        if url.lower().startswith("https") and verify == self._verify and conn.proxy is None:
+        direct_or_tunnelled = conn.proxy is None or _tunnels(conn.proxy.url)
+        if url.lower().startswith("https") and verify == self._verify and direct_or_tunnelled:
             self._load()
             conn.ca_certs = conn.ca_cert_dir = None  # in the shared context already
 

@@ -6,7 +6,13 @@ docker-registry's own TLS (Go's crypto/tls)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import selectors
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,6 +104,100 @@ def test_a_registry_serving_tls_itself_is_written_and_read_through_certs_d(
             inventory = read_inventory(client, repo)
         assert [entry.audit for entry in inventory.entries] == [audit]
         untrusting = environ | {"GPUSHIP_CERTS_DIR": str(tmp_path / "none")}
+        with (
+            RegistryClient(environ=untrusting, retry=RetryPolicy(attempts=1)) as client,
+            pytest.raises(RegistryUnavailable, match="not trusted"),
+        ):
+            client.list_tags(repo)
+
+
+class _Tunnel(http.server.BaseHTTPRequestHandler):
+    """A proxy that only tunnels (CONNECT), as corporate proxies carry HTTPS; notes each target."""
+
+    targets: list[str]  # set by `tunnelling_proxy`'s subclass
+
+    def do_CONNECT(self) -> None:
+        self.targets.append(self.path)
+        host, port = self.path.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as upstream:
+            self.send_response(200, "Connection established")
+            self.end_headers()
+            _relay(self.connection, upstream)
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _relay(one: socket.socket, other: socket.socket) -> None:
+    """Bytes both ways until either side closes or resets (or 10 s pass with nothing to
+    carry)."""
+    peer = {one: other, other: one}
+    with selectors.DefaultSelector() as selector:
+        for end in peer:
+            selector.register(end, selectors.EVENT_READ)
+        while events := selector.select(timeout=10):
+            for key, _ in events:
+                source: socket.socket = key.fileobj  # type: ignore[assignment]
+                try:
+                    data = source.recv(65536)
+                    if data:
+                        peer[source].sendall(data)
+                except OSError:  # a reset is a close, as a refused handshake ends it
+                    data = b""
+                if not data:
+                    return
+
+
+@contextlib.contextmanager
+def tunnelling_proxy() -> Iterator[tuple[str, list[str]]]:
+    """(the proxy's URL, the CONNECT targets it carried)."""
+    targets: list[str] = []
+    handler = type("Noted", (_Tunnel,), {"targets": targets})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", targets
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(("ca", "loads"), [("certs.d", 2), ("SSL_CERT_FILE", 1)])
+def test_tls_tunnelled_through_a_proxy_trusts_the_same_cas_loaded_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ca: str, loads: int
+) -> None:
+    """HTTPS_PROXY naming a plain-HTTP proxy: every request is a CONNECT tunnel ending in TLS
+    with the registry itself. The registry's CA is trusted there as on a direct connection
+    (certs.d included), and 16 concurrent reads load the CAs once, not once per tunnel.
+    Without the CA the certificate is still refused."""
+    authority = CertificateAuthority(tmp_path / "ca")
+    with (
+        run_registry(tmp_path / "registry", tls=authority) as registry,
+        tunnelling_proxy() as (proxy, targets),
+    ):
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+            monkeypatch.delenv(name.lower(), raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", proxy)
+        certs = tmp_path / "certs.d"
+        (certs / registry.host).mkdir(parents=True)
+        (certs / registry.host / "ca.crt").write_bytes(authority.cert_path.read_bytes())
+        untrusting = {"GPUSHIP_CERTS_DIR": str(tmp_path / "none"), "DOCKER_CONFIG": "/none"}
+        trusting = untrusting | (
+            {"GPUSHIP_CERTS_DIR": str(certs)}
+            if ca == "certs.d"
+            else {"SSL_CERT_FILE": str(authority.cert_path)}
+        )
+        repo = Repository(registry.host, "tunnelled/app")
+        bundles = count_calls(monkeypatch, "load_verify_locations")
+        with RegistryClient(environ=trusting, retry=RetryPolicy(attempts=1)) as client:
+            tags = [f"t{n}" for n in range(READ_WORKERS * 2)]
+            answers = read_each(lambda tag: client.blob_exists(repo, "sha256:" + "0" * 64), tags)
+        assert answers == [False] * len(tags)
+        assert set(targets) == {registry.host}
+        assert len(bundles) == loads
         with (
             RegistryClient(environ=untrusting, retry=RetryPolicy(attempts=1)) as client,
             pytest.raises(RegistryUnavailable, match="not trusted"),
