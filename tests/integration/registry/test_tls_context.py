@@ -1,8 +1,9 @@
 """TLS to a registry: the CAs are loaded once per client into one shared context, not once
 per connection (requests' own way: each of eight concurrent reads loaded the whole default
 bundle again), and certificates are still checked against the same CAs. The topology's TLS
-registry is the bed's Python proxy (Python's ssl on both ends); the last test talks to
-docker-registry's own TLS (Go's crypto/tls)."""
+registry is the bed's Python proxy (Python's ssl on both ends); the last tests talk to
+docker-registry's own TLS (Go's crypto/tls), directly and tunnelled through a CONNECT proxy
+made here."""
 
 from __future__ import annotations
 
