@@ -2,18 +2,12 @@
 per connection (requests' own way: each of eight concurrent reads loaded the whole default
 bundle again), and certificates are still checked against the same CAs. The topology's TLS
 registry is the bed's Python proxy (Python's ssl on both ends); the last tests talk to
-docker-registry's own TLS (Go's crypto/tls), directly and tunnelled through a CONNECT proxy
-made here."""
+docker-registry's own TLS (Go's crypto/tls), directly and tunnelled through the bed's CONNECT
+proxy."""
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
-import selectors
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +15,7 @@ import pytest
 from bed.pki import CertificateAuthority
 from bed.registry import run_registry
 from bed.topology import RegistryTopology
+from bed.tunnel import tunnelling_proxy
 from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.registry.access import RetryPolicy
 from gpuship.registry.artifact import READ_WORKERS, read_each
@@ -110,59 +105,6 @@ def test_a_registry_serving_tls_itself_is_written_and_read_through_certs_d(
             pytest.raises(RegistryUnavailable, match="not trusted"),
         ):
             client.list_tags(repo)
-
-
-class _Tunnel(http.server.BaseHTTPRequestHandler):
-    """A proxy that only tunnels (CONNECT), as corporate proxies carry HTTPS; notes each target."""
-
-    targets: list[str]  # set by `tunnelling_proxy`'s subclass
-
-    def do_CONNECT(self) -> None:
-        self.targets.append(self.path)
-        host, port = self.path.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=10) as upstream:
-            self.send_response(200, "Connection established")
-            self.end_headers()
-            _relay(self.connection, upstream)
-        self.close_connection = True
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-def _relay(one: socket.socket, other: socket.socket) -> None:
-    """Bytes both ways until either side closes or resets (or 10 s pass with nothing to
-    carry)."""
-    peer = {one: other, other: one}
-    with selectors.DefaultSelector() as selector:
-        for end in peer:
-            selector.register(end, selectors.EVENT_READ)
-        while events := selector.select(timeout=10):
-            for key, _ in events:
-                source: socket.socket = key.fileobj  # type: ignore[assignment]
-                try:
-                    data = source.recv(65536)
-                    if data:
-                        peer[source].sendall(data)
-                except OSError:  # a reset is a close, as a refused handshake ends it
-                    data = b""
-                if not data:
-                    return
-
-
-@contextlib.contextmanager
-def tunnelling_proxy() -> Iterator[tuple[str, list[str]]]:
-    """(the proxy's URL, the CONNECT targets it carried)."""
-    targets: list[str] = []
-    handler = type("Noted", (_Tunnel,), {"targets": targets})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", targets
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize(("ca", "loads"), [("certs.d", 2), ("SSL_CERT_FILE", 1)])
