@@ -7,8 +7,9 @@ The inventory is the test bed's `docker-registry` on 127.0.0.1 holding 50 entrie
 made from the real H200 audit in tests/data/gpu-readings. The matrix has 50 cells (CUDA
 11.8-13.0 x arch lists). hyperfine times whole processes (start-up included), 20 runs each
 after 3 warm-ups; valgrind counts one run's instructions, which do not vary with the load of
-a shared machine. Usage: bench/route/run.sh [--tls] [--action PYTHON] (it compiles the modules
-first, see bench/compiled.sh); --tls keeps the inventory on a registry serving HTTPS instead;
+a shared machine. Usage: bench/route/run.sh [--tls [--proxy]] [--action PYTHON] (it compiles
+the modules first, see bench/compiled.sh); --tls keeps the inventory on a registry serving
+HTTPS instead, --proxy reaches it through a CONNECT proxy (HTTPS_PROXY);
 --action runs gpuship as the actions install it (actions/_setup/setup.sh: a venv holding only
 requirements/action.txt, built with PYTHON, e.g. the python3 of the runner image) instead of
 the test venv.
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bed.pki import CertificateAuthority  # noqa: E402
 from bed.registry import run_registry  # noqa: E402
+from bed.tunnel import tunnelling_proxy  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
 from gpuship.registry.reference import parse_repository  # noqa: E402
 from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
@@ -41,6 +43,10 @@ from gpuship.verify.audit import audit_from_document  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "gpu-readings" / "NVIDIA-H200-580.159.04.audit.json"
 TEST_VENV_GPUSHIP = str(Path(sys.executable).parent / "gpuship")
+PROXY_VARS = tuple(
+    name for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+    for name in (base, base.lower())
+)  # fmt: skip
 # (pool, driver, CUDA of the driver, GPU name, compute capability, GiB, machine, MIG slices)
 POOLS = [
     ("gpu-t4", "470.256.02", "11.4", "Tesla T4", "7.5", 15, "x86_64", 0),
@@ -148,33 +154,37 @@ def instructions(command: str, cwd: Path, environ: dict[str, str]) -> str:
 
 
 @contextlib.contextmanager
-def inventory_registry(work: Path, tls: bool) -> Iterator[tuple[str, dict[str, str]]]:
+def inventory_registry(work: Path, tls: bool, proxy: bool) -> Iterator[tuple[str, dict[str, str]]]:
     """(where the inventory goes, the environment that reaches it): the bed's plain-HTTP
     registry, or with --tls one serving HTTPS itself (a certificate from a throwaway CA, given
     to gpuship as certs.d; basic auth) with no CA bundle variable set, so the client also loads
-    the default CAs as it would for ghcr.io."""
+    the default CAs as it would for ghcr.io; --proxy adds a corporate-style proxy in front
+    (HTTPS_PROXY naming the bed's CONNECT-only proxy)."""
     if not tls:
         with run_registry(work / "registry") as registry:
             yield f"{registry.host}/bench/fleet", dict(os.environ)
         return
     ca = CertificateAuthority(work / "ca")
-    with run_registry(work / "tls", "bench", "bench-secret", tls=ca) as registry:
+    with contextlib.ExitStack() as stack:
+        registry = stack.enter_context(run_registry(work / "tls", "bench", "secret", tls=ca))
         certs = work / "certs.d"
         (certs / registry.host).mkdir(parents=True)
         (certs / registry.host / "ca.crt").write_bytes(ca.cert_path.read_bytes())
-        environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS}
+        environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS + PROXY_VARS}
         environ |= registry.credential_env() | {
             "GPUSHIP_CERTS_DIR": str(certs),
             "DOCKER_CONFIG": str(work / "no-docker-config"),
         }
+        if proxy:
+            environ["HTTPS_PROXY"], _ = stack.enter_context(tunnelling_proxy())
         yield f"{registry.host}/bench/fleet", environ
 
 
-def main(tls: bool, action_python: str | None) -> None:
+def main(tls: bool, proxy: bool, action_python: str | None) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-route-"))
     try:
         gpuship = action_gpuship(work, action_python) if action_python else TEST_VENV_GPUSHIP
-        with inventory_registry(work, tls) as (fleet, environ):
+        with inventory_registry(work, tls, proxy) as (fleet, environ):
             folder = work / "audits"
             folder.mkdir()
             with RegistryClient(environ=environ) as client:
@@ -208,15 +218,20 @@ def main(tls: bool, action_python: str | None) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def arguments() -> tuple[bool, str | None]:
+USAGE = "usage: bench/route/run.sh [--tls [--proxy]] [--action PYTHON]"
+
+
+def arguments() -> tuple[bool, bool, str | None]:
     args = sys.argv[1:]
-    tls = "--tls" in args
+    tls, proxy = "--tls" in args, "--proxy" in args
+    if proxy and not tls:
+        sys.exit(f"{USAGE} (--proxy tunnels HTTPS)")
     if "--action" not in args:
-        return tls, None
+        return tls, proxy, None
     at = args.index("--action") + 1
     if at >= len(args):
-        sys.exit("usage: bench/route/run.sh [--tls] [--action PYTHON]")
-    return tls, args[at]
+        sys.exit(USAGE)
+    return tls, proxy, args[at]
 
 
 if __name__ == "__main__":
