@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bed.pki import CertificateAuthority  # noqa: E402
 from bed.registry import run_registry  # noqa: E402
-from bed.tunnel import tunnelling_proxy  # noqa: E402
+from bed.tunnel import PROXY_VARIABLES, tunnelling_proxy  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
 from gpuship.registry.reference import parse_repository  # noqa: E402
 from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
@@ -43,10 +43,6 @@ from gpuship.verify.audit import audit_from_document  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "gpu-readings" / "NVIDIA-H200-580.159.04.audit.json"
 TEST_VENV_GPUSHIP = str(Path(sys.executable).parent / "gpuship")
-PROXY_VARS = tuple(
-    name for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
-    for name in (base, base.lower())
-)  # fmt: skip
 # (pool, driver, CUDA of the driver, GPU name, compute capability, GiB, machine, MIG slices)
 POOLS = [
     ("gpu-t4", "470.256.02", "11.4", "Tesla T4", "7.5", 15, "x86_64", 0),
@@ -167,10 +163,8 @@ def inventory_registry(work: Path, tls: bool, proxy: bool) -> Iterator[tuple[str
     ca = CertificateAuthority(work / "ca")
     with contextlib.ExitStack() as stack:
         registry = stack.enter_context(run_registry(work / "tls", "bench", "secret", tls=ca))
-        certs = work / "certs.d"
-        (certs / registry.host).mkdir(parents=True)
-        (certs / registry.host / "ca.crt").write_bytes(ca.cert_path.read_bytes())
-        environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS + PROXY_VARS}
+        certs = ca.trusted_in(work / "certs.d", registry.host)
+        environ = {k: v for k, v in os.environ.items() if k not in BUNDLE_VARS + PROXY_VARIABLES}
         environ |= registry.credential_env() | {
             "GPUSHIP_CERTS_DIR": str(certs),
             "DOCKER_CONFIG": str(work / "no-docker-config"),

@@ -88,6 +88,13 @@ class CertificateAuthority:
         self.cert_path = directory / "ca.crt"
         self.cert_path.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
+    def trusted_in(self, certs_dir: Path, host: str) -> Path:
+        """Put this CA where Docker's per-registry trust looks for `host`
+        (`certs_dir/<host>/ca.crt`); returns `certs_dir`, for `GPUSHIP_CERTS_DIR`."""
+        (certs_dir / host).mkdir(parents=True, exist_ok=True)
+        (certs_dir / host / "ca.crt").write_bytes(self.cert_path.read_bytes())
+        return certs_dir
+
     def server_cert(
         self, name: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
     ) -> ServerCert:

@@ -177,9 +177,7 @@ def run_topology(root: Path, basic_upstream: Registry) -> Iterator[RegistryTopol
                 "the TLS registry's credential", TLS_USER, TLS_PASSWORD, frozenset({tls_proxy.host})
             )
         )
-        certs_dir = root / "certs.d"
-        (certs_dir / tls_proxy.host).mkdir(parents=True)
-        (certs_dir / tls_proxy.host / "ca.crt").write_bytes(ca.cert_path.read_bytes())
+        certs_dir = ca.trusted_in(root / "certs.d", tls_proxy.host)
         yield RegistryTopology(
             ledger=ledger,
             ca=ca,

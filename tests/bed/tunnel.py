@@ -10,6 +10,14 @@ import socket
 import threading
 from collections.abc import Iterator
 
+# Every variable requests reads to pick a proxy, in both spellings: a test or bench that sets
+# one clears the others first, so nothing from the calling shell routes its requests.
+PROXY_VARIABLES = tuple(
+    name
+    for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+    for name in (base, base.lower())
+)
+
 
 class _Tunnel(http.server.BaseHTTPRequestHandler):
     """Answers CONNECT only: notes the target, then relays bytes both ways."""

@@ -14,6 +14,7 @@ import pytest
 
 from bed.oci import make_image, push
 from bed.registry import Registry
+from bed.tunnel import PROXY_VARIABLES
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
 
@@ -62,9 +63,8 @@ def proxied(
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+    for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_address[1]}")
     yield Repository(registry.host, "proxied/app"), seen
     server.shutdown()

@@ -15,7 +15,7 @@ import pytest
 from bed.pki import CertificateAuthority
 from bed.registry import run_registry
 from bed.topology import RegistryTopology
-from bed.tunnel import tunnelling_proxy
+from bed.tunnel import PROXY_VARIABLES, tunnelling_proxy
 from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.registry.access import RetryPolicy
 from gpuship.registry.artifact import READ_WORKERS, read_each
@@ -91,9 +91,7 @@ def test_a_registry_serving_tls_itself_is_written_and_read_through_certs_d(
     audit = audit_from_document(document, "H200 audit")
     with run_registry(tmp_path / "registry", "tls-user", "tls-secret", tls=ca) as registry:
         repo = Repository(registry.host, "go-tls/fleet")
-        certs = tmp_path / "certs.d"
-        (certs / registry.host).mkdir(parents=True)
-        (certs / registry.host / "ca.crt").write_bytes(ca.cert_path.read_bytes())
+        certs = ca.trusted_in(tmp_path / "certs.d", registry.host)
         environ = registry.credential_env() | {"DOCKER_CONFIG": str(tmp_path / "no-config")}
         with RegistryClient(environ=environ | {"GPUSHIP_CERTS_DIR": str(certs)}) as client:
             publish_audit(client, repo, audit, None)
@@ -120,13 +118,10 @@ def test_tls_tunnelled_through_a_proxy_trusts_the_same_cas_loaded_once(
         run_registry(tmp_path / "registry", tls=authority) as registry,
         tunnelling_proxy() as (proxy, targets),
     ):
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        for name in PROXY_VARIABLES:
             monkeypatch.delenv(name, raising=False)
-            monkeypatch.delenv(name.lower(), raising=False)
         monkeypatch.setenv("HTTPS_PROXY", proxy)
-        certs = tmp_path / "certs.d"
-        (certs / registry.host).mkdir(parents=True)
-        (certs / registry.host / "ca.crt").write_bytes(authority.cert_path.read_bytes())
+        certs = authority.trusted_in(tmp_path / "certs.d", registry.host)
         untrusting = {"GPUSHIP_CERTS_DIR": str(tmp_path / "none"), "DOCKER_CONFIG": "/none"}
         trusting = untrusting | (
             {"GPUSHIP_CERTS_DIR": str(certs)}
