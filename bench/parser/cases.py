@@ -42,7 +42,7 @@ import resource, sys, time
 text = open(sys.argv[2], encoding="utf-8").read()
 start = time.process_time()
 if sys.argv[1] == "gpuship":
-    from gpuship.lint.syntax import parse
+    from gpuship.dockerfile import parse
     try:
         parse(text, limit=None)
     except Exception as exc:

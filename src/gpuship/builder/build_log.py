@@ -105,7 +105,7 @@ def _line_of_step(dockerfile: Path, step: str | None, number: int | None) -> int
     if step is None:
         return None
     # The Dockerfile parser, loaded only when a build failed.
-    from gpuship.lint.source import read_dockerfile
+    from gpuship.dockerfile.source import read_dockerfile
 
     try:
         parsed = read_dockerfile(dockerfile)

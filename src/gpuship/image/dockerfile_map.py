@@ -1,7 +1,7 @@
 """Map image layers back to the Dockerfile lines that made them.
 
 Layers come from the final stage's RUN, COPY and ADD instructions, in order, as BuildKit's
-parser (`lint.syntax`) splits the file: heredoc bodies are not instructions, and a
+parser (`gpuship.dockerfile`) splits the file: heredoc bodies are not instructions, and a
 continuation joins lines exactly as the history records the command. The config
 history states each layer's instruction: BuildKit writes `RUN /bin/sh -c CMD # buildkit` or
 `COPY SRC DST # buildkit`; the legacy builder writes `/bin/sh -c CMD` and
@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpuship.lint.syntax import DockerfileSyntaxError, DockerfileTooLarge, parse
+from gpuship.dockerfile import DockerfileSyntaxError, DockerfileTooLarge, parse
 
 _LAYER_KEYWORDS = ("RUN", "COPY", "ADD")
 _BUILD_ARGS = re.compile(r"^\|\d+(?:\s+\S+=\S*)*\s+")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuship.dockerfile import MAX_DOCKERFILE_BYTES
 from gpuship.documents import open_regular
 from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis
@@ -12,7 +13,6 @@ from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
 from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
-from gpuship.lint.syntax import MAX_DOCKERFILE_BYTES
 from gpuship.platforms import host_platform
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Report

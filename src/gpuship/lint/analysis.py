@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.context import BuildContext
 from gpuship.lint.packages import (
     PythonInstall,
@@ -25,7 +26,6 @@ from gpuship.lint.packages import (
 )
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
-from gpuship.lint.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.stages import Build, Stage, State, expand, expand_word
 
 _PYTHON = re.compile(r"^python[0-9.]*$")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuship.dockerfile.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.analysis import Analysis
@@ -36,7 +37,6 @@ from gpuship.lint.context import BuildContext, guess_context
 from gpuship.lint.result import FileSummary, StageSummary
 from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
-from gpuship.lint.source import ParsedDockerfile, Span, read_dockerfile
 from gpuship.lint.stages import Build, TargetNotFound, build_targets
 from gpuship.report import Finding, Location, Severity
 from gpuship.report.catalog import Overrides, resolve, resolve_overrides, rules_by_id

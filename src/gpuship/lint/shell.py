@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from gpuship.lint.source import Span, Text
+from gpuship.dockerfile.source import Span, Text
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 # Leading words that run the rest of the line as a command.

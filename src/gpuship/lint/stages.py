@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuship.dockerfile.source import Instruction, ParsedDockerfile
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.lint.source import Instruction, ParsedDockerfile
 
 _VARIABLE = re.compile(
     r"\\\$|\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-+])(?P<word>[^}]*))?\}"

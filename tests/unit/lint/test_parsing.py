@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuship.dockerfile.source import SourceMap, Text, parse_dockerfile
 from gpuship.lint.dockerignore import IgnoreRules
 from gpuship.lint.packages import (
     classify,
@@ -15,7 +16,6 @@ from gpuship.lint.packages import (
     parse_requirements,
 )
 from gpuship.lint.shell import ShellParser
-from gpuship.lint.source import SourceMap, Text, parse_dockerfile
 from gpuship.lint.stages import build_stages, expand
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Linter, positions
-from gpuship.lint.source import read_dockerfile
+from gpuship.dockerfile.source import read_dockerfile
 from gpuship.lint.stages import Build, build_targets, platform_args, runner_platform
 
 

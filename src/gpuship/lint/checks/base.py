@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuship.dockerfile.source import Instruction, Span
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.source import Instruction, Span
 from gpuship.lint.stages import Stage
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity

@@ -28,12 +28,12 @@ from gpuship.cuda.torch import (
     torch_release,
 )
 from gpuship.cuda.version import Version
+from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
 from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, reachable_runs
 from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.source import Span
 from gpuship.lint.stages import env_pairs, expand
 from gpuship.report import Severity
 

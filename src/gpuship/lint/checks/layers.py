@@ -5,13 +5,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
+from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.checks.base import Hit, at_word
 from gpuship.lint.checks.cache import left_caches
 from gpuship.lint.checks.cuda import _CUDA_EXTENSIONS
 from gpuship.lint.checks.weights import downloads
 from gpuship.lint.packages import os_install
-from gpuship.lint.source import Instruction
 from gpuship.lint.stages import Stage, State, expand_word
 from gpuship.units import human_size
 

@@ -7,6 +7,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterator
 
+from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import (
@@ -26,7 +27,6 @@ from gpuship.lint.packages import (
     os_package_pinned,
 )
 from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.source import Instruction, Span
 from gpuship.lint.stages import Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity

@@ -7,10 +7,10 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import Hit, at_instruction, at_word, reachable_runs
 from gpuship.lint.shell import SHELLS, Command, Word
-from gpuship.lint.source import Instruction
 from gpuship.lint.stages import Stage, env_pairs
 
 _SECRET_PARTS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIALS", "PAT"})

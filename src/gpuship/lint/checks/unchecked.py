@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis
 from gpuship.lint.checks.base import Hit, at_instruction
-from gpuship.lint.source import Span
 
 _FILE_START = Span(1, 1, 1, 1)
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuship.dockerfile.source import Instruction, Text
 from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
@@ -17,7 +18,6 @@ from gpuship.lint.checks.base import (
 )
 from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command
-from gpuship.lint.source import Instruction, Text
 from gpuship.lint.stages import Stage, expand_word
 from gpuship.units import human_size
 

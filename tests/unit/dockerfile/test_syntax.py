@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuship.lint.syntax import DockerfileSyntaxError, DockerfileTooLarge, parse
-from gpuship.lint.syntax.gostr import quote
-from gpuship.lint.syntax.jsonarray import NotStringArray, string_array
+from gpuship.dockerfile import DockerfileSyntaxError, DockerfileTooLarge, parse
+from gpuship.dockerfile.gostr import quote
+from gpuship.dockerfile.jsonarray import NotStringArray, string_array
 
 
 @pytest.mark.parametrize(

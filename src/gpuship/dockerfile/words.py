@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from gpuship.lint.syntax import gostr
+from gpuship.dockerfile import gostr
 
 # reWhitespace: ASCII blanks only, no newline.
 WHITESPACE = re.compile(r"[\t\v\f\r ]+")

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuship.lint.syntax.parser import Dockerfile, DockerfileSyntaxError, parse
+from gpuship.dockerfile.parser import Dockerfile, DockerfileSyntaxError, parse
 
 pytestmark = pytest.mark.skipif(
     platform.machine() not in ("x86_64", "AMD64"),

@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from gpuship.dockerfile import gostr, jsonarray, shellwords, words
 from gpuship.errors import InputError
-from gpuship.lint.syntax import gostr, jsonarray, shellwords, words
 
 # bufio.MaxScanTokenSize (64 KiB) holds a line and its newline.
 MAX_LINE_BYTES = 64 * 1024 - 1

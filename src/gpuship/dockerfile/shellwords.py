@@ -9,7 +9,7 @@ character here is always backslash, whatever the file's `escape` directive says.
 
 from __future__ import annotations
 
-from gpuship.lint.syntax import gostr
+from gpuship.dockerfile import gostr
 
 _SPECIAL_PARAMS = "@*#?-$!0"
 

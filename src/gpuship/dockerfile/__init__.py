@@ -1,6 +1,6 @@
 """How a Dockerfile parses: BuildKit's parser in Python, shared by every stage that reads one."""
 
-from gpuship.lint.syntax.parser import (
+from gpuship.dockerfile.parser import (
     MAX_DOCKERFILE_BYTES,
     MAX_NODES,
     Comment,

@@ -1,11 +1,11 @@
 """Read a Dockerfile into instructions that know where every character came from.
 
-The file is split by `lint.syntax.parser`, BuildKit's parser written in Python (instruction
-boundaries, flags, JSON vs shell form, heredocs, the `escape` directive, BuildKit's errors),
-so a file splits exactly as `docker build` splits it, on every platform. This module turns
-that tree into lint's view: each instruction's joined text with a map from every offset back
-to a (line, column) of the file, so a finding can point at the offending token, and the
-comment lines, where pragmas live.
+The file is split by `parser`, BuildKit's parser written in Python (instruction boundaries,
+flags, JSON vs shell form, heredocs, the `escape` directive, BuildKit's errors), so a file
+splits exactly as `docker build` splits it, on every platform. This module turns that tree
+into the view lint and build read: each instruction's joined text with a map from every
+offset back to a (line, column) of the file, so a finding can point at the offending token,
+and the comment lines, where pragmas live.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuship.lint.syntax import (
+from gpuship.dockerfile import (
     MAX_DOCKERFILE_BYTES,
     MAX_NODES,
     Dockerfile,
@@ -23,7 +23,7 @@ from gpuship.lint.syntax import (
     Node,
     parse,
 )
-from gpuship.lint.syntax import Heredoc as HeredocNode
+from gpuship.dockerfile import Heredoc as HeredocNode
 
 _KNOWN = frozenset(
     [
