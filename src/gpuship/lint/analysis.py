@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -26,7 +26,7 @@ from gpuship.lint.packages import (
 )
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
-from gpuship.lint.stages import Build, Stage, State, expand, expand_word
+from gpuship.lint.stages import Build, Env, Stage, State, Values, expand, expand_word
 
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
@@ -67,28 +67,25 @@ class Run:
     _installs: dict[int, PythonInstall | None] = field(
         default_factory=dict, compare=False, repr=False
     )
-    _exported: dict[int, dict[str, str | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _exported: dict[int, Values] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def commands(self) -> Iterator[Command]:
         for script in self.scripts:
             yield from script.commands
 
-    def env_at(self, command: Command) -> dict[str, str | None]:
-        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s. Read-only:
+    def env_at(self, command: Command) -> Values:
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s.
 
-        commands between two assignments share one dict, and only a `FOO=1` prefix makes a
-        copy, so a RUN of a hundred thousand commands costs no dict per command.
+        Persistent maps: commands between two assignments share one, and an assignment
+        adds a value without copying the rest, so neither a RUN of a hundred thousand
+        commands nor a stage of thousands of ARGs costs a dict per command.
         """
         after = self._exported_after  # fills self._exported
         env = self._exported.get(id(command), after)
         if not command.assignments:
             return env
-        env = dict(env)
-        _assign(env, [a.text for a in command.assignments])
-        return env
+        return _assigned(env, [a.text for a in command.assignments])
 
     def python_install(self, command: Command) -> PythonInstall | None:
         """What `command` installs with pip/uv/conda/poetry, if anything."""
@@ -98,22 +95,19 @@ class Run:
         return self._installs[key]
 
     @cached_property
-    def _exported_after(self) -> dict[str, str | None]:
+    def _exported_after(self) -> Values:
         """The stage env plus every assignment of this RUN; on the way, what each command sees.
 
-        One pass for all commands (a RUN can chain thousands); commands between two
-        assignments share one dict.
+        One pass for all commands (a RUN can chain thousands).
         """
-        env = dict(self.state.env)
+        env = self.state.env
         for other in self.commands:
             self._exported[id(other)] = env
             # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
             if other.name == "export":
-                env = dict(env)
-                _assign(env, [w.text for w in other.words[1:]])
+                env = _assigned(env, [w.text for w in other.words[1:]])
             elif not other.words:
-                env = dict(env)
-                _assign(env, [a.text for a in other.assignments])
+                env = _assigned(env, [a.text for a in other.assignments])
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -167,6 +161,10 @@ class Analysis:
         self._shell = ShellParser()
         # RUN instructions whose commands passed `run-max-commands` (the rest is unchecked).
         self.capped_runs: list[Instruction] = []
+        # True for the first target linted: a check about the file as a whole (its ARG
+        # lines, its build context), not about one target's build, runs then and only then,
+        # so a file of many targets is not read again for each.
+        self.first_target = True
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -175,12 +173,28 @@ class Analysis:
             return self
         other = Analysis(self.display, self.parsed, build, self.context, self.config)
         other._shell = self._shell
-        other.__dict__["runs"] = self.runs  # cached_property: computed once per file
+        other.first_target = False
+        # cached_property values: computed once per file, whatever the number of targets.
+        other.__dict__["runs"] = self.runs
+        other.__dict__["_runs_by_stage"] = self._runs_by_stage
+        other.__dict__["stage_names"] = self.stage_names
         return other
 
     @property
     def stages(self) -> tuple[Stage, ...]:
         return self.build.stages
+
+    @cached_property
+    def reachable_stages(self) -> tuple[Stage, ...]:
+        """The stages the build of the target runs, in file order. A check of one target
+        walks these, not every stage: a file of a thousand one-stage targets would be walked
+        a thousand times."""
+        return tuple(self.build.stages[i] for i in sorted(self.build.reachable))
+
+    @cached_property
+    def stage_names(self) -> frozenset[str]:
+        """Every stage name, lowercased (`COPY --from=NAME` names a stage, not an image)."""
+        return frozenset(s.name.lower() for s in self.build.stages if s.name)
 
     def final_stages(self) -> list[Stage]:
         """Stages whose filesystem is the produced image (the target and its FROM chain)."""
@@ -198,6 +212,12 @@ class Analysis:
 
     def runs_of(self, stage: Stage) -> list[Run]:
         return self._runs_by_stage.get(stage.index, [])
+
+    def runs_in(self, indexes: Iterable[int]) -> Iterator[Run]:
+        """The RUNs of the stages at `indexes`, in file order: as many steps as those RUNs
+        (a target of a file of a thousand stages reads only its own)."""
+        for index in sorted(indexes):
+            yield from self._runs_by_stage.get(index, ())
 
     @cached_property
     def _runs_by_stage(self) -> dict[int, list[Run]]:
@@ -301,7 +321,7 @@ class Analysis:
         self,
         run: Run,
         path: str,
-        env: dict[str, str | None],
+        env: Env,
         *,
         conda: bool = False,
         visited: set[str] | None = None,
@@ -385,7 +405,7 @@ class Analysis:
         return None
 
 
-def container_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
+def container_path(workdir: str, path: str, env: Env) -> str:
     """An absolute container path for `path` as a RUN in `workdir` sees it."""
     value = expand(path, env)[0].replace("$HOME", "/root")
     if value.startswith("~"):
@@ -393,13 +413,15 @@ def container_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
     return posixpath.normpath(posixpath.join(workdir, value))
 
 
-def _assign(env: dict[str, str | None], assignments: list[str]) -> None:
-    """Apply shell assignments in order; a value that uses an unknown variable is unknown."""
+def _assigned(env: Values, assignments: list[str]) -> Values:
+    """`env` after shell assignments in order; a value that uses an unknown variable is
+    unknown."""
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
         if sep:
             value, known = expand(raw, env)
-            env[name] = value if known else None
+            env = env.set(name, value if known else None)
+    return env
 
 
 def file_text(text: str) -> Text:

@@ -12,8 +12,12 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuship.lint.shell import Command, Word
+
+if TYPE_CHECKING:
+    from gpuship.lint.stages import Env
 
 _PIP = re.compile(r"^pip[0-9.]*$")
 _PYTHON = re.compile(r"^python[0-9.]*$")
@@ -143,7 +147,7 @@ class PythonInstall:
     options: frozenset[str]
 
 
-def python_install(command: Command, env: dict[str, str | None]) -> PythonInstall | None:
+def python_install(command: Command, env: Env) -> PythonInstall | None:
     """The install a command performs, or None when it installs no Python packages."""
     words = list(command.words)
     name = command.name
@@ -185,9 +189,7 @@ def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> list[Word] | None:
     return None
 
 
-def _pip_like(
-    tool: str, command: Command, verb: str, words: list[Word], env: dict[str, str | None]
-) -> PythonInstall:
+def _pip_like(tool: str, command: Command, verb: str, words: list[Word], env: Env) -> PythonInstall:
     specs: list[Spec] = []
     requirement_files: list[Word] = []
     constraint_files: list[Word] = []
@@ -244,7 +246,7 @@ def _pip_like(
     )
 
 
-def _conda(command: Command, words: list[Word], env: dict[str, str | None]) -> PythonInstall | None:
+def _conda(command: Command, words: list[Word], env: Env) -> PythonInstall | None:
     texts = [w.text for w in words]
     if len(texts) < 2:
         return None
@@ -283,7 +285,7 @@ def _conda(command: Command, words: list[Word], env: dict[str, str | None]) -> P
     )
 
 
-def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def conda_spec(text: str, word: Word | None, env: Env) -> Spec:
     """A conda match spec: `pkg`, `pkg=1.2.3`, `pkg==1.2.3`, `pkg=1.2.3=build`, `pkg>=1`."""
     from gpuship.lint.stages import expand
 
@@ -302,7 +304,7 @@ def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec
     return Spec(text, word, "name", pinned, name.lower(), version if pinned else None)
 
 
-def editable(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def editable(text: str, word: Word | None, env: Env) -> Spec:
     """`-e TARGET`: pip takes a local directory or a VCS URL there, never a project name."""
     spec = classify(text, word, env)
     if spec.kind == "name" and spec.name:
@@ -320,7 +322,7 @@ def vcs_pinned(url: str) -> bool:
     return bool(_HEX_REF.search("@" + ref + "#")) or is_version_tag(ref)
 
 
-def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def classify(text: str, word: Word | None, env: Env) -> Spec:
     """Judge one pip/uv requirement argument."""
     from gpuship.lint.stages import expand
 

@@ -140,14 +140,9 @@ def _under(argument: str, path: str) -> bool:
 
 def final_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs of stages whose filesystem is the produced image."""
-    chain = set(analysis.build.final_chain)
-    for run in analysis.runs:
-        if run.stage.index in chain:
-            yield run
+    return analysis.runs_in(analysis.build.final_chain)
 
 
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs the build of the target executes."""
-    for run in analysis.runs:
-        if run.stage.index in analysis.build.reachable:
-            yield run
+    return analysis.runs_in(analysis.build.reachable)

@@ -8,6 +8,7 @@ from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import Hit, at_word, final_runs, removes, truthy
 from gpuship.lint.packages import PythonInstall
 from gpuship.lint.shell import Command
+from gpuship.lint.stages import Env
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -78,9 +79,7 @@ def left_caches(run: Run) -> list[str]:
     return found
 
 
-def _pip_clean(
-    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
-) -> bool:
+def _pip_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> bool:
     if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
         return True
     cache_dir = env.get("PIP_CACHE_DIR") or "/root/.cache/pip"
@@ -95,9 +94,7 @@ def _pip_clean(
     return removes(run, paths=(cache_dir, "/root/.cache/pip"), after=command)
 
 
-def _uv_clean(
-    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
-) -> bool:
+def _uv_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> bool:
     # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
     if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
         return True
@@ -117,14 +114,12 @@ def _uv_clean(
     return removes(run, paths=(cache_dir, "/root/.cache/uv"), after=command)
 
 
-def poetry_cache_dir(env: dict[str, str | None]) -> str:
+def poetry_cache_dir(env: Env) -> str:
     """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry as root)."""
     return env.get("POETRY_CACHE_DIR") or "/root/.cache/pypoetry"
 
 
-def _poetry_clean(
-    run: Run, command: Command, env: dict[str, str | None], install: PythonInstall
-) -> bool:
+def _poetry_clean(run: Run, command: Command, env: Env, install: PythonInstall) -> bool:
     if "--no-cache" in install.options:
         return True
     cache_dir = poetry_cache_dir(env)

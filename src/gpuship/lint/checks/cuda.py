@@ -34,7 +34,7 @@ from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, r
 from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import env_pairs, expand
+from gpuship.lint.stages import Env, env_pairs, expand
 from gpuship.report import Severity
 
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
@@ -156,7 +156,7 @@ def _torch(
     run: Run,
     install: PythonInstall,
     spec: Spec,
-    env: dict[str, str | None],
+    env: Env,
     *,
     word: Word | None = None,
     file: FileSpec | None = None,
@@ -181,7 +181,7 @@ def _one_release(specifier: str) -> str | None:
 
 
 def _index_variant(
-    command: Command, install: PythonInstall, env: dict[str, str | None], file: FileSpec | None
+    command: Command, install: PythonInstall, env: Env, file: FileSpec | None
 ) -> tuple[str | None, str | None]:
     """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables)."""
     sources = [w.text for w in install.index_urls] + list(file.index_urls if file else ())
@@ -502,7 +502,7 @@ def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | N
 def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
     """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
     brought it, or a git clone (earlier in the stage) of a project known to build kernels."""
-    container = container_path(run.state.workdir, setup_py, dict(run.state.env))
+    container = container_path(run.state.workdir, setup_py, run.state.env)
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
     if text is not None:

@@ -69,9 +69,7 @@ def _used_later(analysis: Analysis, stage: Stage, copy: Instruction, name: str) 
 
 def _order(analysis: Analysis) -> Iterator[Hit]:
     heavy_runs = {d.run.instruction.index: d for d in downloads(analysis)}
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         copy: Instruction | None = None
         reported = False
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
@@ -162,7 +160,7 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
 
 def _created_by_run(run: Run) -> list[str]:
     created = left_caches(run)
-    env = dict(run.state.env)
+    env = run.state.env
     for command in run.commands:
         argv = command.argv
         for flag in ("-o", "--output", "-O", "--output-document"):
@@ -204,7 +202,7 @@ def _deletions(run: Run, stage: Stage, created: dict[str, Instruction]) -> Itera
         for word in command.words[1:]:
             if word.text.startswith("-"):
                 continue
-            target = container_path(run.state.workdir, word.text.rstrip("*"), dict(run.state.env))
+            target = container_path(run.state.workdir, word.text.rstrip("*"), run.state.env)
             if target == "/":
                 continue
             for path, origin in created.items():

@@ -27,7 +27,7 @@ from gpuship.lint.packages import (
     os_package_pinned,
 )
 from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.stages import Stage, expand
+from gpuship.lint.stages import Env, Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -74,9 +74,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 def _base_images(analysis: Analysis) -> Iterator[Hit]:
     config = analysis.config
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         reference = image_reference(stage)
         if reference is None:
             continue
@@ -127,10 +125,8 @@ def _base_images(analysis: Analysis) -> Iterator[Hit]:
 def _copy_images(analysis: Analysis) -> Iterator[Hit]:
     """GSL101/102/104 for images named by `COPY --from=` and `RUN --mount=from=` (not stages)."""
     config = analysis.config
-    names = {s.name.lower() for s in analysis.stages if s.name}
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    names = analysis.stage_names
+    for stage in analysis.reachable_stages:
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             refs = (
                 list(instruction.flag_values("from"))
@@ -195,7 +191,7 @@ def _python(
     analysis: Analysis,
     run: Run,
     install: PythonInstall,
-    env: dict[str, str | None],
+    env: Env,
     seen_files: set[tuple[str, int]],
 ) -> Iterator[Hit]:
     command = install.command
@@ -378,7 +374,7 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
     )
 
 
-def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
+def _pinned_ref(ref: str, env: Env) -> bool:
     """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
     time (an ARG with no default)."""
     value, known = expand(ref, env)
@@ -425,9 +421,7 @@ def _discarded(command: Command) -> bool:
 
 
 def _add_urls(analysis: Analysis) -> Iterator[Hit]:
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         for instruction in stage.instructions:
             if instruction.keyword != "ADD" or instruction.flag("checksum"):
                 continue

@@ -3,6 +3,7 @@ downloads with TLS certificate checks turned off."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Iterator
@@ -61,7 +62,8 @@ def is_secret_name(name: str) -> bool:
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL901-904: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks."""
-    yield from _secrets(analysis)
+    if analysis.first_target:  # about the file's ARG/ENV lines, whatever the target
+        yield from _secrets(analysis)
     yield from _piped_scripts(analysis)
     yield from _root_user(analysis)
     for run in reachable_runs(analysis):
@@ -70,11 +72,10 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 
 def _stage_of(analysis: Analysis, index: int) -> Stage | None:
-    owner = None
-    for stage in analysis.stages:
-        if stage.from_instruction.index <= index:
-            owner = stage
-    return owner
+    # Stages are in file order: a binary search, not a walk of all of them per ARG.
+    stages = analysis.stages
+    found = bisect.bisect_right(stages, index, key=lambda s: s.from_instruction.index)
+    return stages[found - 1] if found else None
 
 
 def _secrets(analysis: Analysis) -> Iterator[Hit]:

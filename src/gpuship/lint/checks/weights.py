@@ -187,7 +187,7 @@ def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[D
             continue
         if not word.text.endswith(".py"):
             return
-        container = container_path(run.state.workdir, word.text, dict(run.state.env))
+        container = container_path(run.state.workdir, word.text, run.state.env)
         source = analysis.context_source(run.stage, run.instruction, container)
         text = analysis.context.read_text(source) if source else None
         if text is None or source is None:
