@@ -160,6 +160,15 @@ class Limits:
         "(20,000 ARGs each one byte longer than the one before hold 200 MB); past it, the "
         "first value is reported and every later one that grows is left unknown.",
     )
+    # Probe.
+    requests_file_max_bytes: int = _limit(
+        64 * MIB,
+        "Largest probe requests file (probe.request.requests-file, "
+        "probe.shortage.requests-file), in bytes.",
+    )
+    requests_file_max_requests: int = _limit(
+        100_000, "Most requests (non-empty lines) in one probe requests file."
+    )
     # Build matrix.
     matrix_max_cells: int = _limit(
         10_000,

@@ -179,6 +179,21 @@ def _fifo_config(root: Path) -> list[str]:
     return ["--config", str(root / "gpuship.yaml"), "lint", str(root)]
 
 
+def _probe_requests(section: str, file: str | None) -> Callable[[Path], list[str]]:
+    """`gpuship probe --url` with `probe.<section>.requests-file` a FIFO (None) or `file`; the
+    file is refused before any request is sent, so nothing needs to listen at the URL."""
+
+    def make(root: Path) -> list[str]:
+        path = file
+        if path is None:
+            path = str(root / "requests.jsonl")
+            os.mkfifo(path)
+        config = _write(root / "gpuship.yaml", f"probe:\n  {section}:\n    requests-file: {path}\n")
+        return ["--config", str(config), "probe", "candidate:1", "--url", "http://127.0.0.1:9"]
+
+    return make
+
+
 CATALOG: dict[str, Case] = {
     # JSON nested past the recursion limit, in every local JSON reader.
     "oci-index-deep": Case(
@@ -249,6 +264,18 @@ CATALOG: dict[str, Case] = {
         "0 errors",
     ),
     "script-100mb": Case(_big_script, 0, "limit limits.script-max-bytes"),
+    # Probe: a requests file that would block or never end.
+    "probe-requests-fifo": Case(
+        _probe_requests("request", None), 2, "probe.request.requests-file is not a regular file"
+    ),
+    "probe-requests-dev-zero": Case(
+        _probe_requests("request", "/dev/zero"), 2, "is not a regular file (a device)"
+    ),
+    "probe-shortage-requests-urandom": Case(
+        _probe_requests("shortage", "/dev/urandom"),
+        2,
+        "probe.shortage.requests-file is not a regular file (a device)",
+    ),
     # Images
     "docker-archive-directory": Case(_archive_dir, 2, "is a directory"),
     "gzip-bomb-20gib": Case(_layout(_bomb("gzip")), 1, "limits.layer-max-ratio"),
