@@ -16,6 +16,7 @@ from functools import cached_property
 
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.context import BuildContext
+from gpuship.lint.copies import CopyIndex
 from gpuship.lint.packages import (
     PythonInstall,
     Spec,
@@ -26,7 +27,7 @@ from gpuship.lint.packages import (
 )
 from gpuship.lint.settings import LintSettings
 from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
-from gpuship.lint.stages import Build, Env, Stage, State, Values, expand, expand_word
+from gpuship.lint.stages import Build, Env, Stage, State, Values, expand
 
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
@@ -178,6 +179,7 @@ class Analysis:
         other.__dict__["runs"] = self.runs
         other.__dict__["_runs_by_stage"] = self._runs_by_stage
         other.__dict__["stage_names"] = self.stage_names
+        other.__dict__["_copies"] = self._copies
         return other
 
     @property
@@ -365,44 +367,11 @@ class Analysis:
 
     def context_source(self, stage: Stage, before: Instruction, container: str) -> str | None:
         """The context path that a COPY/ADD put at `container` before `before`."""
-        chain: list[Stage] = []
-        current: Stage | None = stage
-        while current is not None and current not in chain:
-            chain.append(current)
-            current = self.build.stages[current.parent] if current.parent is not None else None
-        for owner in chain:
-            pairs = list(zip(owner.instructions, owner.states, strict=True))
-            for instruction, state in reversed(pairs):
-                if owner is stage and instruction.index >= before.index:
-                    continue
-                if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from"):
-                    continue
-                hit = self._copied_from(instruction, state, container)
-                if hit is not None:
-                    return hit
-        return None
+        return self._copies.source(stage, before, container)
 
-    def _copied_from(self, instruction: Instruction, state: State, container: str) -> str | None:
-        args = [a for a in instruction.args if not a.startswith("<<")]
-        if len(args) < 2 or instruction.heredocs:
-            return None
-        *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
-        dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
-        into_dir = raw_dest.endswith("/") or len(sources) > 1
-        for source in sources:
-            matched = self.context.match(source) if self.context.exists else []
-            for item in matched:
-                if self.context.is_dir(item):
-                    prefix = dest.rstrip("/") + "/"
-                    if container.startswith(prefix):
-                        candidate = posixpath.normpath(f"{item}/{container[len(prefix) :]}")
-                        if self.context.sent(candidate):
-                            return candidate
-                else:
-                    inside = posixpath.join(dest, posixpath.basename(item))
-                    if container == inside or (container == dest and not into_dir):
-                        return item
-        return None
+    @cached_property
+    def _copies(self) -> CopyIndex:
+        return CopyIndex(self.build.stages, self.context)
 
 
 def container_path(workdir: str, path: str, env: Env) -> str:

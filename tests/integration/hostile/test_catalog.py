@@ -248,6 +248,11 @@ CATALOG: dict[str, Case] = {
     "stages-1k-targets": Case(
         _lint(_stages(1_000, "FROM python:3.12 AS s{i}\nARG V\nENV E{i}=$V\n")), 0, "0 errors"
     ),
+    "stages-1k-scripts": Case(
+        _lint(_stages(1_000, "FROM s{p} AS s{i}\nCOPY Dockerfile /d{i}\nRUN ./install-{i}.sh\n")),
+        0,
+        "0 errors",
+    ),
     "stages-1k-one-chain-many-targets": Case(
         _lint(_stages(500, "FROM s{p} AS s{i}\n") + _stages(500, "FROM s499 AS t{i}\n", 0)),
         0,

@@ -97,15 +97,30 @@ def _mounts(n: int) -> str:
     )
 
 
+def _scripts(n: int) -> str:
+    """Each RUN runs a script no COPY brought: lint looks for it through every copy before."""
+    return "FROM alpine:3.19 AS s0\nCOPY a /a\n" + "".join(
+        f"FROM s{i - 1} AS s{i}\nCOPY a /a{i}\nRUN ./install-{i}.sh\n" for i in range(1, n)
+    )
+
+
+def _scripts_one_stage(n: int) -> str:
+    lines = "".join(f"COPY a /a{i}\nRUN ./install-{i}.sh\n" for i in range(n))
+    return "FROM alpine:3.19\n" + lines
+
+
 @pytest.mark.parametrize(
-    "shape", [_chain_copy, _from_chain, _targets, _args, _mounts], ids=lambda f: f.__name__
+    "shape",
+    [_chain_copy, _from_chain, _targets, _args, _mounts, _scripts, _scripts_one_stage],
+    ids=lambda f: f.__name__,
 )
 def test_work_doubles_when_the_file_doubles(tmp_path: Path, shape: Callable[[int], str]) -> None:
     small, large = tmp_path / "small", tmp_path / "large"
     small.mkdir()
     large.mkdir()
-    (small / "Dockerfile").write_text(shape(150))
-    (large / "Dockerfile").write_text(shape(300))
+    for directory, size in ((small, 150), (large, 300)):
+        (directory / "Dockerfile").write_text(shape(size))
+        (directory / "a").write_text("a\n")  # what the COPYs copy
     _lines_run(small / "Dockerfile")  # imports and caches filled once, outside the count
     ratio = _lines_run(large / "Dockerfile") / _lines_run(small / "Dockerfile")
     assert 1.8 < ratio < 2.3, ratio
