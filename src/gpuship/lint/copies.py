@@ -47,6 +47,9 @@ class CopyIndex:
 
     def __init__(self, stages: Sequence[Stage], context: BuildContext) -> None:
         self._context = context
+        # How many "/" the directory keys hold: a lookup builds the prefixes of its path at
+        # these depths only (a path a thousand directories deep has a thousand prefixes).
+        self._depths: set[int] = set()
         self._start: dict[int, _Table] = {}
         # Per stage: the index of each context copy, and the table after it.
         self._after: dict[int, tuple[list[int], list[_Table]]] = {}
@@ -69,7 +72,7 @@ class CopyIndex:
         at = bisect.bisect_left(indexes, before.index)
         table = tables[at - 1] if at else self._start[stage.index]
         stacks = [_walk(table.get((False, container), ()))]
-        stacks += [_walk(table.get((True, prefix), ())) for prefix in _prefixes(container)]
+        stacks += [_walk(table.get((True, key), ())) for key in self._prefixes(container)]
         for copy in heapq.merge(*stacks, key=lambda c: (-c.order, c.position)):
             if not copy.directory:
                 return copy.item
@@ -77,6 +80,20 @@ class CopyIndex:
             if self._context.sent(candidate):
                 return candidate
         return None
+
+    def _prefixes(self, container: str) -> Iterator[str]:
+        """The directories above an absolute path that a directory copy may fill, as keys:
+        /a/b/c -> /, /a/, /a/b/ (those with as many "/" as some key)."""
+        if not self._depths:
+            return
+        deepest = max(self._depths)
+        end = -1
+        for depth in range(1, deepest + 1):
+            end = container.find("/", end + 1)
+            if end < 0:
+                return
+            if depth in self._depths:
+                yield container[: end + 1]
 
     def _final(self, index: int) -> _Table:
         tables = self._after[index][1]
@@ -95,6 +112,7 @@ class CopyIndex:
         for position, item in enumerate(items):
             if self._context.is_dir(item):
                 below = dest.rstrip("/") + "/"
+                self._depths.add(below.count("/"))
                 found.append(_Copy(instruction.index, position, item, True, below))
                 continue
             inside = posixpath.join(dest, posixpath.basename(item))
@@ -119,9 +137,3 @@ def _walk(stack: _Stack) -> Iterator[_Copy]:
     while stack:
         copy, stack = stack
         yield copy
-
-
-def _prefixes(container: str) -> list[str]:
-    """The directories above an absolute path, as copy keys: /a/b/c -> /, /a/, /a/b/."""
-    parts = container.split("/")
-    return ["/".join(parts[:count]) + "/" for count in range(1, len(parts))]

@@ -40,6 +40,7 @@ _MACHINES = {
     "i386": "386",
 }
 
+_PATH_MAX = 4096  # Linux's limit on a path, its terminating NUL included
 Env = Mapping[str, "str | None"]  # None: declared, value unknown until build time
 # The ARG/ENV values of a stage as it runs: a persistent map (a HAMT, as contextvars use), so
 # each instruction's state shares every value it did not change. A dict per instruction made
@@ -439,7 +440,10 @@ def _stage(
                 env_names.add(env_name)
         elif keyword == "WORKDIR" and instruction.args:
             path = expand(unquote(instruction.args[0]), env)[0]
-            workdir = posixpath.normpath(posixpath.join(workdir, path))
+            joined = posixpath.normpath(posixpath.join(workdir, path))
+            # Linux refuses a longer path (ENAMETOOLONG: the build fails there); thousands of
+            # relative WORKDIRs would otherwise hold a longer path in every state after them.
+            workdir = joined if len(joined) < _PATH_MAX else workdir
         elif keyword == "USER" and instruction.args:
             user = expand(instruction.args[0], env)[0]
     image_env = env

@@ -109,9 +109,15 @@ def _scripts_one_stage(n: int) -> str:
     return "FROM alpine:3.19\n" + lines
 
 
+def _workdirs(n: int) -> str:
+    """Each RUN runs a script one directory deeper: its path has as many prefixes as RUNs."""
+    lines = "".join(f"WORKDIR d{i}\nRUN ./install.sh\n" for i in range(n))
+    return "FROM alpine:3.19\nCOPY . /srv/\n" + lines
+
+
 @pytest.mark.parametrize(
     "shape",
-    [_chain_copy, _from_chain, _targets, _args, _mounts, _scripts, _scripts_one_stage],
+    [_chain_copy, _from_chain, _targets, _args, _mounts, _scripts, _scripts_one_stage, _workdirs],
     ids=lambda f: f.__name__,
 )
 def test_work_doubles_when_the_file_doubles(tmp_path: Path, shape: Callable[[int], str]) -> None:

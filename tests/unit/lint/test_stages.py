@@ -110,3 +110,14 @@ def test_a_stage_inherits_env_but_not_args(tmp_path: Path) -> None:
     assert dict(c.states[0].env) == {"E": "4", "B": "3"}
     assert (c.states[0].workdir, c.states[0].user) == ("/app", "app")
     assert build.root_base(c) is a and build.final_chain == (2, 1, 0)
+
+
+def test_a_workdir_longer_than_linux_allows_does_not_grow(tmp_path: Path) -> None:
+    # 4096 bytes is Linux's PATH_MAX: a longer WORKDIR fails the build, and thousands of
+    # relative ones would otherwise hold an ever longer path in every later state.
+    at = "/" + "x" * 4094  # 4095 bytes and the NUL: the longest path Linux takes
+    text = f"FROM alpine:3.19\nWORKDIR {at}\nRUN true\nWORKDIR y\nRUN true\n"
+    (build,) = targets(tmp_path, text)
+    states = build.stages[0].states
+    assert states[1].workdir == at
+    assert states[3].workdir == at  # /xxx.../y would be 4097 bytes
