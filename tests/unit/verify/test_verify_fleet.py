@@ -17,7 +17,7 @@ from gpuship.report.result import to_json
 from gpuship.verify.config import VerifyConfig
 from gpuship.verify.fleet import build_fleet, needs_from_matrix
 from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.verify.present import fleet_report
+from gpuship.verify.report import fleet_report
 from gpuship.verify.verdict import Status
 from json_results import checked
 

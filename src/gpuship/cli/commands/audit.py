@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the host and report it; NVML problems are exit 3 with one line."""
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import audit_report
+    from gpuship.verify.report import audit_report
 
     if args.if_older_than and not args.publish:
         from gpuship.errors import UsageError
@@ -64,7 +64,7 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.route.result import Published, PublishSkipped
     from gpuship.verify.audit import this_runner
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import audit_report
+    from gpuship.verify.report import audit_report
 
     try:
         fresh_for = parse_duration(args.if_older_than) if args.if_older_than else None

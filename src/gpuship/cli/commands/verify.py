@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.platforms import host_platform
     from gpuship.verify.audit import load_audit
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import verdict_report
+    from gpuship.verify.report import verdict_report
     from gpuship.verify.verdict import judge
 
     if args.smoke and not args.image:
