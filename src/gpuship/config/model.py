@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpuship.compat.config import VerifyConfig
 from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON
 from gpuship.config.section import Section, SeverityName
 from gpuship.image.config import ImageStageConfig
@@ -15,7 +16,6 @@ from gpuship.matrix.config import ImageConfig
 from gpuship.probe.config import ProbeConfig
 from gpuship.release.config import ReleaseConfig
 from gpuship.route.config import RouteConfig
-from gpuship.verify.config import VerifyConfig
 
 
 class RegistriesConfig(Section):

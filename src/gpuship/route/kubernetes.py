@@ -27,14 +27,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.fleet import required_driver
+from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.cuda.arch import ArchTarget, ComputeCapability, CoverageKind, kernel_coverage
 from gpuship.cuda.drivers import minor_compat_floor
 from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.version import Version
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.fleet import required_driver
-from gpuship.verify.needs import ImageGpuNeeds
 
 DRIVER_MAJOR = "nvidia.com/cuda.driver-version.major"
 DRIVER_MINOR = "nvidia.com/cuda.driver-version.minor"

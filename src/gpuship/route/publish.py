@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from gpuship.compat.audit import HostAudit, RunnerIdentity
 from gpuship.config.duration import format_duration
 from gpuship.registry.access import RegistryAccess
 from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import InventoryEntry, entry_tag, publish_audit, read_entry
-from gpuship.verify.audit import HostAudit, RunnerIdentity
 
 
 @dataclass(frozen=True)

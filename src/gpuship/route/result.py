@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpuship.compat.audit import HostAudit
 from gpuship.report.result import omitted_if_none
-from gpuship.verify.audit import HostAudit
 
 # A PodSpec fragment (`affinity`, `tolerations`) headed by the image it is for: Kubernetes's
 # own schema, which the route tests check against its OpenAPI document.

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.verdict import Status, judge, judged_reading
 from gpuship.route.config import RouteConfig
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.verdict import Status, judge, judged_reading
 
 # uname -m -> the OCI platform architecture (image-spec config.md `architecture`, GOARCH names).
 _MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}

@@ -13,6 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gpuship.compat import rule_ids
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.fleet import needs_from_matrix
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
 from gpuship.registry.access import RegistryAccess
@@ -32,11 +37,6 @@ from gpuship.route.report import (
 )
 from gpuship.route.result import KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
-from gpuship.verify import rules as verify_rules
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.fleet import needs_from_matrix
-from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.verdict import Status, judge
 
 DEFAULT_PLATFORM = "linux/amd64"
 
@@ -278,4 +278,4 @@ def _kubernetes_only_report(
 
 
 # Checks of the host itself, which GPU Feature Discovery labels do not show.
-_HOST_STATE_RULES = frozenset({verify_rules.RUNTIME, verify_rules.CDI_SPEC})
+_HOST_STATE_RULES = frozenset({rule_ids.RUNTIME, rule_ids.CDI_SPEC})

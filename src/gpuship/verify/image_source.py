@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
 from gpuship.registry.access import RegistryAccess
-from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
 
 
 def _labels_lack_needs(labels: Mapping[str, str]) -> bool:

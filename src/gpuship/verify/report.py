@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.fleet import Fleet
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.verdict import Check, Status, Verdict
 from gpuship.files import write_atomically
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
 from gpuship.report.result import to_json
 from gpuship.verify import rules
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.fleet import Fleet
-from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.result import CheckResult, FleetResult, GridCell, VerifyResult
+from gpuship.verify.result import CheckResult, FleetResult, GridCell, ImageNeeds, VerifyResult
 from gpuship.verify.rules import RULES
 from gpuship.verify.tables import gpu_table, host_table
-from gpuship.verify.verdict import Check, Status, Verdict
 
 _MARK = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
 _SEVERITY = {Status.FAIL: Severity.ERROR, Status.WARN: Severity.WARNING, Status.NOTE: Severity.NOTE}
@@ -38,6 +38,23 @@ def check_finding(check: Check) -> Finding | None:
 def check_result(check: Check) -> CheckResult:
     """A check as the report's result shows it."""
     return CheckResult(check.rule, check.status.value, check.subject, check.message, check.fix)
+
+
+def needs_result(needs: ImageGpuNeeds) -> ImageNeeds:
+    """The image's needs as the verify result shows them."""
+    return ImageNeeds(
+        image=needs.reference,
+        cuda=needs.cuda,
+        cuda_source=needs.cuda_source,
+        min_driver=needs.min_driver,
+        arch_list=None
+        if needs.arch_targets is None
+        else tuple(str(target) for target in needs.arch_targets),
+        arch_source=needs.arch_source,
+        compat_cuda=needs.compat_cuda,
+        compat_source=needs.compat_source,
+        require={k: v for k, v in sorted(needs.env.items()) if k.startswith("NVIDIA_")},
+    )
 
 
 def verdict_report(
@@ -76,7 +93,7 @@ def verdict_report(
             runner=runner,
             driver=audit.nvml.driver_version,
             cuda=audit.nvml.cuda_driver_version,
-            image=needs.result() if needs else None,
+            image=needs_result(needs) if needs else None,
             checks=tuple(check_result(c) for c in verdict.checks),
         ),
         rules=rules_by_id(RULES),

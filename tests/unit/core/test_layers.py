@@ -44,7 +44,7 @@ def test_the_tree_keeps_every_contract() -> None:
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("verify/verdict.py", "from gpuship.cli import context", "gpuship.verify.verdict"),
+        ("compat/verdict.py", "from gpuship.cli import context", "gpuship.compat.verdict"),
         ("registry/client.py", "import gpuship.release.policy", "gpuship.registry.client"),
         ("lint/engine.py", "import gpuship.image.findings", "gpuship.lint.engine"),
         ("image/findings.py", "import docker", "gpuship.image.findings -> docker"),

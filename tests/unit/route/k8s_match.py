@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuship.verify.audit import HostAudit
+from gpuship.compat.audit import HostAudit
 
 
 def _matches(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:

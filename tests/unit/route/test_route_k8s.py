@@ -14,14 +14,14 @@ from k8s_match import admits, gfd_labels
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from gpuship.compat import rule_ids as rules
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.verdict import Status, judge
 from gpuship.errors import UsageError
 from gpuship.report.kubernetes import render_kubernetes
 from gpuship.report.model import Report
 from gpuship.route.kubernetes import node_selector_terms, parse_toleration, pod_constraints
-from gpuship.verify import rules
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import needs_from_env_and_labels
-from gpuship.verify.verdict import Status, judge
 from unit.verify.verify_builders import A100, DRIVERS, H100, L4, RTX4090, T4, audit, gpu
 
 SCHEMA = Path(__file__).parents[2] / "data" / "schemas" / "k8s-api-v1-affinity-toleration.json"

@@ -8,14 +8,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.verdict import Status, judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
 from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
-from gpuship.verify.audit import HostAudit, RunnerIdentity
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import needs_from_env_and_labels
-from gpuship.verify.verdict import Status, judge
 from unit.verify.verify_builders import A100, H100, T4, audit, gpu
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

@@ -58,11 +58,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
+    from gpuship.compat.audit import this_runner
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
     from gpuship.route.publish import publish_or_skip
     from gpuship.route.result import Published, PublishSkipped
-    from gpuship.verify.audit import this_runner
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.report import audit_report
 
@@ -103,7 +103,7 @@ def _json_file(args: argparse.Namespace) -> Path | None:
 def result_type() -> object:
     """The audit document itself (the schema `gpuship fleet` reads), or with --publish what
     was published."""
+    from gpuship.compat.audit import HostAudit
     from gpuship.route.result import Published, PublishSkipped
-    from gpuship.verify.audit import HostAudit
 
     return HostAudit | Published | PublishSkipped

@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Load audits and image needs, judge every pair, report the grid."""
-    from gpuship.verify.audit import load_audit
-    from gpuship.verify.fleet import build_fleet, needs_from_matrix
+    from gpuship.compat.audit import load_audit
+    from gpuship.compat.fleet import build_fleet, needs_from_matrix
     from gpuship.verify.report import fleet_report
 
     audits = [load_audit(path, ctx.limits) for path in audit_paths(args.audits)]

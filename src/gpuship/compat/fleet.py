@@ -11,15 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.verdict import Status, Verdict, judge, judged_reading
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DRIVER
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.verify.verdict import Status, Verdict, judge, judged_reading
 
 
 @dataclass(frozen=True)

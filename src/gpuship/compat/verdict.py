@@ -13,17 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuship import platforms
+from gpuship.compat import rule_ids as rules
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.readings import GpuReading
 from gpuship.cuda.arch import Coverage, CoverageKind, kernel_coverage
 from gpuship.cuda.drivers import Compatibility, DriverVerdict, driver_verdict, min_driver_for
 from gpuship.cuda.errors import InvalidRequirement, UnknownVersion
 from gpuship.cuda.require import GpuDevice, HostFacts, RequireFailure, evaluate_requirements
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
-from gpuship.nvml.readings import GpuReading
-from gpuship.verify import rules
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import ImageGpuNeeds
 
 EXCLUDE_RUNNER = "or exclude this runner label for the job"
 

@@ -18,11 +18,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuship import __version__
+from gpuship.compat.container import ContainerReadings, SystemReading
+from gpuship.compat.readings import NvmlReadings
 from gpuship.documents import read_json
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.nvml.readings import NvmlReadings
-from gpuship.verify.container import ContainerReadings, SystemReading
 
 AUDIT_SCHEMA_VERSION = 2
 # Version 1 lacks the CDI fields of version 2 (spec driver versions, refresh units); they read

@@ -1,6 +1,6 @@
 """What an image needs from a GPU host, read from its config (env and labels) alone.
 
-Pure: the adapters in `image_config.py` fetch the config JSON, this module interprets it.
+Pure: the image stage reads the config (and with `--deep` the layers); this module interprets it.
 The `io.gpuship.*` labels are the contract the build stage writes (gpuship.labels);
 without them the stock `nvidia/cuda` variables (`CUDA_VERSION`, `NVIDIA_REQUIRE_CUDA`,
 `NV_CUDA_COMPAT_PACKAGE`) are the fallback, and `--deep` adds the image stage's scan.
@@ -18,7 +18,6 @@ from gpuship.cuda.drivers import compat_cuda_from_package
 from gpuship.cuda.errors import InvalidVersion
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
-from gpuship.verify.result import ImageNeeds
 
 
 @dataclass(frozen=True)
@@ -43,22 +42,6 @@ class ImageGpuNeeds:
     platform: str | None = None
     missing_platform: str | None = None
     platforms: tuple[str, ...] = ()
-
-    def result(self) -> ImageNeeds:
-        """The needs as the verify result shows them."""
-        return ImageNeeds(
-            image=self.reference,
-            cuda=self.cuda,
-            cuda_source=self.cuda_source,
-            min_driver=self.min_driver,
-            arch_list=None
-            if self.arch_targets is None
-            else tuple(str(target) for target in self.arch_targets),
-            arch_source=self.arch_source,
-            compat_cuda=self.compat_cuda,
-            compat_source=self.compat_source,
-            require={k: v for k, v in sorted(self.env.items()) if k.startswith("NVIDIA_")},
-        )
 
 
 def env_from_list(entries: Any, where: str) -> dict[str, str]:
