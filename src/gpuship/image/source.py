@@ -23,6 +23,7 @@ from gpuship.documents import load_json
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.platforms import PlatformMissing
 from gpuship.registry.manifest import (
     Descriptor,
     ImageIndex,
@@ -134,16 +135,6 @@ def platform_of(descriptor: Descriptor) -> str:
     if platform is None:
         return "unknown"
     return str(Platform(platform.os, platform.architecture, platform.variant))
-
-
-class PlatformMissing(InputError):
-    """An index without an entry for the platform asked for; `available` lists its entries."""
-
-    def __init__(self, where: str, wanted: str, available: tuple[str, ...]) -> None:
-        listed = ", ".join(available) or "none"
-        super().__init__(f"{where} has no image for platform {wanted} (available: {listed})")
-        self.wanted = wanted
-        self.available = available
 
 
 def choose_platform(

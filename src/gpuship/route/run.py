@@ -1,13 +1,14 @@
 """`gpuship route` end to end: read the inventory and the images, route, build the report.
 
-Takes plain values (settings, registry access, the time now); the registry and image readers are the
-only outside world it touches.
+Takes plain values (settings, registry access, the time now) and the image stage's reader of an
+image's needs, which the command passes in; the registry and that reader are the only outside
+world it touches.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
+from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import rules_by_id
@@ -39,6 +41,9 @@ from gpuship.route.result import KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
+# An image's needs for one platform (reference, platform); `PlatformMissing` when an index has
+# no entry for it. The command passes the image stage's reader, `--deep` included.
+ReadNeeds = Callable[[str, str], ImageGpuNeeds]
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,6 @@ class RouteRequest:
     matrix: Path | None = None
     fleet: str | None = None
     platforms: Sequence[str] = ()
-    deep: bool = False
     kubernetes: bool = False
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
@@ -63,7 +67,9 @@ class Settings:
     access: RegistryAccess
 
 
-def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Report:
+def run_route(
+    request: RouteRequest, settings: Settings, now: datetime, read_needs: ReadNeeds
+) -> Report:
     """Route every image over the fleet's pools (and as Kubernetes constraints)."""
     if not request.images and request.matrix is None:
         raise UsageError("route: give at least one IMAGE or --matrix FILE")
@@ -74,7 +80,7 @@ def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Repor
         else ()
     )
     platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
-    images, references = _images(request, settings, platforms)
+    images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
         if request.kubernetes
@@ -97,7 +103,7 @@ def _read_fleet(fleet: str, settings: Settings) -> Inventory:
 
 
 def _images(
-    request: RouteRequest, settings: Settings, platforms: Sequence[str]
+    request: RouteRequest, read_needs: ReadNeeds, platforms: Sequence[str]
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Images to route (by name) and what a GPU job pulls for each name."""
     images: list[ImageToRoute] = []
@@ -105,7 +111,7 @@ def _images(
     if request.matrix is not None:
         images, references = cell_images(_matrix_cells(request.matrix))
     for reference in request.images:
-        by_platform = _read_image(reference, platforms, request.deep, settings)
+        by_platform = _read_image(reference, platforms, read_needs)
         first = next(iter(by_platform.values()))
         name = first.labels.get(LABEL_CELL) or reference
         images.append(ImageToRoute(name, by_platform))
@@ -162,22 +168,14 @@ def pools_for_cells(
 
 
 def _read_image(
-    reference: str, platforms: Sequence[str], deep: bool, settings: Settings
+    reference: str, platforms: Sequence[str], read_needs: ReadNeeds
 ) -> dict[str, ImageGpuNeeds]:
     """The image's needs for each platform it has among `platforms` (at least one)."""
-    from gpuship.image.source import PlatformMissing
-    from gpuship.verify.image_source import read_gpu_needs
-
     found: dict[str, ImageGpuNeeds] = {}
     missing: list[str] = []
     for platform in platforms:
         try:
-            needs = read_gpu_needs(
-                reference,
-                platform=platform,
-                access=settings.access,
-                deep=deep,
-            )
+            needs = read_needs(reference, platform)
         except PlatformMissing as error:
             missing.append(str(error))
             continue

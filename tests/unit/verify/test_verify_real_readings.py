@@ -15,8 +15,8 @@ from gpuship.compat import rule_ids as rules
 from gpuship.compat.audit import SCHEMA_PATH, load_audit
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.verdict import Status, judge
+from gpuship.image.needs import read_gpu_needs
 from gpuship.registry.access import RegistryAccess
-from gpuship.verify.image_source import read_gpu_needs
 
 READINGS = Path(__file__).resolve().parents[2] / "data" / "gpu-readings"
 AUDITS = sorted(READINGS.glob("*.audit.json"))

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         matrix = read_json(path, "matrix", ctx.limits)
         images.extend(needs_from_matrix(matrix, str(path)))
     if args.image:
-        from gpuship.verify.image_source import read_gpu_needs
+        from gpuship.image.needs import read_gpu_needs
 
         images.extend(
             read_gpu_needs(

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.report import Report
+
+if TYPE_CHECKING:
+    from gpuship.compat.needs import ImageGpuNeeds
+    from gpuship.registry.access import RegistryAccess
+    from gpuship.route.run import ReadNeeds
 
 NAME = "route"
 HELP = (
@@ -64,16 +70,25 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         matrix=Path(args.matrix) if args.matrix else None,
         fleet=args.fleet,
         platforms=args.platform,
-        deep=args.deep,
         kubernetes=args.format == "k8s",
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
-    settings = Settings(
-        verify=config.verify,
-        route=config.route,
-        access=ctx.registry_access(),
-    )
-    return run_route(request, settings, datetime.now(timezone.utc))
+    access = ctx.registry_access()
+    settings = Settings(verify=config.verify, route=config.route, access=access)
+    read_needs = _needs_reader(access, deep=args.deep)
+    return run_route(request, settings, datetime.now(timezone.utc), read_needs)
+
+
+def _needs_reader(access: RegistryAccess, *, deep: bool) -> ReadNeeds:
+    """The image stage's reader of an image's needs, for route to call per platform (imported
+    when an image is read: routing a matrix reads none)."""
+
+    def read(reference: str, platform: str) -> ImageGpuNeeds:
+        from gpuship.image.needs import read_gpu_needs
+
+        return read_gpu_needs(reference, platform=platform, access=access, deep=deep)
+
+    return read
 
 
 def result_type() -> object:

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     needs = None
     if args.image:
-        from gpuship.verify.image_source import read_host_needs
+        from gpuship.image.needs import read_host_needs
 
         needs = read_host_needs(
             args.image,
