@@ -19,12 +19,12 @@ from gpuship import labels as L
 from gpuship.builder import result as R
 from gpuship.builder import rules
 from gpuship.builder.build_log import BuildFailure
+from gpuship.builder.cell_spec import CellSpec
 from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
 from gpuship.builder.registry_auth import registry_of
 from gpuship.builder.secrets import secret_ids
 from gpuship.errors import ConfigError, InputError
-from gpuship.image.result import ImageResult
-from gpuship.matrix.cell_spec import CellSpec
+from gpuship.image_result import ImageResult
 from gpuship.report import Finding, Location, Report, Rule, Severity, Table
 from gpuship.report.catalog import rules_by_id
 from gpuship.report.result import to_json

@@ -69,8 +69,8 @@ class Context:
         lint = self.config.lint.settings()
         if not (self.config.rules or lint.enable or lint.disable or lint.severity):
             return {}  # nothing overridden: no need to load every stage's catalog
+        from gpuship.cli.rules_catalog import rule_overrides
         from gpuship.report.catalog import RuleKeyError
-        from gpuship.rules_catalog import rule_overrides
 
         try:
             return rule_overrides(self.config.rules, lint)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpuship.docs.actions import (
@@ -18,14 +18,17 @@ from gpuship.docs.knowledge_module import knowledge_module
 from gpuship.docs.result_reference import result_pages
 from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
+from gpuship.report.catalog import Stage
 
 README_START = "<!-- gpuship:actions:start -->"
 README_END = "<!-- gpuship:actions:end -->"
 
 
-def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path, str]:
+def generated_pages(
+    root: Path, result_types: Mapping[str, object], stages: Sequence[Stage]
+) -> dict[Path, str]:
     """Every generated file and the text it should have; `result_types` is each command's
-    result type, by command name."""
+    result type, by command name, and `stages` the rule catalog."""
     actions = discover_actions(root)
     pages = {
         root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
@@ -37,7 +40,7 @@ def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path
     ]
     pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
     pages[root / "docs" / "config.md"] = render_config_reference()
-    pages.update(rule_pages(root / "docs" / "rules"))
+    pages.update(rule_pages(root / "docs" / "rules", stages))
     pages.update(result_pages(root / "docs" / "results", result_types))
     knowledge = root / "src" / "gpuship" / "cuda" / "data" / "knowledge.yaml"
     if knowledge.is_file():  # gpuship's own checkout: the knowledge base as Python too

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpuship.image import result as R
+from gpuship import image_result as R
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig

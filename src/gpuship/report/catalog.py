@@ -8,7 +8,8 @@ Every stage declares its catalog the same way, in its own `rules.py`:
 
 and looks rules up with `rules_by_id(RULES)` (a read-only mapping, built once per catalog)
 rather than keeping a `BY_ID` dict of its own. `gpuship rules` and the generated rule pages
-gather the stages' `RULES` in `gpuship.rules_catalog`.
+gather the stages' `RULES` in `gpuship.cli.rules_catalog` (as `Stage`s, defined here so
+the docs stage can be handed the catalog without importing the stages).
 
 Severity overrides (`rules:` and `lint:` in gpuship.yaml) are resolved by `resolve_overrides`
 (called by `rules_catalog.rule_overrides` with every catalog) into `Overrides`;
@@ -150,3 +151,25 @@ def apply_overrides(report: Report, overrides: Overrides) -> None:
     report.findings = findings
     if lowered_error and not any(f.severity is Severity.ERROR for f in findings):
         report.failed = False
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage whose rules appear in findings, and its catalog."""
+
+    name: str
+    title: str
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A rule and the stage that reports it."""
+
+    stage: Stage
+    rule: Rule
+
+
+def catalog_entries(stages: Sequence[Stage]) -> list[CatalogEntry]:
+    """Every rule of every stage, in catalog order."""
+    return [CatalogEntry(stage, rule) for stage in stages for rule in stage.rules]

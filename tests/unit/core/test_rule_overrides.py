@@ -11,11 +11,11 @@ import pytest
 
 from bed.oci import make_image, write_oci_layout
 from gpuship.cli.main import main
+from gpuship.cli.rules_catalog import rule_overrides
 from gpuship.errors import InputError
 from gpuship.lint.settings import LintSettings
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import apply_overrides
-from gpuship.rules_catalog import rule_overrides
 from json_results import checked
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE

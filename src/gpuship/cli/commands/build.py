@@ -92,6 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
+    from gpuship.builder.cell_spec import cell_from_dict, parse_cell
     from gpuship.builder.run_build import BuildPlan, execute
     from gpuship.builder.secrets import (
         check_secret_spec,
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         secret_ids,
         secret_values,
     )
-    from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
 
     directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
     if args.cell:

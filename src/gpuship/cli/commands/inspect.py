@@ -72,6 +72,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 def result_type() -> object:
     """What gpuship read from the image."""
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
 
     return ImageResult

@@ -13,7 +13,7 @@ from gpuship.errors import UsageError
 from gpuship.report import Finding, Report, Rule
 
 if TYPE_CHECKING:
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
     from gpuship.lint.run import ImageCheck
 
 NAME = "lint"
@@ -116,7 +116,7 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
 
 def result_type() -> object:
     """Every Dockerfile linted, with the image stage's result for each --image."""
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
     from gpuship.lint.result import LintResult
 
     return LintResult[ImageResult]

@@ -1,6 +1,9 @@
 """The image stage's result: what `gpuship inspect` (and `lint --image`, `build`'s image
 checks) report about one image, as the `result` of `--format json`.
 
+A contract below the stages, not inside `image/`: the build stage's result embeds it
+(`image_checks`), so it is the one shape three commands publish.
+
 Sizes are bytes; paths are absolute paths in the image; layers are 0-based indexes.
 """
 

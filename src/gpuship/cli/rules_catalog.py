@@ -5,7 +5,8 @@ Each stage keeps its catalog next to its checks, in the same shape: `RULES: tupl
 in its `rules.py`. This module only gathers them, so a rule id (GSL lint, GSI image, GSB
 build, GSV verify, GSQ route, GSP probe, GSR release, GSK kb, GSD docs) is documented
 wherever it is used. A new stage adds its `rules` module to the imports and a `Stage` to
-`STAGES`.
+`STAGES`. It sits in the CLI layer because it imports every stage; the docs stage gets
+`STAGES` from its command, as plain data.
 """
 
 from __future__ import annotations
@@ -22,20 +23,17 @@ from gpuship.lint.settings import LintSettings
 from gpuship.matrix import rules as matrix_rules
 from gpuship.probe import rules as probe_rules
 from gpuship.release import rules as release_rules
-from gpuship.report import CATEGORIES, Report, Rule, Severity, Table
-from gpuship.report.catalog import Overrides, OverrideSource, resolve_overrides
+from gpuship.report import CATEGORIES, Report, Severity, Table
+from gpuship.report.catalog import (
+    CatalogEntry,
+    Overrides,
+    OverrideSource,
+    Stage,
+    catalog_entries,
+    resolve_overrides,
+)
 from gpuship.route import rules as route_rules
 from gpuship.verify import rules as verify_rules
-
-
-@dataclass(frozen=True)
-class Stage:
-    """A stage whose rules appear in findings, and its catalog."""
-
-    name: str
-    title: str
-    rules: tuple[Rule, ...]
-
 
 STAGES = (
     Stage("lint", "Dockerfile lint (`gpuship lint`)", lint_rules.RULES),
@@ -54,17 +52,9 @@ STAGES = (
 )
 
 
-@dataclass(frozen=True)
-class CatalogEntry:
-    """A rule and the stage that reports it."""
-
-    stage: Stage
-    rule: Rule
-
-
 def all_rules() -> list[CatalogEntry]:
     """Every rule of every stage, in catalog order."""
-    return [CatalogEntry(stage, rule) for stage in STAGES for rule in stage.rules]
+    return catalog_entries(STAGES)
 
 
 def rule_overrides(severity: Mapping[str, str], lint: LintSettings) -> dict[str, Severity | None]:
