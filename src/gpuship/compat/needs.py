@@ -1,21 +1,24 @@
 """What an image needs from a GPU host, read from its config (env and labels) alone.
 
-Pure: the image stage reads the config (and with `--deep` the layers); this module interprets it.
-The `io.gpuship.*` labels are the contract the build stage writes (gpuship.labels);
-without them the stock `nvidia/cuda` variables (`CUDA_VERSION`, `NVIDIA_REQUIRE_CUDA`,
-`NV_CUDA_COMPAT_PACKAGE`) are the fallback, and `--deep` adds the image stage's scan.
+Pure: the image stage reads the config (and with `--deep` the layers); this module
+interprets it. The `io.gpuship.*` labels are the contract the build stage writes
+(gpuship.labels), read by `labelled_needs` for every command (`inspect` checks the arch list
+they promise); without them the stock `nvidia/cuda` variables (`CUDA_VERSION`,
+`NVIDIA_REQUIRE_CUDA`, `NV_CUDA_COMPAT_PACKAGE`) are the fallback, and `--deep` adds the
+image stage's scan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuship.cuda.arch import ArchTarget, parse_arch_list
 from gpuship.cuda.declared import declared_cuda
 from gpuship.cuda.drivers import compat_cuda_from_package
 from gpuship.cuda.errors import InvalidVersion
+from gpuship.cuda.version import Version
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
 
@@ -72,13 +75,63 @@ def needs_from_config(reference: str, config: Mapping[str, Any]) -> ImageGpuNeed
     )
 
 
+@dataclass(frozen=True)
+class LabelledNeeds:
+    """What the build stage's `io.gpuship.*` labels state an image needs (None: not stated)."""
+
+    cuda: str | None
+    min_driver: str | None
+    arch_targets: tuple[ArchTarget, ...] | None
+
+
+_T = TypeVar("_T")
+
+
+def labelled_needs(reference: str, labels: Mapping[str, str]) -> LabelledNeeds:
+    """The `io.gpuship.*` needs labels, read the one way every command reads them.
+
+    A label that is set but malformed is an InputError naming the image and the label, in
+    `inspect` as in `verify`, `fleet` and `route`: it is the image's own statement of what it
+    needs (gpuship.labels), and reading past it would judge an image other than the one that
+    runs. An empty value states nothing, as when the label is absent.
+    """
+    return LabelledNeeds(
+        cuda=_label(reference, labels, LABEL_CUDA, _version_text("CUDA version")),
+        min_driver=_label(reference, labels, LABEL_MIN_DRIVER, _version_text("driver version")),
+        arch_targets=_label(reference, labels, LABEL_ARCH_LIST, parse_arch_list),
+    )
+
+
+def _label(
+    reference: str, labels: Mapping[str, str], name: str, parse: Callable[[str], _T]
+) -> _T | None:
+    text = labels.get(name)
+    if not text:
+        return None
+    try:
+        return parse(text)
+    except InvalidVersion as error:
+        raise InputError(f"{reference}: label {name}={text!r}: {error}") from None
+
+
+def _version_text(what: str) -> Callable[[str], str]:
+    """A parser that checks a label holds a version and keeps it as written."""
+
+    def parse(text: str) -> str:
+        Version.parse(text, what)
+        return text
+
+    return parse
+
+
 def needs_from_env_and_labels(
     reference: str, env: Mapping[str, str], labels: Mapping[str, str]
 ) -> ImageGpuNeeds:
     """Interpret labels first (the build stage's statement), then stock nvidia/cuda variables
     (`cuda.declared` decides which CUDA the image declares)."""
+    labelled = labelled_needs(reference, labels)
     cuda, cuda_source = declared_cuda(env, labels)
-    arch_targets, arch_source = _arch_targets(reference, labels)
+    arch_source = None if labelled.arch_targets is None else f"label {LABEL_ARCH_LIST}"
     compat_cuda, compat_source = _compat_cuda(env)
     return ImageGpuNeeds(
         reference=reference,
@@ -86,24 +139,12 @@ def needs_from_env_and_labels(
         labels=dict(labels),
         cuda=cuda,
         cuda_source=cuda_source,
-        min_driver=labels.get(LABEL_MIN_DRIVER) or None,
-        arch_targets=arch_targets,
+        min_driver=labelled.min_driver,
+        arch_targets=labelled.arch_targets,
         arch_source=arch_source,
         compat_cuda=compat_cuda,
         compat_source=compat_source,
     )
-
-
-def _arch_targets(
-    reference: str, labels: Mapping[str, str]
-) -> tuple[tuple[ArchTarget, ...] | None, str | None]:
-    text = labels.get(LABEL_ARCH_LIST)
-    if not text:
-        return None, None
-    try:
-        return tuple(parse_arch_list(text)), f"label {LABEL_ARCH_LIST}"
-    except InvalidVersion as error:
-        raise InputError(f"{reference}: label {LABEL_ARCH_LIST}={text!r}: {error}") from None
 
 
 def _compat_cuda(env: Mapping[str, str]) -> tuple[str | None, str | None]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuship import image_result as R
+from gpuship.compat.needs import labelled_needs
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
@@ -19,8 +20,8 @@ from gpuship.image.layerscan import LIMIT_PROBLEM
 from gpuship.image.requirement import (
     CudaRequirement,
     TargetCoverage,
-    arch_label_targets,
     cuda_requirement,
+    sm_targets,
     target_coverage,
 )
 from gpuship.image.weights import hub_cache_of
@@ -161,6 +162,7 @@ def _cuda_findings(
     out: _Findings, analysis: ImageAnalysis, config: ImageStageConfig
 ) -> tuple[CudaRequirement, list[TargetCoverage]]:
     env, labels = analysis.image.config.env, analysis.image.config.labels
+    labelled = labelled_needs(analysis.image.reference, labels)
     requirement = cuda_requirement(analysis.cuda_evidence, env, labels)
     for weak in requirement.weak_claims:
         out.add(rules.CUDA_CLAIM_WEAKER, weak.message)
@@ -191,7 +193,7 @@ def _cuda_findings(
                 + ", ".join(f"/{path}" for path in coverage.ptx_only[:5]),
             )
     if analysis.gpu_libraries:
-        for target in arch_label_targets(labels):
+        for target in sm_targets(labelled.arch_targets or ()):
             coverage = target_coverage(target, analysis.gpu_libraries)
             if coverage.missing:
                 out.add(
