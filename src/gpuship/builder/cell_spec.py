@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpuship.compat.needs import labelled_needs
 from gpuship.documents import load_json
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
@@ -44,10 +45,13 @@ def parse_cell(text: str, limits: Limits = DEFAULT_LIMITS) -> CellSpec:
 
 
 def cell_from_dict(data: Any) -> CellSpec:
-    """Validate a decoded cell; InputError naming the first bad key."""
+    """Validate a decoded cell; InputError naming the first bad key, or a needs label that
+    `verify` and `inspect` would refuse on the built image (refused before anything is built)."""
     try:
-        return CellSpec.model_validate(data)
+        cell = CellSpec.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise InputError(f"--cell: {where}: {first['msg']}") from None
+    labelled_needs(f"--cell: cell {cell.id}", cell.labels)
+    return cell

@@ -81,6 +81,10 @@ def test_missing_dockerfile_is_an_input_error(tmp_path: Path) -> None:
         ("{not json", "--cell: not JSON"),
         ('{"id": "Bad Id", "image": "x", "repository": "r"}', "--cell: id:"),
         ('{"image": "x", "repository": "r"}', "--cell: id: Field required"),
+        (
+            '{"id": "x", "image": "x", "repository": "r", "labels": {"io.gpuship.cuda": "12.x"}}',
+            "--cell: cell x: label io.gpuship.cuda='12.x': invalid CUDA version '12.x'",
+        ),
     ],
 )
 def test_bad_cell_json_is_one_clear_line(cell: str, message: str) -> None:
