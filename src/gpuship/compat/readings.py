@@ -1,8 +1,8 @@
 """NVML readings as data: the driver, its CUDA version and every GPU, with a stable schema.
 
-These models are what `gpuship audit` writes and `gpuship verify`/`fleet` read back, so they
-accept exactly what they write (extra keys are an error) and carry no behaviour beyond
-small derived values.
+These models are what `gpuship audit` writes (the nvml adapter fills them) and `verify`,
+`fleet` and `route` read back, so they accept exactly what they write (extra keys are an
+error) and carry no behaviour beyond small derived values.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def judge(
     config: VerifyConfig,
     selection: Sequence[str] = (),
 ) -> Verdict:
-    """Every check of the verify stage for one host and (optionally) one image."""
+    """Every check of the verdict (verify, fleet, route) for one host and (optionally) one image."""
     gpus = select_gpus(audit.nvml.gpus, selection)
     checks = [_runtime_check(audit, config)]
     checks.extend(_cdi_checks(audit))

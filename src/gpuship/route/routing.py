@@ -1,7 +1,7 @@
 """Route images to runner pools: pure logic on audits and image needs.
 
 A pool is a runner label. An image can be routed to a pool when every known host of the pool
-can run it, judged by the verify stage's own `judge` on the host's audit (so route gives the
+can run it, judged by `compat.verdict.judge` on the host's audit (so route gives the
 verdict `gpuship verify` would give on that host) after the image has a variant for the host's
 CPU platform. A host whose audit is older than `route.max-audit-age` is unknown: it is left
 out of its pools (or fails the route, per `route.stale-audits`).
