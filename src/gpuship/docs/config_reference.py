@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuship.config.schema import config_schema
+from gpuship.config_catalog import config_schema
 
 
 def render_config_reference() -> str:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.config.load import load_config, with_overrides
+from gpuship.config.load import with_overrides
 from gpuship.config.locate import find_config_file
+from gpuship.config_catalog import load_config
 from gpuship.errors import ConfigError
 from gpuship.rules_catalog import rule_overrides
 

@@ -134,12 +134,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 def _image_check(ctx: Context) -> ImageCheck:
     """The image stage's checks of a pushed image, as the `inspect:` config sets them."""
+    from gpuship.image.config import ImageStageConfig
     from gpuship.image.run import inspect_and_judge
 
     def check(image: str, dockerfile: Path) -> ImageCheckResult:
         judgement = inspect_and_judge(
             image,
-            ctx.config.inspect,
+            ctx.config.section(ImageStageConfig),
             access=ctx.registry_access(),
             dockerfile=dockerfile,
         )
@@ -150,6 +151,7 @@ def _image_check(ctx: Context) -> ImageCheck:
 
 def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
     """The one cell of `--image` whose values match every `--set`."""
+    from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.project import load_project, plan_images, select_images
 
     wanted: dict[str, str] = {}
@@ -158,7 +160,9 @@ def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {pair}: expected AXIS=VALUE")
         wanted[name.strip()] = value.strip()
-    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    project = load_project(
+        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
+    )
     (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
     chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
     if len(chosen) == 1:

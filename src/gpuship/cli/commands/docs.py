@@ -82,19 +82,24 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.docs.image_map import render_image_map
     from gpuship.docs.result import ImageMapResult
+    from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.project import load_project, plan_images
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    project = load_project(
+        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
+    )
     plans = plan_images(project, project.images, ctx.environ)
     pools = None
     if args.fleet:
         from datetime import datetime, timezone
 
+        from gpuship.route.config import RouteConfig
         from gpuship.route.run import Settings, pools_for_cells
+        from gpuship.verify.config import VerifyConfig
 
         settings = Settings(
-            verify=ctx.config.verify,
-            route=ctx.config.route,
+            verify=ctx.config.section(VerifyConfig),
+            route=ctx.config.section(RouteConfig),
             access=ctx.registry_access(),
         )
         matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}

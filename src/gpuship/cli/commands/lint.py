@@ -79,7 +79,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.lint.settings import LintSettings
 
     # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
-    settings = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
+    settings = LintSettings()
+    if ctx.has_config_input:
+        from gpuship.lint.config import LintConfig
+
+        settings = ctx.config.section(LintConfig).settings()
     request = LintRequest(
         paths=tuple(args.paths),
         images=tuple(args.image),
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
     """The image stage's checks of an image, as the `inspect:` config sets them."""
+    from gpuship.image.config import ImageStageConfig
     from gpuship.image.run import inspect_and_judge
 
     def check(
@@ -104,7 +109,7 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
     ) -> tuple[list[Finding], Mapping[str, Rule], ImageResult]:
         judgement = inspect_and_judge(
             reference,
-            ctx.config.inspect,
+            ctx.config.section(ImageStageConfig),
             access=ctx.registry_access(),
             platform=platform,
             dockerfile=dockerfile,

@@ -45,8 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Probe the image (or the job) and report."""
     from gpuship.config.load import with_overrides
+    from gpuship.probe.config import ProbeConfig
 
-    config = with_overrides(ctx.config, {"probe.compare.trials": args.trials}).probe
+    overridden = with_overrides(ctx.config, {"probe.compare.trials": args.trials})
+    config = overridden.section(ProbeConfig)
     base = ctx.config_path.parent if ctx.config_path else Path.cwd()
 
     def progress(line: str) -> None:

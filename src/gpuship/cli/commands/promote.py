@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Promote, store the release record in the target repository, report every tag."""
     from gpuship.registry.reference import parse_reference, parse_repository
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.policy import classify_tags
     from gpuship.release.promote import ReleaseRequest, release
     from gpuship.release.report import release_report
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             "so what was tested is exactly what is released"
         )
     target = parse_repository(args.to) if args.to else source.repository
-    config = ctx.config.release
+    config = ctx.config.section(ReleaseConfig)
     tags = classify_tags(config.tags, args.tag, args.move)
     progress = CopyProgress()
     with ctx.registry_client() as client:

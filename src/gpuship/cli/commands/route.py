@@ -51,8 +51,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
     from gpuship.config.load import with_overrides
     from gpuship.errors import UsageError
+    from gpuship.route.config import RouteConfig
     from gpuship.route.kubernetes import parse_toleration
     from gpuship.route.run import RouteRequest, Settings, run_route
+    from gpuship.verify.config import VerifyConfig
 
     if not args.fleet and args.format != "k8s":
         raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
@@ -69,8 +71,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
     settings = Settings(
-        verify=config.verify,
-        route=config.route,
+        verify=config.section(VerifyConfig),
+        route=config.section(RouteConfig),
         access=ctx.registry_access(),
     )
     return run_route(request, settings, datetime.now(timezone.utc))

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.config.load import with_overrides
     from gpuship.platforms import host_platform
     from gpuship.verify.audit import load_audit
+    from gpuship.verify.config import VerifyConfig
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.present import verdict_report
     from gpuship.verify.verdict import judge
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError("verify --smoke needs an IMAGE to start")
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
-    ).verify
+    ).section(VerifyConfig)
     audit = (
         load_audit(Path(args.audit), ctx.limits)
         if args.audit
