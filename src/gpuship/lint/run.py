@@ -21,7 +21,7 @@ from gpuship.lint.result import LintResult
 from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
 from gpuship.report import Finding, Report, Rule, Table
-from gpuship.report.catalog import Overrides, apply_overrides, rules_by_id
+from gpuship.report.catalog import Overrides, rules_by_id
 from gpuship.report.result import Counts
 
 ImageT = TypeVar("ImageT")
@@ -57,7 +57,7 @@ class LintRequest(Generic[ImageT]):
     platform: str | None  # sets TARGETARCH & co. (None: this machine's)
     context: Path | None
     settings: LintSettings
-    overrides: Overrides
+    overrides: Overrides  # the engine checks no rule they turn off
     limits: Limits
     check_image: ImageCheck[ImageT] | None = None
 
@@ -179,10 +179,6 @@ def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
             report.findings.extend(findings)
             report.rules = {**report.rules, **catalog}
             images.append(image)
-    # The image stage's findings get the configured severities before they are counted.
-    apply_overrides(report, request.overrides)
-    counts = Counts(**report.counts())
-    report.result = LintResult(tuple(summaries), suppressed, counts, tuple(images) or None)
     report.tables.append(
         Table(
             title="Dockerfiles",
@@ -200,9 +196,17 @@ def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
         )
     )
     checked = f"{len(files)} Dockerfile(s)" + (f", {len(images)} image(s)" if images else "")
-    report.headline = (
-        f"{checked}: {counts.error} error(s), {counts.warning} warning(s), {counts.note} note(s)"
-    )
+
+    def summarise(final: Report) -> None:
+        # Counted as reported: with gpuship.yaml's severities, the image stage's findings too.
+        counts = Counts(**final.counts())
+        final.result = LintResult(tuple(summaries), suppressed, counts, tuple(images) or None)
+        final.headline = (
+            f"{checked}: {counts.error} error(s), {counts.warning} warning(s), "
+            f"{counts.note} note(s)"
+        )
+
+    report.summarise = summarise
     if not files and not images and unmatched:
         report.warnings.append(f"no Dockerfile matched: {' '.join(unmatched)}")
     return report
