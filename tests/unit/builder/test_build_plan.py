@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuship import labels as L
-from gpuship.builder.run_build import BuildPlan
+from gpuship.builder.plan import BuildPlan
 from gpuship.cli.main import main
 from gpuship.errors import InputError
 from gpuship.matrix.cell_spec import cell_from_dict, parse_cell

@@ -46,8 +46,8 @@ def test_the_tree_keeps_every_contract() -> None:
     [
         ("verify/verdict.py", "from gpuship.cli import context", "gpuship.verify.verdict"),
         ("registry/client.py", "import gpuship.release.policy", "gpuship.registry.client"),
-        ("lint/engine.py", "import gpuship.image.findings", "gpuship.lint.engine"),
-        ("image/findings.py", "import docker", "gpuship.image.findings -> docker"),
+        ("lint/engine.py", "import gpuship.image.report", "gpuship.lint.engine"),
+        ("image/report.py", "import docker", "gpuship.image.report -> docker"),
         # The root config model no longer reaches into a stage for its section.
         ("config/model.py", "import gpuship.verify.config", "gpuship.config.model"),
     ],

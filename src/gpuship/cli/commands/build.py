@@ -29,7 +29,8 @@ from gpuship.errors import ConfigError, UsageError
 from gpuship.report import Report
 
 if TYPE_CHECKING:
-    from gpuship.builder.run_build import ImageCheck, ImageCheckResult
+    from gpuship.builder.report import ImageCheckResult
+    from gpuship.builder.run_build import ImageCheck
 
 NAME = "build"
 HELP = "build one matrix cell with its labels and push its candidate tag"
@@ -92,7 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
-    from gpuship.builder.run_build import BuildPlan, execute
+    from gpuship.builder.plan import BuildPlan
+    from gpuship.builder.run_build import execute
     from gpuship.builder.secrets import (
         check_secret_spec,
         check_ssh_spec,

@@ -75,7 +75,7 @@ def _build_args(pairs: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Lint every selected Dockerfile (and --image) and return one report."""
-    from gpuship.lint.run import LintRequest, lint_report
+    from gpuship.lint.run import LintRequest, run_lint
     from gpuship.lint.settings import LintSettings
 
     # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         limits=ctx.limits,
         check_image=_image_check(ctx, args.platform) if args.image else None,
     )
-    return lint_report(NAME, request)
+    return run_lint(NAME, request)
 
 
 def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
