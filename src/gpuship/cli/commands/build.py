@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, UsageError
 from gpuship.report import Report
+from gpuship.report.progress import Progress
 
 if TYPE_CHECKING:
     from gpuship.builder.report import ImageCheckResult
@@ -131,7 +131,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         provenance=args.provenance,
         sbom=args.sbom,
     )
-    return execute(plan, ctx.environ, _progress(cell.id), _image_check(ctx))
+    # The builder's output, a line each, on a terminal as in CI logs.
+    progress = Progress(prefix=f"[{cell.id}] ")
+    return execute(plan, ctx.environ, progress.line, _image_check(ctx))
 
 
 def _image_check(ctx: Context) -> ImageCheck:
@@ -208,14 +210,6 @@ def _created(environ: Mapping[str, str]) -> str:
         else datetime.datetime.now(tz=datetime.timezone.utc)
     )
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _progress(cell_id: str) -> Any:
-    def emit(line: str) -> None:
-        sys.stderr.write(f"[{cell_id}] {line}\n")
-        sys.stderr.flush()
-
-    return emit
 
 
 def result_type() -> object:

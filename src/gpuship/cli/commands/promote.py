@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gpuship.cli.context import Context
 from gpuship.errors import InputError
 from gpuship.report import Report
+from gpuship.report.progress import Progress
 
 NAME = "promote"
 HELP = "promote an image by digest to version and floating tags (no pull), recording every move."
@@ -101,24 +101,20 @@ def result_type() -> object:
 
 
 class CopyProgress:
-    """Progress of blob copies on stderr: one updating line on a terminal, else a line per
-    blob when it completes (compact in CI logs)."""
+    """Progress of blob copies on stderr: one updating line on a terminal; in CI logs only
+    the total, once every blob is copied."""
 
-    def __init__(self, sizes: dict[str, int] | None = None) -> None:
+    def __init__(self) -> None:
         self._done: dict[str, int] = {}
-        self._sizes = sizes or {}
-        self._tty = sys.stderr.isatty()
+        self._progress = Progress()
 
     def __call__(self, digest: str, count: int) -> None:
         self._done[digest] = self._done.get(digest, 0) + count
         total = sum(self._done.values())
-        if self._tty:
-            sys.stderr.write(f"\rcopying {digest[:19]}: {total / 1e6:.1f} MB copied")
-            sys.stderr.flush()
+        self._progress.update(live=f"copying {digest[:19]}: {total / 1e6:.1f} MB copied")
 
     def finish(self) -> None:
         """End the progress display with one summary line."""
         if self._done:
             total = sum(self._done.values())
-            prefix = "\n" if self._tty else ""
-            sys.stderr.write(f"{prefix}copied {len(self._done)} blobs, {total / 1e6:.1f} MB\n")
+            self._progress.line(f"copied {len(self._done)} blobs, {total / 1e6:.1f} MB")
