@@ -1,22 +1,21 @@
 """The root of `gpuship.yaml`: the keys every command shares, and the root model assembled
-from them and the sections the stages declare.
+from them and the stages' sections.
 
-Each stage declares its own key (`StageSection` in its `config.py`); this package imports no
-stage. `gpuship.config_catalog` gathers the stages' sections and calls `root_model`.
+Each stage defines its section model in its own `config.py`; `gpuship.config_catalog` names
+the key that holds each (a `StageSection`) and calls `root_model`. This package imports no
+stage.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, cast
 
 from pydantic import Field, create_model
 
 from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON
-from gpuship.config.section import Section, SeverityName, StageSection
+from gpuship.config.section import Section, SectionT, SeverityName, StageSection
 from gpuship.limits import Limits
-
-SectionT = TypeVar("SectionT")
 
 # What the root model's JSON Schema says of itself (`gpuship schema`, the config reference).
 _ROOT_DESCRIPTION = "Everything `gpuship.yaml` may hold; all sections are optional."
@@ -110,8 +109,10 @@ def root_model(sections: Sequence[StageSection[Any]]) -> type[GpushipConfig]:
             "reads (hostile input ends in a clear error or finding naming the limit).",
         ),
     )
-    keys = [*GpushipConfig.model_fields, *(section.key for section in sections), "limits"]
-    types = [info.annotation for info in GpushipConfig.model_fields.values()]
+    shared = GpushipConfig.model_fields
+    keys = [info.alias or name for name, info in shared.items()]
+    keys += [section.key for section in sections] + ["limits"]
+    types = [info.annotation for info in shared.values()]
     types += [model for model, _ in fields.values()]
     if len(set(keys)) < len(keys) or any(types.count(model) > 1 for model in types):
         raise ValueError(f"config sections need distinct keys and types: {keys}, {types}")

@@ -2,10 +2,10 @@
 
 Sections are strict (an unknown key is an error, never silently ignored), frozen, and spelled
 in kebab-case in YAML (`min-memory-gib`) while Python uses snake_case (`min_memory_gib`).
-Stage modules define their own section by subclassing `Section` and declare the top-level key
-that holds it with a `StageSection` in their `config.py`; `gpuship.config_catalog` gathers
-those into the root model. This module imports nothing from gpuship so any section can import
-it without cycles.
+Stage modules define their own section by subclassing `Section` in their `config.py`;
+`gpuship.config_catalog` names the top-level key that holds each (a `StageSection`) and
+gathers them into the root model. This module imports nothing from gpuship so any section can
+import it without cycles.
 """
 
 from __future__ import annotations

@@ -92,6 +92,7 @@ def test_section_gives_each_stage_its_validated_model(tmp_path: Path) -> None:
         (StageSection("verify", VerifyConfig), StageSection("verify", ImageConfig)),
         (StageSection("verify", VerifyConfig), StageSection("other", VerifyConfig)),
         (StageSection("rules", VerifyConfig),),
+        (StageSection("fail-on", VerifyConfig),),
         (StageSection("limits", VerifyConfig),),
     ],
 )
