@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.cuda.errors import InvalidRequirement, InvalidVersion
 from gpuship.cuda.require import GpuDevice, evaluate_expression
 from gpuship.cuda.version import Version

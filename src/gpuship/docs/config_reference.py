@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuship.config.schema import config_schema
 
-
-def render_config_reference() -> str:
-    """One table per section, keys in YAML spelling, with types, defaults and descriptions."""
-    schema = config_schema()
-    definitions: dict[str, Any] = schema.get("$defs", {})  # type: ignore[assignment]
+def render_config_reference(schema: dict[str, Any]) -> str:
+    """One table per section of `schema` (gpuship.yaml's JSON Schema, which the docs command
+    gathers from the stages), keys in YAML spelling, with types, defaults and descriptions."""
+    definitions: dict[str, Any] = schema.get("$defs", {})
     lines = [
         "# `gpuship.yaml` reference",
         "",

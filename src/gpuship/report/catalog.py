@@ -13,9 +13,10 @@ the docs stage can be handed the catalog without importing the stages).
 
 Severity overrides (`rules:` and `lint:` in gpuship.yaml) are resolved by `resolve_overrides`
 (called by `rules_catalog.rule_overrides` with every catalog) into `Overrides`;
-`apply_overrides` applies them to every command's Report at the CLI boundary, so no stage
-reads them itself. Lint also passes them to its engine, because pragmas and its per-file
-counts depend on which rules are on.
+`apply_overrides` applies them, once, to every command's Report at the CLI boundary, so no
+stage sets a configured severity itself. Lint's engine reads only which rules they turn off
+(a rule turned off is not checked, so no pragma counts for it), and lint counts its findings
+by severity in `Report.summarise`, after they are applied.
 """
 
 from __future__ import annotations
@@ -134,10 +135,16 @@ def apply_overrides(report: Report, overrides: Overrides) -> None:
     A stage verdict that failed (`report.failed`: verify's checks, fleet, `lock --check`) only
     through error findings the config lowered or turned off no longer fails; the stage's own
     result data still says what it found. Rules whose findings report what happened (a failed
-    write) are never overridden, so such a failure always stands.
+    write) are never overridden, so such a failure always stands. Then the stage's
+    `summarise`, if any, sees the findings as they will be reported.
     """
-    if not overrides:
-        return
+    if overrides:
+        _configure(report, overrides)
+    if report.summarise is not None:
+        report.summarise(report)
+
+
+def _configure(report: Report, overrides: Overrides) -> None:
     findings = []
     lowered_error = False
     for finding in report.findings:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -182,6 +182,9 @@ class Report:
     # Things to tell the user that are not findings of a rule and never fail the command
     # (`gpuship lint` globs that matched no file): a warning line, a warning annotation.
     warnings: list[str] = field(default_factory=list)
+    # What a stage derives from its findings as reported (lint's counts and headline): run
+    # once gpuship.yaml's rule severities are applied (`catalog.apply_overrides`).
+    summarise: Callable[[Report], None] | None = field(default=None, repr=False, compare=False)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

@@ -10,7 +10,7 @@ import pytest
 
 from gpuship import labels as L
 from gpuship.builder.cell_spec import cell_from_dict, parse_cell
-from gpuship.builder.run_build import BuildPlan
+from gpuship.builder.plan import BuildPlan
 from gpuship.cli.main import main
 from gpuship.errors import InputError
 from gpuship.matrix.cells import plan_image

@@ -8,7 +8,8 @@ import pytest
 
 from gpuship.lint.config import LintConfig
 from gpuship.lint.engine import lint_file, rule_policy
-from gpuship.report import Finding
+from gpuship.report import Finding, Report
+from gpuship.report.catalog import apply_overrides
 
 
 def lint_text(
@@ -36,6 +37,7 @@ def lint_text(
     path = root / "Dockerfile"
     path.write_text(dockerfile)
     settings = (config or LintConfig()).settings()
+    policy = rule_policy(settings)
     result = lint_file(
         path,
         display="Dockerfile",
@@ -43,10 +45,13 @@ def lint_text(
         build_args=build_args or {},
         target=target,
         config=settings,
-        policy=rule_policy(settings),
+        policy=policy,
         platform=platform,
     )
-    return list(result.findings)
+    # The configured severities, set as the CLI sets every command's.
+    report = Report(command="lint", findings=list(result.findings))
+    apply_overrides(report, policy)
+    return report.findings
 
 
 def positions(findings: list[Finding], rule: str) -> list[tuple[int, int]]:

@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the host and report it; NVML problems are exit 3 with one line."""
+    from gpuship.compat.config import VerifyConfig
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.report import audit_report
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError("audit --if-older-than needs --publish REGISTRY/REPO")
     if args.publish:
         return _publish(args, ctx)
-    audit = audit_this_host(ctx.environ, ctx.config.verify, args.label)
+    audit = audit_this_host(ctx.environ, ctx.config.section(VerifyConfig), args.label)
     return audit_report(NAME, audit, _json_file(args))
 
 
@@ -59,6 +60,7 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
     from gpuship.compat.audit import this_runner
+    from gpuship.compat.config import VerifyConfig
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
     from gpuship.route.publish import publish_or_skip
@@ -73,7 +75,7 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     outcome = publish_or_skip(
         args.publish,
         this_runner(ctx.environ, args.label),
-        lambda: audit_this_host(ctx.environ, ctx.config.verify, args.label),
+        lambda: audit_this_host(ctx.environ, ctx.config.section(VerifyConfig), args.label),
         if_older_than=fresh_for,
         now=datetime.now(timezone.utc),
         access=ctx.registry_access(),

@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Load audits and image needs, judge every pair, report the grid."""
     from gpuship.compat.audit import load_audit
+    from gpuship.compat.config import VerifyConfig
     from gpuship.compat.fleet import build_fleet, needs_from_matrix
     from gpuship.verify.report import fleet_report
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             )
             for ref in args.image
         )
-    return fleet_report(build_fleet(audits, images, ctx.config.verify))
+    return fleet_report(build_fleet(audits, images, ctx.config.section(VerifyConfig)))
 
 
 def audit_paths(arguments: list[str]) -> list[Path]:

@@ -20,12 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.history import explain, load_history
     from gpuship.release.result import HistoryResult
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
-    config = ctx.config.release
+    config = ctx.config.section(ReleaseConfig)
     with ctx.registry_client() as client:
         history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None

@@ -55,8 +55,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Route with the config's verify: and route: sections; exit 1 when an image runs nowhere."""
     from datetime import datetime, timezone
 
+    from gpuship.compat.config import VerifyConfig
     from gpuship.config.load import with_overrides
     from gpuship.errors import UsageError
+    from gpuship.route.config import RouteConfig
     from gpuship.route.kubernetes import parse_toleration
     from gpuship.route.run import RouteRequest, Settings, run_route
 
@@ -74,7 +76,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
     access = ctx.registry_access()
-    settings = Settings(verify=config.verify, route=config.route, access=access)
+    settings = Settings(
+        verify=config.section(VerifyConfig), route=config.section(RouteConfig), access=access
+    )
     read_needs = _needs_reader(access, deep=args.deep)
     return run_route(request, settings, datetime.now(timezone.utc), read_needs)
 

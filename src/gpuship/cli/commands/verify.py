@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read (or load) the host audit, read the image's needs, judge, report."""
     from gpuship.compat.audit import load_audit
+    from gpuship.compat.config import VerifyConfig
     from gpuship.compat.verdict import judge
     from gpuship.config.load import with_overrides
     from gpuship.platforms import host_platform
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError("verify --smoke needs an IMAGE to start")
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
-    ).verify
+    ).section(VerifyConfig)
     audit = (
         load_audit(Path(args.audit), ctx.limits)
         if args.audit

@@ -1,4 +1,5 @@
-"""Judge an image analysis against the `inspect:` config: findings, result data and tables.
+"""Judge an image analysis against the `inspect:` config: findings, result data and tables,
+and the Report of `gpuship inspect` made of them.
 
 Pure: no I/O. Messages carry only figures every source agrees on (uncompressed sizes, paths,
 versions), so the same image read from a registry, an archive or an OCI layout reports alike.
@@ -25,7 +26,7 @@ from gpuship.image.requirement import (
     target_coverage,
 )
 from gpuship.image.weights import hub_cache_of
-from gpuship.report import Finding, Location, Rule, Table
+from gpuship.report import Finding, Location, Report, Rule, Table
 from gpuship.report.catalog import rules_by_id
 from gpuship.units import human_size
 
@@ -455,4 +456,25 @@ def judge(
         result=result,
         tables=_tables(analysis, result),
         headline=headline,
+    )
+
+
+def inspect_report(command: str, judgement: Judgement) -> Report:
+    """The Report of `gpuship inspect`: the judgement, and the step outputs of one image."""
+    result = judgement.result
+    return Report(
+        command=command,
+        findings=judgement.findings,
+        result=result,
+        rules=judgement.rules,
+        tables=judgement.tables,
+        outputs={
+            "digest": result.image.manifest_digest,
+            "effective-cuda": result.cuda.effective or "",
+            "min-driver": result.cuda.min_driver or "",
+            "size-bytes": str(result.size.uncompressed),
+            "sass": ";".join(result.gpu.sass),
+            "efficiency": f"{result.dive.efficiency:.4f}",
+        },
+        headline=judgement.headline,
     )

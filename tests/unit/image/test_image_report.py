@@ -6,8 +6,8 @@ from gpuship.image import rules
 from gpuship.image.analysis import analyze
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.fatbin import GpuCode
-from gpuship.image.findings import DockerfileLines, judge
 from gpuship.image.layerscan import Entry, GpuBinary, LayerScan, WeightFile
+from gpuship.image.report import DockerfileLines, judge
 from gpuship.image.source import BlobRef, ImageConfigDocument, ResolvedImage
 from gpuship.image.tarwalk import REGULAR
 from gpuship.report.result import to_json
