@@ -18,13 +18,16 @@ Host header is forwarded as sent, so the registry's Location headers point back 
 | `429` | 429 with `Retry-After: 1` (`retry_after=`) | no |
 | `cut-body` | the registry's status and headers, half the body, then the connection closes | yes |
 | `stall` | nothing for `stall_s` seconds (default 30), then the connection closes | yes |
+| `stall-after-headers` | status, headers (no Content-Length), nothing for `stall_s`, close | yes |
 | `truncated-manifest` | half the manifest of a GET, Content-Length to match (wrong bytes) | yes |
 | `wrong-digest` | `Docker-Content-Digest` replaced by a digest of other bytes | yes |
 | `gone` | this request and every later one fail: the proxy closes it and stops listening | no |
 
 A fault that cannot apply to its request (`cut-body` on an answer without a body,
-`truncated-manifest` on anything but a manifest GET, `wrong-digest` on an answer without the
-header) lets it pass; the log says so (`applied=False`).
+`stall-after-headers` on a HEAD, `truncated-manifest` on anything but a manifest GET,
+`wrong-digest` on an answer without the header) lets it pass; the log says so
+(`applied=False`). Without Content-Length (or chunks), the body of a `stall-after-headers`
+answer is what comes before the close: nothing.
 
 `hook(index, method, path)`, if given, runs before a request is forwarded: a test can change
 the registry behind a client's back at a chosen moment, and pick a fault by what the request
@@ -55,6 +58,7 @@ FAULTS = (
     "429",
     "cut-body",
     "stall",
+    "stall-after-headers",
     "truncated-manifest",
     "wrong-digest",
     "gone",
@@ -224,6 +228,9 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                     proxy._stopped.wait(proxy.stall_s)
                 self._drop()
                 return
+            if fault == "stall-after-headers" and self.command != "HEAD":
+                self._stall_after_headers(status, answer)
+                return
             if proxy.page_tags and status == 200 and "/tags/list" in self.path:
                 answer, data = _page_tags(self.path, answer, data, proxy.page_tags)
             sent = None
@@ -237,10 +244,24 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             elif fault == "wrong-digest":
                 applied = any(k.lower() == "docker-content-digest" for k, _ in answer)
                 answer = [_wrong_digest(k, v) for k, v in answer]
-            if not applied:
+            if not applied or fault == "stall-after-headers":  # a HEAD has no body to stall
                 proxy._not_applied(index)
             with suppress(OSError):  # a client that timed out has closed the connection
                 self._reply(status, answer, data, sent)
+
+        def _stall_after_headers(self, status: int, headers: list[tuple[str, str]]) -> None:
+            # Without Content-Length or chunking the body is whatever comes before the close:
+            # here, nothing. A client that reads that as an empty answer reads a stall as one.
+            self.send_response(status)
+            for key, value in headers:
+                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            with suppress(OSError):
+                self.wfile.flush()
+            proxy._stopped.wait(proxy.stall_s)
+            self._drop()
 
         def _upstream(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
             connection = http.client.HTTPConnection(*proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)

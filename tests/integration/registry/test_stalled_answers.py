@@ -1,0 +1,142 @@
+"""A registry that sends its status line and headers, then nothing (`bed.faults`
+`stall-after-headers`, in front of the real docker-registry): every command that reads it ends
+with exit 3 and one line naming the request, within its deadline; never an empty answer taken
+for an empty repository ("0 releases recorded", "0 tags", exit 0).
+
+Both ways such an answer ends are covered: the registry closes the connection first (`closes`:
+the body, delimited by the close, is empty) and the request timeout ends it first (`times
+out`: gpuship's watchdog shuts the socket down, which reads as the same empty end).
+"""
+
+from __future__ import annotations
+
+import io
+import socketserver
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bed import faults
+from bed.oci import make_image, push
+from bed.registry import Registry
+from gpuship.cli.main import main
+from gpuship.errors import RegistryUnavailable
+from gpuship.registry.access import RetryPolicy
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository
+
+pytestmark = pytest.mark.integration
+
+AUDIT = Path(__file__).resolve().parents[2] / "data/gpu-readings/NVIDIA-H200-580.159.04.audit.json"
+DEADLINE_S = 8
+# Two tries of at most a second each; the stall outlasts a try in `times out`, not in `closes`.
+ENVIRON = {
+    "GPUSHIP_REGISTRIES__ATTEMPTS": "2",
+    "GPUSHIP_REGISTRIES__BACKOFF": "0.01",
+    "GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "1",
+}
+STALLS = {"closes": 0.3, "times out": 3.0}
+
+
+@pytest.fixture(scope="module")
+def released(registry: Registry) -> Iterator[tuple[str, str]]:
+    """A repository with `v1` and `stable` tags and one recorded release of `stable`."""
+    repository = "stall/app"
+    digest = push(registry.url, repository, make_image([{"app/a.bin": b"a" * 100}]), tag="v1")
+    stderr = io.StringIO()
+    code = main(
+        ["promote", f"{registry.host}/{repository}@{digest}", "--move", "stable"],
+        environ={},
+        stdout=io.StringIO(),
+        stderr=stderr,
+    )
+    assert code == 0, stderr.getvalue()
+    yield repository, digest
+
+
+# (command line, the requests that stall: method and a fragment of the path)
+_CASES = {
+    "history": (["history", "{host}/{repo}"], ("GET", "/tags/list")),
+    "history of a tag": (["history", "{host}/{repo}:stable"], ("GET", "/tags/list")),
+    "prune plan": (["prune", "{host}/{repo}"], ("GET", "/tags/list")),
+    "promote": (["promote", "{host}/{repo}@{digest}", "--move", "prod"], ("GET", "/manifests/")),
+    "inspect manifest": (["inspect", "{host}/{repo}:v1"], ("GET", "/manifests/")),
+    "inspect config": (["inspect", "{host}/{repo}:v1"], ("GET", "/blobs/")),
+    "verify": (["verify", "{host}/{repo}:v1", "--audit", str(AUDIT)], ("GET", "/manifests/")),
+}
+
+
+@pytest.mark.parametrize("stall", STALLS, ids=str)
+@pytest.mark.parametrize("case", _CASES, ids=str)
+def test_an_answer_that_stalls_after_its_headers_is_exit_3(
+    registry: Registry, released: tuple[str, str], case: str, stall: str
+):
+    command, (method, fragment) = _CASES[case]
+    repository, digest = released
+
+    def stall_these(index: int, seen: str, path: str) -> str | None:
+        return "stall-after-headers" if seen == method and fragment in path else None
+
+    with faults.start(registry.host, hook=stall_these, stall_s=STALLS[stall]) as proxy:
+        argv = [part.format(host=proxy.host, repo=repository, digest=digest) for part in command]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        started = time.monotonic()
+        code = main(
+            [*argv, "--deadline", str(DEADLINE_S)],
+            environ=ENVIRON,
+            stdout=stdout,
+            stderr=stderr,
+        )
+        elapsed = time.monotonic() - started
+    message = stderr.getvalue()
+    stalled = [r for r in proxy.log if r.method == method and fragment in r.path]
+    assert stalled, proxy.log  # the fault took effect
+    assert code == 3, (message, stdout.getvalue())
+    assert message.startswith("gpuship: error: ") and message.count("\n") == 1, message
+    # Named: the request (`GET http://HOST/v2/REPO/...`), or the blob stream (`blob D from
+    # HOST/REPO`) that the reader was consuming when it ended.
+    assert proxy.host in message and repository in message, message
+    assert "Traceback" not in message
+    assert elapsed < DEADLINE_S, elapsed
+
+
+def _serve_once_per_connection(answer: bytes) -> tuple[socketserver.TCPServer, str]:
+    """A server sending `answer` to every request, then closing the connection."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(65536)
+            self.request.sendall(answer)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"127.0.0.1:{server.server_address[1]}"
+
+
+_HEAD = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        # Said to be empty (Content-Length: 0): still no tag list.
+        (_HEAD + "Content-Length: 0\r\n\r\n", "HTTP 200 with an empty body, where a document"),
+        # No length: the body ends at the close, half a document.
+        (_HEAD + "Connection: close\r\n\r\n" + '{"name": "a", "tags": ["v1", "v', "cut short"),
+    ],
+    ids=["empty", "cut"],
+)
+def test_a_tag_list_that_is_empty_or_cut_is_no_tag_list(answer: str, says: str):
+    server, host = _serve_once_per_connection(answer.encode())
+    try:
+        client = RegistryClient(environ={}, retry=RetryPolicy(attempts=1, timeout_s=2))
+        with pytest.raises(RegistryUnavailable, match=says) as raised:
+            client.list_tags(Repository(host, "a"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert f"GET http://{host}/v2/a/tags/list" in str(raised.value)
