@@ -14,7 +14,7 @@ Host header is forwarded as sent, so the registry's Location headers point back 
 |---|---|---|
 | `reset-before` | the connection closed, no answer | no |
 | `reset-after` | the connection closed, no answer | yes |
-| `500`, `502`, `503` | that status with a short text body | no |
+| `500`, `502`, `503` | that status with a short text body (`error_body=`) | no |
 | `429` | 429 with `Retry-After: 1` (`retry_after=`) | no |
 | `cut-body` | the registry's status and headers, half the body, then the connection closes | yes |
 | `stall` | nothing for `stall_s` seconds (default 30), then the connection closes | yes |
@@ -90,6 +90,7 @@ class FaultProxy:
     retry_after: str = "1"
     hook: Hook | None = None
     page_tags: int | None = None
+    error_body: bytes = b"injected failure"
     log: list[Request] = field(default_factory=list)
     host: str = ""
 
@@ -163,11 +164,14 @@ def start(
     retry_after: str = "1",
     hook: Hook | None = None,
     page_tags: int | None = None,
+    error_body: bytes = b"injected failure",
 ) -> FaultProxy:
     """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
     `.stop()` or use it as a context manager."""
     host, port = upstream.rsplit(":", 1)
-    return FaultProxy((host, int(port)), dict(plan or {}), stall_s, retry_after, hook, page_tags)
+    return FaultProxy(
+        (host, int(port)), dict(plan or {}), stall_s, retry_after, hook, page_tags, error_body
+    )
 
 
 def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
@@ -216,7 +220,7 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 self._drop()
                 return
             if fault in ("500", "502", "503"):
-                self._reply(int(fault), [("Content-Type", "text/plain")], b"injected failure")
+                self._reply(int(fault), [("Content-Type", "text/plain")], proxy.error_body)
                 return
             if fault == "429":
                 headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]

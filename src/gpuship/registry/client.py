@@ -105,8 +105,14 @@ def _media_type(response: requests.Response, data: bytes | None) -> str:
 
 
 def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
-    """OCI error codes and a short text from an error body (which may not be JSON at all)."""
-    text = response.text[:_ERROR_BODY_LIMIT].strip() if response.content else ""
+    """OCI error codes and a short text from an error body (which may not be JSON at all), on
+    one line: a body's line breaks would start lines of their own in a message."""
+    codes, text = _error_body(response)
+    return codes, " ".join(text.split())[:_ERROR_BODY_LIMIT]
+
+
+def _error_body(response: requests.Response) -> tuple[tuple[str, ...], str]:
+    text = response.text[:_ERROR_BODY_LIMIT] if response.content else ""
     try:
         body = (
             load_json(response.content, "error body", DEFAULT_LIMITS) if response.content else None

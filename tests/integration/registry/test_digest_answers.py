@@ -12,14 +12,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
+from bed.servers import serving as bed_serving
 from gpuship.cli.main import main
 
 pytestmark = pytest.mark.integration
@@ -81,14 +81,8 @@ def serving(manifest: bytes, header_digest: str) -> Iterator[str]:
 
         do_HEAD = do_GET
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with bed_serving(Handler) as host:
+        yield host
 
 
 def _gpuship(*argv: str) -> tuple[int, str]:

@@ -11,8 +11,6 @@ out`: gpuship's watchdog shuts the socket down, which reads as the same empty en
 from __future__ import annotations
 
 import io
-import socketserver
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 from bed import faults
 from bed.oci import make_image, push
 from bed.registry import Registry
+from bed.servers import answering
 from gpuship.cli.main import main
 from gpuship.errors import RegistryUnavailable
 from gpuship.registry.access import RetryPolicy
@@ -103,20 +102,6 @@ def test_an_answer_that_stalls_after_its_headers_is_exit_3(
     assert elapsed < DEADLINE_S, elapsed
 
 
-def _serve_once_per_connection(answer: bytes) -> tuple[socketserver.TCPServer, str]:
-    """A server sending `answer` to every request, then closing the connection."""
-
-    class Handler(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            self.request.recv(65536)
-            self.request.sendall(answer)
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"127.0.0.1:{server.server_address[1]}"
-
-
 _HEAD = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 
 
@@ -131,12 +116,8 @@ _HEAD = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
     ids=["empty", "cut"],
 )
 def test_a_tag_list_that_is_empty_or_cut_is_no_tag_list(answer: str, says: str):
-    server, host = _serve_once_per_connection(answer.encode())
-    try:
+    with answering(answer.encode()) as host:
         client = RegistryClient(environ={}, retry=RetryPolicy(attempts=1, timeout_s=2))
         with pytest.raises(RegistryUnavailable, match=says) as raised:
             client.list_tags(Repository(host, "a"))
-    finally:
-        server.shutdown()
-        server.server_close()
     assert f"GET http://{host}/v2/a/tags/list" in str(raised.value)
