@@ -209,6 +209,7 @@ class Transport:
                     self._read_body(response, limit, method, url)
                     if watch.fired or self._deadline_watch.fired:
                         # The watchdog's shutdown reads as the end of a body the close delimits.
+                        response.close()
                         raise _CutShort("the watchdog ended the answer")
             except _NETWORK_ERRORS as error:
                 if watch.fired:

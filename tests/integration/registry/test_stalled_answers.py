@@ -10,7 +10,9 @@ out`: gpuship's watchdog shuts the socket down, which reads as the same empty en
 
 from __future__ import annotations
 
+import contextlib
 import io
+import socketserver
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 from bed import faults
 from bed.oci import make_image, push
 from bed.registry import Registry
-from bed.servers import answering
+from bed.servers import answering, serving
 from gpuship.cli.main import main
 from gpuship.errors import RegistryUnavailable
 from gpuship.registry.access import RetryPolicy
@@ -121,3 +123,43 @@ def test_a_tag_list_that_is_empty_or_cut_is_no_tag_list(answer: str, says: str):
         with pytest.raises(RegistryUnavailable, match=says) as raised:
             client.list_tags(Repository(host, "a"))
     assert f"GET http://{host}/v2/a/tags/list" in str(raised.value)
+
+
+class _Trickle(socketserver.BaseRequestHandler):
+    """Headers without a length, then a space every 0.3 s: no read waits long enough for the
+    socket timeout, so only the watchdog ends the answer, and its shutdown reads as the end."""
+
+    def handle(self) -> None:
+        self.request.recv(65536)
+        self.request.sendall((_HEAD + "Connection: close\r\n\r\n").encode())
+        with contextlib.suppress(OSError):
+            for _ in range(100):
+                time.sleep(0.3)
+                self.request.sendall(b" ")
+
+
+def test_an_answer_the_watchdog_ends_is_a_timeout_not_a_short_body():
+    with serving(_Trickle) as host:
+        client = RegistryClient(environ={}, retry=RetryPolicy(attempts=1, timeout_s=1))
+        started = time.monotonic()
+        with pytest.raises(RegistryUnavailable, match=r"tags/list failed after 1 try: timed out"):
+            client.list_tags(Repository(host, "a"))
+    assert time.monotonic() - started < 3
+
+
+def test_a_trickling_answer_stops_at_the_command_deadline():
+    # Before, the watchdog lost the socket of an answer that closes its connection, and such
+    # an answer ran for as long as the registry kept sending.
+    with serving(_Trickle) as host:
+        stderr = io.StringIO()
+        started = time.monotonic()
+        code = main(
+            ["history", f"{host}/a", "--deadline", "3"],
+            environ={},
+            stdout=io.StringIO(),
+            stderr=stderr,
+        )
+        elapsed = time.monotonic() - started
+    assert code == 3, stderr.getvalue()
+    assert f"GET http://{host}/v2/a/tags/list" in stderr.getvalue()
+    assert elapsed < 3 + 1, elapsed
