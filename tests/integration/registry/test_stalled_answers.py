@@ -15,6 +15,7 @@ import io
 import socketserver
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,32 @@ def test_a_trickling_answer_stops_at_the_command_deadline():
     assert code == 3, stderr.getvalue()
     assert f"GET http://{host}/v2/a/tags/list" in stderr.getvalue()
     assert elapsed < 3 + 1, elapsed
+
+
+class _EmptyTokenAnswer(BaseHTTPRequestHandler):
+    """A registry asking for a Bearer token at its own /token, which answers 200 and nothing."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/token"):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+        else:
+            realm = f"http://{self.headers['Host']}/token"
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", f'Bearer realm="{realm}",service="r"')
+            self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_an_empty_token_answer_is_no_token_and_no_credential_problem():
+    with serving(_EmptyTokenAnswer) as host:
+        client = RegistryClient(environ={}, retry=RetryPolicy(attempts=1, timeout_s=2))
+        with pytest.raises(
+            RegistryUnavailable, match=r"GET http://.*/token: HTTP 200 with an empty"
+        ):
+            client.list_tags(Repository(host, "a"))
