@@ -48,15 +48,19 @@ def released(registry: Registry) -> Iterator[tuple[str, str]]:
     """A repository with `v1` and `stable` tags and one recorded release of `stable`."""
     repository = "stall/app"
     digest = push(registry.url, repository, make_image([{"app/a.bin": b"a" * 100}]), tag="v1")
-    stderr = io.StringIO()
-    code = main(
-        ["promote", f"{registry.host}/{repository}@{digest}", "--move", "stable"],
-        environ={},
-        stdout=io.StringIO(),
-        stderr=stderr,
+    code, _, stderr, _ = _gpuship(
+        "promote", f"{registry.host}/{repository}@{digest}", "--move", "stable"
     )
-    assert code == 0, stderr.getvalue()
+    assert code == 0, stderr
     yield repository, digest
+
+
+def _gpuship(*argv: str, environ: dict[str, str] | None = None) -> tuple[int, str, str, float]:
+    """`gpuship ARGV` in-process: exit code, stdout, stderr, seconds taken."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    code = main(list(argv), environ=environ or {}, stdout=stdout, stderr=stderr)
+    return code, stdout.getvalue(), stderr.getvalue(), time.monotonic() - started
 
 
 # (command line, the requests that stall: method and a fragment of the path)
@@ -84,19 +88,12 @@ def test_an_answer_that_stalls_after_its_headers_is_exit_3(
 
     with faults.start(registry.host, hook=stall_these, stall_s=STALLS[stall]) as proxy:
         argv = [part.format(host=proxy.host, repo=repository, digest=digest) for part in command]
-        stdout, stderr = io.StringIO(), io.StringIO()
-        started = time.monotonic()
-        code = main(
-            [*argv, "--deadline", str(DEADLINE_S)],
-            environ=ENVIRON,
-            stdout=stdout,
-            stderr=stderr,
+        code, stdout, message, elapsed = _gpuship(
+            *argv, "--deadline", str(DEADLINE_S), environ=ENVIRON
         )
-        elapsed = time.monotonic() - started
-    message = stderr.getvalue()
     stalled = [r for r in proxy.log if r.method == method and fragment in r.path]
     assert stalled, proxy.log  # the fault took effect
-    assert code == 3, (message, stdout.getvalue())
+    assert code == 3, (message, stdout)
     assert message.startswith("gpuship: error: ") and message.count("\n") == 1, message
     # Named: the request (`GET http://HOST/v2/REPO/...`), or the blob stream (`blob D from
     # HOST/REPO`) that the reader was consuming when it ended.
@@ -152,17 +149,9 @@ def test_a_trickling_answer_stops_at_the_command_deadline():
     # Before, the watchdog lost the socket of an answer that closes its connection, and such
     # an answer ran for as long as the registry kept sending.
     with serving(_Trickle) as host:
-        stderr = io.StringIO()
-        started = time.monotonic()
-        code = main(
-            ["history", f"{host}/a", "--deadline", "3"],
-            environ={},
-            stdout=io.StringIO(),
-            stderr=stderr,
-        )
-        elapsed = time.monotonic() - started
-    assert code == 3, stderr.getvalue()
-    assert f"GET http://{host}/v2/a/tags/list" in stderr.getvalue()
+        code, _, stderr, elapsed = _gpuship("history", f"{host}/a", "--deadline", "3")
+    assert code == 3, stderr
+    assert f"GET http://{host}/v2/a/tags/list" in stderr
     assert elapsed < 3 + 1, elapsed
 
 
