@@ -21,7 +21,14 @@ from gpuship.cli import extras
 from gpuship.cli.context import Context
 from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
-from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.errors import (
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    GpushipError,
+    UsageError,
+    redact_credentials,
+)
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
@@ -163,29 +170,39 @@ def main(
     """Run one gpuship command and return its exit code."""
     environ = os.environ if environ is None else environ
     stdout = stdout or sys.stdout
-    stderr = stderr or sys.stderr
-    if gha.in_github_actions(environ):
+    in_actions = gha.in_github_actions(environ)
+    if in_actions:
         # On stderr, which the runner reads for commands too, so stdout stays pure JSON/SARIF.
         for mask in gha.mask_commands(environ):
-            stderr.write(mask + "\n")
+            (stderr or sys.stderr).write(mask + "\n")
+    # Every other line on stderr (errors, progress, a traceback) may quote a file name or a
+    # registry's answer: credentials in URLs hidden, and under Actions no workflow command.
+    log = gha.LogStream(stderr or sys.stderr, inert=in_actions, redact=redact_credentials)
     try:
-        return _run(argv, environ, stdout)
+        progress = gha.LogStream(sys.stderr, inert=in_actions, redact=redact_credentials)
+        with contextlib.redirect_stderr(progress):
+            try:
+                return _run(argv, environ, stdout)
+            finally:
+                progress.flush()
     except GpushipError as exc:
-        message = str(exc)
-        stderr.write(f"gpuship: error: {message}\n")
-        if gha.in_github_actions(environ):
+        message = redact_credentials(str(exc))
+        log.write(f"gpuship: error: {message}\n")
+        if in_actions:
             stdout.write(gha.workflow_command("error", message, {"title": "gpuship"}) + "\n")
         return exc.exit_code
     except SystemExit as exc:  # --help and --version
         code = exc.code
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:
-        stderr.write("gpuship: interrupted\n")
+        log.write("gpuship: interrupted\n")
         return 130
     except Exception:
-        traceback.print_exc(file=stderr)
-        stderr.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
+        traceback.print_exc(file=log)
+        log.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
+    finally:
+        log.flush()
 
 
 def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from gpuship.config.locate import env_key_path
 from gpuship.config.model import GpushipConfig
 from gpuship.documents import compose_yaml, construct_yaml, read_file
-from gpuship.errors import ConfigError, InputError, LimitExceeded
+from gpuship.errors import ConfigError, InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
@@ -112,13 +112,13 @@ def _read_yaml(
 
     try:
         node = compose_yaml(text, str(path), limits)
-        data = construct_yaml(node)
+        data = construct_yaml(node, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: invalid YAML: {problem}") from None
-    except LimitExceeded as exc:
+    except InputError as exc:  # past a limit, a key given twice
         raise ConfigError(str(exc)) from None
     if data is None:
         return {}, {}
@@ -159,22 +159,24 @@ def _overlay_environment(
         key_path = env_key_path(name)
         if key_path is None or not _is_field_path(model, key_path):
             continue
-        _set_path(data, key_path, _parse_env_value(environ[name]))
+        _set_path(data, key_path, _parse_env_value(environ[name], f"environment {name}"))
         sources[key_path] = f"environment {name}"
     return sources
 
 
-def _parse_env_value(raw: str) -> object:
+def _parse_env_value(raw: str, where: str) -> object:
     # YAML scalars give env values the same meaning they have in the file: true, 3, [a, b].
     import yaml
 
     # Environment values are bounded like the file (an alias bomb fits in one variable).
     try:
         return (
-            construct_yaml(compose_yaml(raw, "environment", DEFAULT_LIMITS)) if raw.strip() else raw
+            construct_yaml(compose_yaml(raw, where, DEFAULT_LIMITS), where) if raw.strip() else raw
         )
     except yaml.YAMLError:
         return raw
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _set_path(data: dict[str, Any], key_path: ConfigPath, value: object) -> None:

@@ -17,7 +17,8 @@ def render_config_reference(schema: dict[str, Any]) -> str:
         "Precedence, lowest first: defaults < this file < `GPUSHIP_<KEY>` environment variables",
         "(`GPUSHIP_<SECTION>__<KEY>` for nested keys, e.g. `GPUSHIP_LINT__REQUIRE_DIGEST=true`,",
         "one rule's severity: `GPUSHIP_RULES__GSL103=off`, `GPUSHIP_RULES__PRUNE_DELETE=error`)",
-        "< command-line flags and action inputs. Unknown keys are errors.",
+        "< command-line flags and action inputs. Unknown keys are errors, and so is a key given",
+        "twice in one mapping (both lines are named).",
         "",
     ]
     lines += _section("top level", schema, definitions, "")

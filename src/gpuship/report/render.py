@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
+from gpuship.errors import redact_credentials
 from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
@@ -26,7 +27,11 @@ def default_format(environ: Mapping[str, str]) -> str:
 
 
 def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = False) -> str:
-    """The report in one format, as text."""
+    """The report in one format, as text, credentials in URLs hidden (`redact_credentials`)."""
+    return redact_credentials(_render(report, fmt, environ, colour))
+
+
+def _render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool) -> str:
     if fmt == "json":
         return render_json(report)
     if fmt == "sarif":
@@ -39,10 +44,22 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
 
         return render_kubernetes(report)
     if fmt == "github":
+        # For the runner's log: the text quotes file names and registry answers, and only the
+        # annotations (escaped by `workflow_command`) may be commands.
         annotations = render_annotations(report, environ)
-        text = render_text(report)
+        text = gha.neutralise(render_text(report))
         return text + "".join(line + "\n" for line in annotations.lines)
     return render_text(report, colour=colour)
+
+
+def _for_the_log(text: str, fmt: str) -> str:
+    """What goes to stdout under Actions, where the runner reads it for commands: `github`
+    output is made so already; JSON keeps its data, `##[` written with an escape."""
+    if fmt == "github":
+        return text
+    if fmt in ("json", "sarif"):
+        return gha.neutralise_json(text)
+    return gha.neutralise(text)
 
 
 def emit(
@@ -58,14 +75,13 @@ def emit(
     With `--output FILE` the chosen format goes to the file and stdout gets the human view.
     """
     colour = stdout.isatty() and "NO_COLOR" not in environ
-    human = default_format(environ)
+    shown = default_format(environ) if output_file else fmt
     if output_file:
         write_atomically(Path(output_file), render(report, fmt, environ), "report")
-        stdout.write(render(report, human, environ, colour))
-    else:
-        stdout.write(render(report, fmt, environ, colour))
+    text = render(report, shown, environ, colour)
+    stdout.write(_for_the_log(text, shown) if gha.in_github_actions(environ) else text)
     if sarif_file:
-        write_atomically(Path(sarif_file), render_sarif(report, environ), "report")
+        write_atomically(Path(sarif_file), render(report, "sarif", environ), "report")
     if gha.in_github_actions(environ):
         _write_runner_files(report, environ, sarif_file)
 
@@ -90,7 +106,9 @@ def _write_runner_files(report: Report, environ: Mapping[str, str], sarif_file: 
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         not_shown = render_annotations(report, environ).not_shown
-        gha.append_summary(Path(summary), render_markdown(report, not_annotated=not_shown))
+        markdown = render_markdown(report, not_annotated=not_shown)
+        gha.append_summary(Path(summary), redact_credentials(markdown))
     output = environ.get("GITHUB_OUTPUT")
     if output:
-        gha.write_outputs(Path(output), step_outputs(report, sarif_file))
+        outputs = step_outputs(report, sarif_file)
+        gha.write_outputs(Path(output), {k: redact_credentials(v) for k, v in outputs.items()})
