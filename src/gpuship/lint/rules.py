@@ -38,6 +38,10 @@ RULES: tuple[Rule, ...] = (
         "and silently missing from the image.",
         fix="Add the file, fix the path, or stop excluding it in .dockerignore.",
         bad_example="COPY requirements.txt /app/  # no such file in the context",
+        limits="Sources are read from the context root as BuildKit reads them: `..` stops there "
+        "(`COPY .. .` is the whole context). Files a script writes into the context before "
+        "`docker build` (a downloaded model, a build-info file) cannot be told from missing "
+        "ones.",
         good_example="COPY requirements.lock /app/",
     ),
     Rule(
@@ -132,6 +136,11 @@ RULES: tuple[Rule, ...] = (
         "in RUN, in requirement/constraint files, conda env files and in scripts a RUN runs; "
         "hadolint skips `-r`, uv, conda and poetry.",
         fix="Pin with `==` (or a constraints/lock file: `-c constraints.txt`, `uv sync --frozen`).",
+        limits="`pip install --dry-run` installs nothing and is not judged. A version that comes "
+        "from a build ARG without a default or from a command substitution "
+        "(`pytorch-cuda=$(...)`) is decided when the build runs: unknown, not unpinned. "
+        "Installs run through `conda run`/`mamba run`/`micromamba run` and `python -m pip` are "
+        "judged like pip itself.",
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),
@@ -146,6 +155,11 @@ RULES: tuple[Rule, ...] = (
         "compromised branch lands in it. A clone followed by `git checkout`/`git reset --hard` "
         "to a commit or release tag is pinned; `-b ${REF}` is judged on the ARG's default.",
         fix="Install `git+https://...@<commit sha>`, or `git checkout <sha>` after cloning.",
+        limits="A checkout, reset or fetch of a commit or tag in the same RUN or a later RUN of "
+        'the stage pins the clone. A ref computed by the build (`git reset --hard "$(git tag '
+        '| tail -1)"`) and a function\'s `git clone "$@"` are unknown and not reported. Refs '
+        "are told apart by their shape: a sha, `v1.2`, `1.2.3` or `name_v1.2.3` is a tag; "
+        "`main` or `release_v2.10` is a branch.",
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -223,6 +237,11 @@ RULES: tuple[Rule, ...] = (
         "(several GB).",
         fix="Use `--no-cache-dir`, `ENV PIP_NO_CACHE_DIR=1`, or "
         "`RUN --mount=type=cache,target=/root/.cache/pip`.",
+        limits="The cache is where pip puts it: PIP_CACHE_DIR, XDG_CACHE_HOME or $HOME/.cache "
+        "(an `ENV HOME` moves it). Options before the subcommand (`pip --no-cache-dir install`) "
+        "and an earlier `pip config set global.no-cache-dir true` in the stage chain count. A "
+        "removal in another script of the same RUN counts whatever its order, since the order "
+        "of two scripts is not known.",
         bad_example="RUN pip install torch==2.5.1",
         good_example="RUN pip install --no-cache-dir torch==2.5.1",
         hadolint=("DL3042",),
@@ -319,6 +338,8 @@ RULES: tuple[Rule, ...] = (
         "of MB and attack surface.",
         fix="Build in a separate stage and copy the artefacts; or purge the toolchain in the "
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
+        limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
+        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers.",
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -405,13 +426,28 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="CUDA extensions are compiled without `TORCH_CUDA_ARCH_LIST` (or nvcc without "
         "-arch/-gencode).",
-        rationale="Without it the build targets the GPU of the build machine, or none when the "
-        "builder has no GPU: the image fails with 'no kernel image is available' on the fleet.",
+        rationale="Without it torch's cpp_extension compiles for the GPUs it finds on the build "
+        "machine (none on a GPU-less builder), and ggml's CMake defaults to `native` the same "
+        "way: the image fails with 'no kernel image is available' on GPUs of another "
+        "generation.",
         fix='Set `ENV TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"` (your fleet\'s GPUs) before '
-        "the build.",
-        bad_example="RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
-        good_example='ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
-        "RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
+        "the build; for llama-cpp-python add `-DCMAKE_CUDA_ARCHITECTURES=...` (or "
+        "`-DGGML_NATIVE=OFF`) to CMAKE_ARGS.",
+        bad_example="FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'RUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python',
+        good_example="FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
+        "RUN pip install --no-build-isolation git+https://github.com/NVIDIA/apex@25.08",
+        limits="Judged on nvidia/cuda and pytorch/pytorch bases, whose environment sets no "
+        "arch list; NGC PyTorch images set TORCH_CUDA_ARCH_LIST themselves, and what any other "
+        "base sets is unknown to gpuship, so nothing is said there. Builds that pass their own "
+        "-gencode flags are not reported: flash-attn (FLASH_ATTN_CUDA_ARCHS), mamba-ssm, "
+        "causal-conv1d, Transformer Engine (NVTE_CUDA_ARCHS); nor installs that compile "
+        "nothing: prebuilt `.whl` files, and xformers, auto-gptq or deepspeed installed by name "
+        "(wheels, or kernels compiled at run time). llama-cpp-python is judged only when "
+        "unpinned (its newest release): which ggml an older pinned release vendors, and whether "
+        "that one defaulted to `native`, is unknown to gpuship; a plain `cmake -DGGML_CUDA=ON` "
+        "of a checkout is not judged for the same reason.",
     ),
     Rule(
         id="GSL507",
@@ -424,6 +460,9 @@ RULES: tuple[Rule, ...] = (
         "(CDI mode), the intended driver check silently never happens.",
         fix="Write `key op version` factors: keys cuda, driver, arch, brand; operators "
         "= == != < <= > >=; comma for AND, space for OR.",
+        limits="The value is judged after ARG expansion, as the image gets it "
+        "(`cuda>=${CUDA_MAJOR}.0` with `ARG CUDA_MAJOR=12` is `cuda>=12.0`); one that waits on "
+        "a --build-arg is unknown until the build and is not reported.",
         bad_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"',
         good_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 brand=tesla,driver>=535,driver<536"',
     ),
@@ -471,6 +510,11 @@ RULES: tuple[Rule, ...] = (
         "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
         "source in this sense.",
         fix="COPY only the requirement/lock files, install, then `COPY . .`.",
+        limits="The documented layering passes: `uv sync --no-install-project` (or `poetry "
+        "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
+        "skeleton (the manifest with the Python files the build backend reads, or a package's "
+        "`__init__.py`); a directory whose scripts the next step runs (`COPY installers /tmp/i/` "
+        "then `RUN bash /tmp/i/x.sh`).",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app",
@@ -483,6 +527,10 @@ RULES: tuple[Rule, ...] = (
         summary="A heavy step (weights download, kernel compile) runs after the source is copied.",
         rationale="Each code edit re-runs it: the model downloads again, kernels recompile.",
         fix="Move the heavy step before copying the source.",
+        limits="Kernel builds are source-only CUDA projects installed by name (flash-attn, "
+        "mamba-ssm, causal-conv1d, Transformer Engine) and CUDA projects from git; prebuilt "
+        "wheels and packages that ship wheels or compile at run time (xformers, deepspeed, "
+        "auto-gptq installed by name) are not heavy steps.",
         bad_example="COPY . /app\nRUN python -c 'from transformers import AutoModel; "
         'AutoModel.from_pretrained("gpt2")\'',
         good_example="RUN python download_weights.py\nCOPY . /app",
@@ -522,6 +570,8 @@ RULES: tuple[Rule, ...] = (
         rationale="ENV values are stored in the image config and ARG values in its history: "
         "anyone who can pull the image can read them.",
         fix="Use `RUN --mount=type=secret,id=hf_token,env=HF_TOKEN` (BuildKit secrets).",
+        limits="An ARG before the first FROM is seen by FROM lines only: no RUN, and so no "
+        "image history, has it unless a stage declares it again, and that ARG is reported.",
         bad_example="ARG HF_TOKEN\nRUN huggingface-cli login --token $HF_TOKEN",
         good_example="RUN --mount=type=secret,id=hf_token,env=HF_TOKEN python fetch.py",
         security_severity=8.0,

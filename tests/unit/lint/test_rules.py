@@ -171,9 +171,16 @@ BAD = [
     (
         "GSL506",
         "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install --no-cache-dir "
-        "--no-build-isolation flash-attn==2.7.4.post1\n",
+        "--no-build-isolation git+https://github.com/NVIDIA/apex.git@25.08\n",
         {},
         [(2, 53)],
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'RUN CMAKE_ARGS="-DGGML_CUDA=on" pip install --no-cache-dir llama-cpp-python\n',
+        {},
+        [(2, 60)],
     ),
     (
         "GSL507",
@@ -465,7 +472,27 @@ GOOD = [
     (
         "GSL506",
         'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
+        "RUN pip install --no-cache-dir --no-build-isolation git+https://github.com/NVIDIA/apex\n",
+        {},
+    ),
+    # flash-attn passes its own -gencode list (FLASH_ATTN_CUDA_ARCHS).
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
         "RUN pip install --no-cache-dir --no-build-isolation flash-attn==2.7.4.post1\n",
+        {},
+    ),
+    # NGC PyTorch images set TORCH_CUDA_ARCH_LIST themselves.
+    (
+        "GSL506",
+        "FROM nvcr.io/nvidia/pytorch:24.07-py3\n"
+        "RUN pip install --no-cache-dir --no-build-isolation git+https://github.com/NVIDIA/apex\n",
+        {},
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN CMAKE_ARGS="
+        '"-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80;90" pip install llama-cpp-python\n',
         {},
     ),
     (

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_word, final_runs, removes, truthy
+from gpuship.lint.checks.base import (
+    Hit,
+    at_word,
+    final_runs,
+    home,
+    removes,
+    runs_before,
+    truthy,
+    user_cache,
+)
 from gpuship.lint.packages import PythonInstall
 from gpuship.lint.shell import Command
 
@@ -17,7 +26,9 @@ def check(analysis: Analysis) -> Iterator[Hit]:
             env = run.env_at(command)
             install = run.python_install(command)
             if install is not None:
-                if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
+                if install.tool == "pip" and not _pip_clean(
+                    analysis, run, command, env, install.options
+                ):
                     yield at_word(
                         "GSL301",
                         "pip keeps its cache (a second copy of every wheel) in this layer",
@@ -53,7 +64,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
             yield from _os_caches(run, command)
 
 
-def left_caches(run: Run) -> list[str]:
+def left_caches(analysis: Analysis, run: Run) -> list[str]:
     """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
     them in a later RUN does not shrink the image)."""
     found: list[str] = []
@@ -69,30 +80,61 @@ def left_caches(run: Run) -> list[str]:
             ):
                 found.append("/var/lib/apt/lists")
             continue
-        if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
-            found.append(env.get("PIP_CACHE_DIR") or "/root/.cache/pip")
+        if install.tool == "pip" and not _pip_clean(analysis, run, command, env, install.options):
+            found.append(user_cache(env, "pip", "PIP_CACHE_DIR"))
         elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
-            found.append(env.get("UV_CACHE_DIR") or "/root/.cache/uv")
+            found.append(user_cache(env, "uv", "UV_CACHE_DIR"))
         elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
             found.append(poetry_cache_dir(env))
     return found
 
 
 def _pip_clean(
-    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
+    analysis: Analysis,
+    run: Run,
+    command: Command,
+    env: dict[str, str | None],
+    options: frozenset[str],
 ) -> bool:
     if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
         return True
-    cache_dir = env.get("PIP_CACHE_DIR") or "/root/.cache/pip"
-    if run.has_mount_on(".cache/pip", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    if _pip_configured_without_cache(analysis, run, command):
+        return True
+    cache_dir = user_cache(env, "pip", "PIP_CACHE_DIR")
+    if _cache_mounted(run, env, "pip", cache_dir):
         return True
     for other in _after(run, command):
         if other.name.startswith("pip") and "cache" in other.argv and "purge" in other.argv:
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/pip"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
+
+
+def _cache_mounted(run: Run, env: dict[str, str | None], tool: str, cache_dir: str) -> bool:
+    """A cache/tmpfs mount on the tool's cache or on the whole ~/.cache."""
+    caches = (home(env) + "/.cache", "/root/.cache", "~/.cache")
+    return run.has_mount_on(f".cache/{tool}", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in caches for m in run.mounts
+    )
+
+
+def _pip_configured_without_cache(analysis: Analysis, run: Run, command: Command) -> bool:
+    """`pip config set global.no-cache-dir true` earlier in this RUN or in an earlier RUN of the
+    stage chain: pip's config file keeps the cache off for every later pip."""
+    for earlier in (*runs_before(analysis, run), run):
+        for other in earlier.commands:
+            if earlier is run and other is command:
+                break
+            argv = other.argv
+            if not other.name.startswith("pip") or "config" not in argv or "set" not in argv:
+                continue
+            values = argv[argv.index("set") + 1 :]
+            if (
+                len(values) >= 2
+                and values[0].split(".", 1)[-1] == "no-cache-dir"
+                and values[1].lower() in ("true", "1", "yes", "on")
+            ):
+                return True
+    return False
 
 
 def _uv_clean(
@@ -101,11 +143,8 @@ def _uv_clean(
     # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
     if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
         return True
-    cache_dir = env.get("UV_CACHE_DIR") or "/root/.cache/uv"
-    if run.has_mount_on(".cache/uv", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    cache_dir = user_cache(env, "uv", "UV_CACHE_DIR")
+    if _cache_mounted(run, env, "uv", cache_dir):
         return True
     for other in _after(run, command):
         if (
@@ -114,12 +153,12 @@ def _uv_clean(
             and ("clean" in other.argv or "prune" in other.argv)
         ):
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/uv"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
 
 
 def poetry_cache_dir(env: dict[str, str | None]) -> str:
-    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry as root)."""
-    return env.get("POETRY_CACHE_DIR") or "/root/.cache/pypoetry"
+    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry)."""
+    return user_cache(env, "pypoetry", "POETRY_CACHE_DIR")
 
 
 def _poetry_clean(
@@ -128,15 +167,12 @@ def _poetry_clean(
     if "--no-cache" in install.options:
         return True
     cache_dir = poetry_cache_dir(env)
-    if run.has_mount_on(".cache/pypoetry", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    if _cache_mounted(run, env, "pypoetry", cache_dir):
         return True
     for other in _after(run, command):
         if other.name == "poetry" and "cache" in other.argv and "clear" in other.argv:
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/pypoetry"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
 
 
 def _conda_clean(run: Run, command: Command) -> bool:

@@ -40,25 +40,45 @@ from gpuship.report import Severity
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
 _LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
 _REQUIRE_CUDA = re.compile(r"cuda\s*>=?\s*(\d+\.\d+)")
-_CUDA_EXTENSIONS = (
+# Projects whose PyPI release is a source distribution that compiles CUDA kernels when installed
+# by name (their setup.py may first try a prebuilt wheel from the project's GitHub release):
+# a heavy step either way. They pass their own -gencode flags (flash-attn: FLASH_ATTN_CUDA_ARCHS,
+# default 80;90;100;110;120, Dao-AILab/flash-attention setup.py @ 0251105a; mamba-ssm and
+# causal-conv1d likewise; Transformer Engine: NVTE_CUDA_ARCHS), so TORCH_CUDA_ARCH_LIST does not
+# steer them.
+_SOURCE_RELEASES = (
     "flash-attn",
     "flash_attn",
-    "flash-attention",
-    "apex",
     "mamba-ssm",
+    "mamba_ssm",
     "causal-conv1d",
-    "auto-gptq",
-    "exllamav2",
-    "xformers",
-    "deepspeed",
-    "grouped_gemm",
+    "causal_conv1d",
     "transformer-engine",
     "transformer_engine",
+    "grouped_gemm",
+    "grouped-gemm",
 )
-# Source trees (git clones) whose setup.py compiles CUDA kernels.
-_CUDA_PROJECTS = (*_CUDA_EXTENSIONS, "vllm", "sglang", "flashinfer", "bitsandbytes", "gsplat")
+# Projects built from source (a git URL, a clone, a local tree) with torch.utils.cpp_extension,
+# whose kernels target TORCH_CUDA_ARCH_LIST or, without it, the GPUs torch sees on the build
+# machine. Installed by name they come as prebuilt wheels (xformers, auto-gptq) or compile at
+# run time (deepspeed), and build nothing.
+_TORCH_ARCH_PROJECTS = (
+    "apex",
+    "xformers",
+    "detectron2",
+    "pytorch3d",
+    "gsplat",
+    "vllm",
+    "auto-gptq",
+    "autogptq",
+    "exllamav2",
+    "mmcv",
+)
 # setup.py contents that build CUDA code (torch.utils.cpp_extension, raw .cu sources).
 _CUDA_BUILD = re.compile(r"CUDAExtension|BuildExtension|\.cu['\"]|nvcc")
+# llama-cpp-python's CMAKE_ARGS switches: CUDA on, the arch list, ggml's native switch.
+_GGML_CUDA_ON = re.compile(r"-DGGML_CUDA=(?:on|1|true|yes)\b", re.IGNORECASE)
+_GGML_NATIVE_OFF = re.compile(r"-DGGML_NATIVE=(?:off|0|false|no)\b", re.IGNORECASE)
 # Duplicated CUDA wheels of at least this many MB (10^6 bytes) make GSL503 a warning.
 LARGE_DUPLICATE_MB = 1000.0
 # `nvidia-cudnn-cu12`, `nvidia-cublas` (CUDA 13 names drop the suffix): library and CUDA major.
@@ -403,10 +423,15 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
             cuda = _torch_cuda(torch)
             if torch.run.stage.index in chain and cuda and (highest is None or cuda > highest):
                 highest = cuda
-        for instruction in stage.instructions:
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword != "ENV":
                 continue
-            for name, value in env_pairs(instruction):
+            for name, raw in env_pairs(instruction):
+                # ENV expands ARGs (`cuda>=${CUDA_MAJOR}.0`): judge the value the image gets;
+                # one that waits on a --build-arg is unknown here, not invalid.
+                value, known = expand(raw, state.env)
+                if not known:
+                    continue
                 if name == "NVIDIA_DISABLE_REQUIRE" and go_parse_bool(value):
                     yield at_instruction(
                         "GSL504",
@@ -439,9 +464,14 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
 
 
 def _arch_list(analysis: Analysis) -> Iterator[Hit]:
+    """GSL506: kernels built for the build machine's GPU instead of a stated list.
+
+    Judged only on bases whose environment is known: nvidia/cuda and pytorch/pytorch set no
+    TORCH_CUDA_ARCH_LIST, NGC framework images set one (base_cuda's `arch_list`); on any other
+    base what its environment holds is unknown, and nothing is said."""
     for run in reachable_runs(analysis):
         base = base_cuda(analysis.build.root_base(run.stage))
-        if base is None or base.flavor != "devel":
+        if base is None or base.arch_list is not False:
             continue
         for command in run.commands:
             env = run.env_at(command)
@@ -460,23 +490,94 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                         command.words[0],
                     )
                 continue
+            native = _ggml_native_build(run, command, env)
+            if native is not None:
+                yield native
+                continue
             if env.get("TORCH_CUDA_ARCH_LIST") or "TORCH_CUDA_ARCH_LIST" in env:
                 continue
             word = _extension_build(analysis, run, command)
             if word is not None:
                 yield at_word(
                     "GSL506",
-                    "CUDA extensions built without TORCH_CUDA_ARCH_LIST "
-                    "target the build machine's GPU (or none on a GPU-less builder)",
+                    "CUDA extensions built without TORCH_CUDA_ARCH_LIST are compiled for the "
+                    "GPUs torch finds on the build machine, not for your fleet's",
                     run,
                     command,
                     word,
                 )
 
 
+def _ggml_native_build(run: Run, command: Command, env: dict[str, str | None]) -> Hit | None:
+    """llama-cpp-python built with `CMAKE_ARGS=-DGGML_CUDA=on` and no arch list: ggml sets
+    CMAKE_CUDA_ARCHITECTURES to `native` while GGML_NATIVE is on, its default unless
+    cross-compiling or SOURCE_DATE_EPOCH is set (ggml/src/ggml-cuda/CMakeLists.txt and
+    ggml/CMakeLists.txt; native since ggml-org/llama.cpp#10320, 2024-11). Only the newest
+    release is judged: which ggml an older pinned release vendors is unknown to gpuship."""
+    install = run.python_install(command)
+    if install is None or install.tool not in ("pip", "uv"):
+        return None
+    spec = next(
+        (
+            s
+            for s in install.specs
+            if s.name == "llama-cpp-python"
+            or (s.kind == "vcs" and "llama-cpp-python" in s.text.lower())
+        ),
+        None,
+    )
+    if spec is None or spec.word is None or (spec.pinned and spec.kind == "name"):
+        return None
+    if spec.kind == "vcs" and spec.pinned:
+        return None
+    cmake_args = env.get("CMAKE_ARGS")
+    if not cmake_args or not _GGML_CUDA_ON.search(cmake_args):
+        return None
+    if (
+        "CMAKE_CUDA_ARCHITECTURES" in cmake_args
+        or _GGML_NATIVE_OFF.search(cmake_args)
+        or "CMAKE_SYSTEM_NAME" in cmake_args
+        or "CUDAARCHS" in env
+        or "SOURCE_DATE_EPOCH" in env
+    ):
+        return None
+    return at_word(
+        "GSL506",
+        "llama-cpp-python builds ggml's CUDA kernels with CMAKE_CUDA_ARCHITECTURES=native "
+        "(GGML_NATIVE is on by default): for the GPU of the build machine only, and a GPU-less "
+        "builder has none to target",
+        run,
+        command,
+        spec.word,
+        fix="Add `-DCMAKE_CUDA_ARCHITECTURES=80;86;90` (your fleet's) or `-DGGML_NATIVE=OFF` "
+        "(ggml's portable default list) to CMAKE_ARGS.",
+    )
+
+
+def compiles_at_install(spec: Spec) -> bool:
+    """True when installing `spec` compiles CUDA kernels (or fetches a prebuilt one in their
+    place): a source-only CUDA project by name, or a CUDA project from a git URL. A wheel file
+    or wheel URL compiles nothing."""
+    lowered = spec.text.lower()
+    if lowered.split("?", 1)[0].endswith(".whl"):
+        return False
+    if spec.kind == "name":
+        return spec.name.replace("_", "-") in {p.replace("_", "-") for p in _SOURCE_RELEASES}
+    if spec.kind == "vcs":
+        return _project_of(lowered) in (*_SOURCE_RELEASES, *_TORCH_ARCH_PROJECTS)
+    return False
+
+
+def _project_of(url: str) -> str:
+    """`git+https://github.com/NVIDIA/apex.git@v1#egg=apex` -> `apex`."""
+    path = url.split("://", 1)[-1].split("#", 1)[0].split("@", 1)[0]
+    return path.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+
+
 def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | None:
-    """The word of a build that compiles CUDA code: a known CUDA-extension package, or a local
-    project whose setup.py uses torch's CUDAExtension (a pure-Python one is not)."""
+    """The word of a build that compiles CUDA code with torch's cpp_extension: a local project
+    whose setup.py uses CUDAExtension (a pure-Python one is not), a clone or git URL of a
+    project known to, or `--no-binary` for one of them."""
     argv = command.argv
     if (
         command.name.startswith("python")
@@ -488,20 +589,42 @@ def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | N
     install = run.python_install(command)
     if install is None:
         return None
+    no_binary = _no_binary(command)
     for spec in install.specs:
-        lowered = spec.text.lower()
         if spec.word is None:
             continue
-        if any(lowered.startswith(e) or f"/{e}" in lowered for e in _CUDA_EXTENSIONS):
+        if spec.kind == "vcs" and _project_of(spec.text.lower()) in _TORCH_ARCH_PROJECTS:
+            return spec.word
+        if (
+            spec.kind == "name"
+            and spec.name in _TORCH_ARCH_PROJECTS
+            and (":all:" in no_binary or spec.name in no_binary)
+        ):
             return spec.word
         if spec.kind == "path" and _builds_cuda(analysis, run, f"{spec.text.rstrip('/')}/setup.py"):
             return spec.word
     return None
 
 
+def _no_binary(command: Command) -> set[str]:
+    """The projects `--no-binary` makes pip build from source (`:all:` for every one)."""
+    found: set[str] = set()
+    argv = command.argv
+    for index, text in enumerate(argv):
+        value = None
+        if text.startswith("--no-binary="):
+            value = text.split("=", 1)[1]
+        elif text == "--no-binary" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value:
+            found.update(v.strip().lower().replace("_", "-") for v in value.split(","))
+    return found
+
+
 def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
     """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
-    brought it, or a git clone (earlier in the stage) of a project known to build kernels."""
+    brought it, or a git clone (earlier in the stage) of a project known to build kernels
+    with torch's cpp_extension."""
     container = container_path(run.state.workdir, setup_py, dict(run.state.env))
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
@@ -509,7 +632,7 @@ def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
         return bool(_CUDA_BUILD.search(text))
     directory = container.rsplit("/", 1)[0] or "/"
     return any(
-        url.lower().rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] in _CUDA_PROJECTS
+        _project_of(url.lower()) in _TORCH_ARCH_PROJECTS
         for url in _clones_into(analysis, run, directory)
     )
 

@@ -26,7 +26,7 @@ from gpuship.lint.packages import (
     os_install,
     os_package_pinned,
 )
-from gpuship.lint.shell import SHELLS, Command
+from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
@@ -52,6 +52,7 @@ _CLONE_VALUE_OPTIONS = frozenset(
     {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
 )
 _URL = re.compile(r"^https?://", re.IGNORECASE)
+_POSITIONAL = re.compile(r"^\$(?:[@*]|\{?[0-9]+\}?)$")
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -67,7 +68,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                 yield from _python(analysis, run, install, env, seen_files)
                 yield from _redirects(run, install)
             yield from _os_packages(run, command)
-            yield from _git_clone(run, command)
+            yield from _git_clone(analysis, run, command)
         yield from _downloads(run)
     yield from _add_urls(analysis)
 
@@ -220,7 +221,7 @@ def _python(
             if upgrade and spec.name in _BOOTSTRAP:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
-    if install.tool == "uv" and install.verb == "sync" and command.words[1].text != "pip":
+    if install.tool == "uv" and install.verb == "sync" and install.project:
         frozen = bool({"--frozen", "--locked"} & install.options)
         if not frozen and analysis.context.exists and not _lock_in_context(analysis, "uv.lock"):
             yield at_word(
@@ -228,7 +229,7 @@ def _python(
                 "`uv sync` without uv.lock in the build context resolves fresh versions",
                 run,
                 command,
-                command.words[1],
+                _verb_word(command, "sync"),
             )
     if (
         install.tool == "poetry"
@@ -241,7 +242,7 @@ def _python(
             "`poetry install` without poetry.lock in the build context resolves fresh versions",
             run,
             command,
-            command.words[1],
+            _verb_word(command, "install"),
         )
     # `pip install .` / `uv pip install ./app` install the project's pyproject dependencies.
     projects = []
@@ -280,6 +281,11 @@ def _python(
                     run.stage,
                     file,
                 )
+
+
+def _verb_word(command: Command, verb: str) -> Word:
+    """The subcommand's word (`sync` in `uv --no-cache sync`), else the program's."""
+    return next((w for w in command.words[1:] if w.text == verb), command.words[0])
 
 
 def _unpinned_message(tool: str, spec: Spec) -> str:
@@ -331,7 +337,7 @@ def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
         )
 
 
-def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
+def _git_clone(analysis: Analysis, run: Run, command: Command) -> Iterator[Hit]:
     texts = command.argv
     if command.name != "git" or "clone" not in texts:
         return
@@ -355,15 +361,12 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
         index += 1
     if url_word is None or "huggingface.co" in url_word.text:
         return  # a Hugging Face clone is a weights download, reported by its own rule
+    if _POSITIONAL.match(url_word.text):
+        return  # a function's `git clone "$@"`: its caller's arguments may name the ref
     if branch is not None and _pinned_ref(branch, run.env_at(command)):
         return
-    for other in run.commands:
-        argv = other.argv
-        moves = any(v in argv for v in ("checkout", "reset", "switch", "fetch"))
-        env = run.env_at(other)
-        refs = [a for a in argv[2:] if not a.startswith("-")]
-        if other.name == "git" and moves and any(_pinned_ref(a, env) for a in refs):
-            return
+    if _checked_out_later(analysis, run, command):
+        return
     if branch is None:
         what = "the default branch"
     else:
@@ -378,10 +381,29 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
     )
 
 
+def _checked_out_later(analysis: Analysis, run: Run, clone: Command) -> bool:
+    """True when the clone is moved to a commit or tag afterwards: `git checkout <sha>` (or
+    reset/switch/fetch) in this RUN or a later RUN of the stage (`WORKDIR repo` between)."""
+    for other_run in analysis.runs_of(run.stage):
+        if other_run.instruction.index < run.instruction.index:
+            continue
+        for other in other_run.commands:
+            if other is clone or other.name != "git":
+                continue
+            argv = other.argv
+            if not any(v in argv for v in ("checkout", "reset", "switch", "fetch")):
+                continue
+            env = other_run.env_at(other)
+            refs = [a for a in argv[2:] if not a.startswith("-")]
+            if any(_pinned_ref(a, env) for a in refs):
+                return True
+    return False
+
+
 def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
     """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
-    time (an ARG with no default)."""
-    value, known = expand(ref, env)
+    time (an ARG with no default, a `$(...)` substitution)."""
+    value, known = expand_shell(ref, env)
     value = value.removeprefix("refs/").removeprefix("tags/")
     return not known or is_version_tag(value) or bool(_HEX.match(value))
 

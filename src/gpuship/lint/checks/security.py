@@ -78,7 +78,12 @@ def _stage_of(analysis: Analysis, index: int) -> Stage | None:
 
 
 def _secrets(analysis: Analysis) -> Iterator[Hit]:
+    first_from = next((i.index for i in analysis.parsed.instructions if i.keyword == "FROM"), None)
     for instruction in analysis.parsed.instructions:
+        if instruction.keyword == "ARG" and (first_from is None or instruction.index < first_from):
+            # An ARG before the first FROM is seen by FROM lines only; no RUN, and so no image
+            # history, sees it unless a stage declares it again (that ARG is reported).
+            continue
         if instruction.keyword == "ARG":
             names = [a.split("=", 1)[0] for a in instruction.args]
             pairs = [(n, "") for n in names]
