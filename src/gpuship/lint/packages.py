@@ -182,6 +182,9 @@ class PythonInstall:
     options: frozenset[str]
     # The project interface (`uv sync`/`uv add`, `poetry install`), not `uv pip ...`.
     project: bool = False
+    # Index URLs added beside the default one (`--extra-index-url`, `--find-links`), which pip
+    # merges with PyPI: it takes the newest matching version from all of them.
+    extra_index_urls: tuple[Word, ...] = ()
 
 
 def python_install(command: Command, env: dict[str, str | None]) -> PythonInstall | None:
@@ -263,6 +266,7 @@ def _pip_like(
     requirement_files: list[Word] = []
     constraint_files: list[Word] = []
     index_urls: list[Word] = []
+    extra_index_urls: list[Word] = []
     options: set[str] = set()
     index = 0
     words = [*before, *words]
@@ -295,6 +299,8 @@ def _pip_like(
                     "--find-links",
                 ):
                     index_urls.append(target)
+                    if option in ("--extra-index-url", "-f", "--find-links"):
+                        extra_index_urls.append(target)
                 elif option in ("-e", "--editable"):
                     specs.append(editable(target.text, target, env))
             index += 1
@@ -315,6 +321,7 @@ def _pip_like(
         tuple(index_urls),
         frozenset(options),
         project=project,
+        extra_index_urls=tuple(extra_index_urls),
     )
 
 
@@ -696,3 +703,46 @@ def _load_toml(text: str) -> dict[str, object] | None:
         except tomllib.TOMLDecodeError:
             return None
     return None
+
+
+@dataclass(frozen=True)
+class WheelBuild:
+    """What a binary wheel's file name says it was built for (PEP 427 name and local version:
+    `flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl`)."""
+
+    project: str
+    cuda: str | None  # "12" or "12.4" from `cu12` / `cu124`
+    torch: str | None  # "2.6" from `torch2.6` / `pt26`
+    python: str | None  # "3.11" from `cp311`; None for py3/abi3 wheels (any CPython 3)
+
+
+_WHEEL_NAME = re.compile(
+    r"^(?P<project>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?"
+    r"-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$"
+)
+_LOCAL_CUDA = re.compile(r"cu(\d\d)(\d)?(?![\d])")
+_LOCAL_TORCH = re.compile(r"(?:torch|pt)(\d+)\.?(\d+)")
+
+
+def wheel_build(location: str) -> WheelBuild | None:
+    """The build a wheel file or URL names (`%2B` in URLs is `+`); None when it is no wheel."""
+    from urllib.parse import unquote
+
+    name = unquote(location.split("?", 1)[0].split("#", 1)[0]).rsplit("/", 1)[-1]
+    match = _WHEEL_NAME.match(name)
+    if match is None:
+        return None
+    local = match.group("version").partition("+")[2].lower()
+    cuda = _LOCAL_CUDA.search(local)
+    torch = _LOCAL_TORCH.search(local.replace(cuda.group(0), "") if cuda else local)
+    python = None
+    tag = match.group("python")
+    abi = match.group("abi")
+    if re.fullmatch(r"cp3\d+", tag) and abi != "abi3":
+        python = f"3.{tag[3:]}"
+    return WheelBuild(
+        match.group("project").lower().replace("_", "-"),
+        (cuda.group(1)[0:2] + ("." + cuda.group(2) if cuda.group(2) else "")) if cuda else None,
+        f"{torch.group(1)}.{torch.group(2)}" if torch else None,
+        python,
+    )

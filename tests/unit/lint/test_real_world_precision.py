@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Linter, positions
+from conftest import Linter, assert_found_at
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
 CASES = [
@@ -124,6 +124,14 @@ CASES = [
         "WORKDIR /src\nRUN git checkout 3f2c1a9e4b7d\n",
         {},
         [],
+    ),
+    (
+        "clone-then-unrelated-checkout-later",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone https://github.com/org/sam.git /opt/sam\n"
+        "WORKDIR /opt/other\nRUN git checkout 3f2c1a9e4b7d\n",
+        {},
+        [(2, 15)],
     ),
     (
         "clone-then-reset-to-newest-tag",
@@ -268,6 +276,154 @@ CASES = [
         {"app.py": ""},
         [(3, 32)],
     ),
+    # Misses the issue lists, now found (and their good twins).
+    (
+        "extra-index-cu118-unpinned",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "extra-index-cu118-uv-prefers-it",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN uv pip install --system --no-cache torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [],
+    ),
+    (
+        "extra-index-cu118-uv-best-match",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN uv pip install --system --no-cache torch "
+        "--index-strategy unsafe-best-match "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 40)],
+    ),
+    (
+        "wheel-for-other-python",
+        "GSL511",
+        "FROM python:3.10-slim\nRUN pip install --no-cache-dir "
+        "/wheels/xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "wheel-python-unknown-after-uv-venv",
+        "GSL511",
+        "FROM python:3.10-slim\nRUN uv venv -p 3.11 /venv\nRUN pip install --no-cache-dir "
+        "/wheels/xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl\n",
+        {},
+        [],
+    ),
+    (
+        "flashinfer-index-other-torch",
+        "GSL511",
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir torch==2.6.0\n"
+        "RUN pip install --no-cache-dir flashinfer-python -f https://flashinfer.ai/whl/cu124/torch2.4/\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "cudnn8-on-cudnn9-base",
+        "GSL509",
+        "FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\nRUN apt-get update && apt-get install "
+        "-y --no-install-recommends libcudnn8 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 66)],
+    ),
+    (
+        "cudnn9-on-cudnn9-base",
+        "GSL509",
+        "FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\nRUN apt-get update && apt-get install "
+        "-y --no-install-recommends libcudnn9-cuda-12 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [],
+    ),
+    (
+        "requirements-from-branch-url",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir -r "
+        "https://github.com/org/app/raw/main/requirements.txt\n",
+        {},
+        [(2, 35)],
+    ),
+    (
+        "conda-installer-cleaned",
+        "GSL303",
+        "FROM ubuntu:22.04\nRUN bash Miniforge3-Linux-x86_64.sh -b -p /opt/conda "
+        "&& /opt/conda/bin/conda clean -afy\n",
+        {},
+        [],
+    ),
+    (
+        "conda-installer-left",
+        "GSL303",
+        "FROM ubuntu:22.04\nRUN bash Miniforge3-Linux-x86_64.sh -b -p /opt/conda\n",
+        {},
+        [(2, 5)],
+    ),
+    (
+        "downloaded-deb-after-cd",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN cd /tmp && wget -q https://example.com/tool_1.0_amd64.deb "
+        "&& dpkg -i tool_1.0_amd64.deb && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 24)],
+    ),
+    (
+        "downloaded-into-tmp-dir-removed",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN D=$(mktemp -d) && cd $D && wget -q https://example.com/t.deb "
+        "&& dpkg -i t.deb && rm -rf $D\n",
+        {},
+        [],
+    ),
+    (
+        "download-piped-to-tar",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN curl -fsSL https://example.com/tool.tar.gz | tar xz -C /opt\n",
+        {},
+        [],
+    ),
+    (
+        "test-fixture-key-in-tree-copy",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY . /app\n",
+        {"tests/resources/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
+        [],
+    ),
+    (
+        "key-swept-in-by-tree-copy",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY . /app\n",
+        {"deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
+        [(2, 6)],
+    ),
+    (
+        "sudoers-file-copied",
+        "GSL906",
+        "FROM python:3.12-slim\nCOPY sudoers.d/app /etc/sudoers.d/app\nUSER app\n",
+        {"sudoers.d/app": "# the app user\napp ALL=(ALL:ALL) NOPASSWD: ALL\n"},
+        [(2, 6)],
+    ),
+    (
+        "model-downloaded-by-script-copied",
+        "GSL201",
+        "FROM python:3.12-slim AS fetch\nCOPY fetch.py /\nRUN python /fetch.py\n"
+        "FROM python:3.12-slim\nCOPY --from=fetch /root/.cache/huggingface/hub /hf\n",
+        {"fetch.py": "from huggingface_hub import snapshot_download\nsnapshot_download('o/m')\n"},
+        [(5, 19)],
+    ),
+    (
+        "model-downloaded-by-make",
+        "GSL202",
+        "FROM python:3.12-slim\nCOPY Makefile /src/\nWORKDIR /src\nRUN make all\n",
+        {"Makefile": "all: model\nmodel:\n\t@wget -q -O $(OUT) https://example.com/m.gguf\n"},
+        [(4, 10)],
+    ),
 ]
 
 
@@ -283,7 +439,4 @@ def test_real_world_pattern(
     files: dict[str, str | bytes | int],
     expected: list[tuple[int, int]],
 ) -> None:
-    findings = lint(dockerfile, files)
-    assert positions(findings, rule) == expected, [
-        (f.rule, f.location, f.message) for f in findings
-    ]
+    assert_found_at(lint, rule, dockerfile, files, expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Linter, positions
+from conftest import Linter, assert_found_at, positions
 
 # (rule, Dockerfile, context files, expected (line, column) of each finding)
 BAD = [
@@ -190,6 +190,21 @@ BAD = [
         [(2, 5)],
     ),
     (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "GSL511",
+        "FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nRUN pip install --no-cache-dir "
+        "https://example.com/fa/flash_attn-2.7.4+cu12torch2.4cxx11abiFALSE-cp311-cp311-"
+        "linux_x86_64.whl\n",
+        {},
+        [(2, 32)],
+    ),
+    (
         "GSL601",
         "FROM python:3.12\nCOPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt\n",
         {"requirements.txt": "numpy==1.26.4\n"},
@@ -202,6 +217,26 @@ BAD = [
         "/tmp/torch.whl\nRUN rm -f /tmp/torch.whl\n",
         {"torch.whl": b"PK"},
         [(4, 11)],
+    ),
+    (
+        "GSL702",
+        "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
+        "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl\n",
+        {},
+        [(2, 13)],
+    ),
+    (
+        "GSL905",
+        "FROM python:3.12\nCOPY deploy.pem /root/.ssh/id_rsa\n",
+        {"deploy.pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n"},
+        [(2, 6)],
+    ),
+    (
+        "GSL906",
+        "FROM python:3.12\nRUN useradd app && echo 'app ALL=(ALL) NOPASSWD:ALL' "
+        ">> /etc/sudoers\nUSER app\n",
+        {},
+        [(2, 25)],
     ),
     (
         "GSL901",
@@ -496,6 +531,42 @@ GOOD = [
         {},
     ),
     (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch "
+        "--index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+    ),
+    (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir 'torch<2.7' "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+    ),
+    (
+        "GSL511",
+        "FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nRUN pip install --no-cache-dir "
+        "https://example.com/fa/flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-"
+        "linux_x86_64.whl\n",
+        {},
+    ),
+    (
+        "GSL702",
+        "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
+        "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl && rm pkg-*.whl\n",
+        {},
+    ),
+    (
+        "GSL905",
+        "FROM python:3.12\nCOPY id_ed25519.pub known_hosts /root/.ssh/\n",
+        {"id_ed25519.pub": "ssh-ed25519 AAAA\n", "known_hosts": "github.com ssh-ed25519 A\n"},
+    ),
+    (
+        "GSL906",
+        "FROM python:3.12\nRUN echo 'app ALL=(root) NOPASSWD: /usr/bin/apt-get' "
+        "> /etc/sudoers.d/app\n",
+        {},
+    ),
+    (
         "GSL601",
         "FROM python:3.12\nCOPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app\nRUN pip install --no-cache-dir --no-deps -e /app\n",
@@ -617,10 +688,7 @@ def test_rule_fires_at_token(
     files: dict[str, str | bytes | int],
     expected: list[tuple[int, int]],
 ) -> None:
-    findings = lint(dockerfile, files)
-    assert positions(findings, rule) == expected, [
-        (f.rule, f.location, f.message) for f in findings
-    ]
+    assert_found_at(lint, rule, dockerfile, files, expected)
 
 
 @pytest.mark.parametrize(("rule", "dockerfile", "files"), GOOD)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Stage, expand
+from gpuship.lint.stages import Stage, State, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -161,6 +161,14 @@ def _under(argument: str, path: str) -> bool:
         or cleaned.startswith(path.rstrip("/") + "/")
         or (path.startswith(cleaned + "/") and cleaned.count("/") >= 2)
     )
+
+
+def context_copies(stages: Iterable[Stage]) -> Iterator[tuple[Stage, Instruction, State]]:
+    """Each COPY/ADD from the build context (no `--from`) of `stages`, with its state."""
+    for stage in stages:
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            if instruction.keyword in ("COPY", "ADD") and instruction.flag("from") is None:
+                yield stage, instruction, state
 
 
 def final_runs(analysis: Analysis) -> Iterator[Run]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
@@ -11,23 +12,24 @@ from gpuship.lint.checks.base import (
     final_runs,
     home,
     removes,
-    runs_before,
     truthy,
     user_cache,
 )
 from gpuship.lint.packages import PythonInstall
-from gpuship.lint.shell import Command
+from gpuship.lint.shell import SHELLS, Command
+from gpuship.lint.stages import Stage
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
+    configured = pip_cache_configured_off(analysis)
     for run in final_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
             if install is not None:
                 if install.tool == "pip" and not _pip_clean(
-                    analysis, run, command, env, install.options
+                    analysis, configured, run, command, env, install.options
                 ):
                     yield at_word(
                         "GSL301",
@@ -62,9 +64,38 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                         command.words[0],
                     )
             yield from _os_caches(run, command)
+            installer = conda_installer(command)
+            if installer is not None and not _conda_clean(run, command):
+                yield at_word(
+                    "GSL303",
+                    f"the {installer} installer leaves the packages it installed in pkgs/ "
+                    "(no `conda clean --all` or `rm` of pkgs/ in this RUN)",
+                    run,
+                    command,
+                    command.words[0],
+                )
 
 
-def left_caches(analysis: Analysis, run: Run) -> list[str]:
+# Installers of a conda distribution (Miniconda3-latest-Linux-x86_64.sh, Miniforge3-...sh,
+# Mambaforge-...sh, Anaconda3-...sh): they unpack every package into PREFIX/pkgs and keep it,
+# which is why continuumio/miniconda3's own Dockerfile runs `conda clean -afy` after one.
+_CONDA_INSTALLER = re.compile(r"(?i)(miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh$")
+
+
+def conda_installer(command: Command) -> str | None:
+    """The distribution a `bash Miniconda3-...sh -b -p /opt/conda` installs, if it is one."""
+    words = command.words
+    candidates = [words[0].text] if words else []
+    if command.name in SHELLS:
+        candidates = [w.text for w in words[1:] if not w.text.startswith("-")][:1]
+    for text in candidates:
+        match = _CONDA_INSTALLER.search(text)
+        if match is not None:
+            return match.group(1).capitalize()
+    return None
+
+
+def left_caches(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
     """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
     them in a later RUN does not shrink the image)."""
     found: list[str] = []
@@ -80,7 +111,9 @@ def left_caches(analysis: Analysis, run: Run) -> list[str]:
             ):
                 found.append("/var/lib/apt/lists")
             continue
-        if install.tool == "pip" and not _pip_clean(analysis, run, command, env, install.options):
+        if install.tool == "pip" and not _pip_clean(
+            analysis, configured, run, command, env, install.options
+        ):
             found.append(user_cache(env, "pip", "PIP_CACHE_DIR"))
         elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
             found.append(user_cache(env, "uv", "UV_CACHE_DIR"))
@@ -91,6 +124,7 @@ def left_caches(analysis: Analysis, run: Run) -> list[str]:
 
 def _pip_clean(
     analysis: Analysis,
+    configured: dict[int, int],
     run: Run,
     command: Command,
     env: dict[str, str | None],
@@ -98,7 +132,7 @@ def _pip_clean(
 ) -> bool:
     if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
         return True
-    if _pip_configured_without_cache(analysis, run, command):
+    if _configured_before(analysis, configured, run, command):
         return True
     cache_dir = user_cache(env, "pip", "PIP_CACHE_DIR")
     if _cache_mounted(run, env, "pip", cache_dir):
@@ -117,24 +151,50 @@ def _cache_mounted(run: Run, env: dict[str, str | None], tool: str, cache_dir: s
     )
 
 
-def _pip_configured_without_cache(analysis: Analysis, run: Run, command: Command) -> bool:
-    """`pip config set global.no-cache-dir true` earlier in this RUN or in an earlier RUN of the
-    stage chain: pip's config file keeps the cache off for every later pip."""
-    for earlier in (*runs_before(analysis, run), run):
-        for other in earlier.commands:
-            if earlier is run and other is command:
+def pip_cache_configured_off(analysis: Analysis) -> dict[int, int]:
+    """The RUNs that run `pip config set global.no-cache-dir true` (instruction index -> stage
+    index): pip's config file keeps the cache off for every later pip of the stage and of the
+    stages built on it. Computed once per file."""
+    return {
+        run.instruction.index: run.stage.index
+        for run in analysis.runs
+        if any(_sets_no_cache(command) for command in run.commands)
+    }
+
+
+def _sets_no_cache(command: Command) -> bool:
+    argv = command.argv
+    if not command.name.startswith("pip") or "config" not in argv or "set" not in argv:
+        return False
+    values = argv[argv.index("set") + 1 :]
+    return (
+        len(values) >= 2
+        and values[0].split(".", 1)[-1] == "no-cache-dir"
+        and values[1].lower() in ("true", "1", "yes", "on")
+    )
+
+
+def _configured_before(
+    analysis: Analysis, configured: dict[int, int], run: Run, command: Command
+) -> bool:
+    """A `pip config set ... no-cache-dir` earlier in this RUN, or in an earlier RUN of the
+    stage chain (a stage's parents come before it in the file)."""
+    if not configured:
+        return False
+    if run.instruction.index in configured:
+        for other in run.commands:
+            if other is command:
                 break
-            argv = other.argv
-            if not other.name.startswith("pip") or "config" not in argv or "set" not in argv:
-                continue
-            values = argv[argv.index("set") + 1 :]
-            if (
-                len(values) >= 2
-                and values[0].split(".", 1)[-1] == "no-cache-dir"
-                and values[1].lower() in ("true", "1", "yes", "on")
-            ):
+            if _sets_no_cache(other):
                 return True
-    return False
+    chain = set()
+    stage: Stage | None = run.stage
+    while stage is not None and stage.index not in chain:
+        chain.add(stage.index)
+        stage = analysis.stages[stage.parent] if stage.parent is not None else None
+    return any(
+        index < run.instruction.index and owner in chain for index, owner in configured.items()
+    )
 
 
 def _uv_clean(
@@ -191,8 +251,12 @@ def _conda_clean(run: Run, command: Command) -> bool:
 
 
 def _after(run: Run, command: Command) -> list[Command]:
+    """The commands after `command` in the RUN; for a command in a script the RUN runs, all of
+    them (the order of the RUN's scripts against each other is unknown)."""
     commands = list(run.commands)
-    return commands[commands.index(command) + 1 :] if command in commands else []
+    if command.file is not None or command not in commands:
+        return commands
+    return commands[commands.index(command) + 1 :]
 
 
 def _os_caches(run: Run, command: Command) -> Iterator[Hit]:

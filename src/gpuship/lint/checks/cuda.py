@@ -21,17 +21,27 @@ from gpuship.cuda.require import go_parse_bool, validate_expression
 from gpuship.cuda.torch import (
     Availability,
     LibraryWheels,
+    TorchRelease,
     cuda_of_variant,
     image_libraries,
     known_torch_releases,
+    last_release_with,
     library_wheels,
     torch_release,
 )
 from gpuship.cuda.version import Version
 from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
-from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, reachable_runs
+from gpuship.lint.checks.base import (
+    Hit,
+    at_instruction,
+    at_word,
+    final_runs,
+    image_reference,
+    reachable_runs,
+)
 from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
+from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
 from gpuship.lint.stages import env_pairs, expand
@@ -90,6 +100,8 @@ _APT_CUDA_NAME = re.compile(
     r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
 )
 _REQUIREMENT_LINE = "installed by line {line} of {file}"
+# apt cuDNN packages and their major: libcudnn8, libcudnn8-dev, libcudnn9-cuda-12, cudnn9-cuda-12.
+_APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)(?:[-=]|$)")
 # Specifiers that keep torch to one minor release (whose PyPI default is known).
 _ONE_RELEASE = re.compile(r"(?:==|~=)(\d+\.\d+)(?:\.\*|\.\d+)")
 
@@ -107,6 +119,9 @@ class TorchInstall:
     version: str | None  # "2.6.0" when pinned
     variant: str | None  # "cu126", "cpu", ... None: the PyPI default
     variant_word: str | None  # the text that chose the variant (index URL, +local)
+    # An extra index whose variant pip passes over: (its URL text, the variant, the last
+    # release that has it, the newest release the spec admits).
+    passed_over: tuple[str, str, Version, Version] | None = None
 
     def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
         """A hit on the torch argument, or on the requirements line that names torch."""
@@ -138,14 +153,29 @@ class TorchInstall:
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL501-509: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists."""
+    """GSL501-511: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists, wheels
+    built for another stack."""
     torches = list(_torch_installs(analysis))
     yield from _known(torches)
+    yield from _passed_over(torches)
     yield from _differs_from_base(analysis, torches)
     yield from _twice(analysis, torches)
     yield from _require_env(analysis, torches)
     yield from _arch_list(analysis)
     yield from _apt_packages(analysis)
+    yield from _cudnn_majors(analysis, torches)
+    yield from foreign_wheels(analysis, [_torch_facts(t) for t in torches])
+
+
+def _torch_facts(torch: TorchInstall) -> TorchFacts:
+    """(run, torch major.minor, its CUDA, how to name it) for the wheel check."""
+    release = None
+    if torch.version:
+        try:
+            release = str(Version.parse(torch.version).major_minor())
+        except InvalidVersion:
+            release = None
+    return torch.run, release, _torch_cuda(torch), torch.shown
 
 
 def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
@@ -187,11 +217,36 @@ def _torch(
     local = _LOCAL_VARIANT.search(spec.version or "")
     variant: str | None
     chosen_by: str | None
+    passed_over = None
     if local:
         variant, chosen_by = local.group(1), spec.text
     else:
-        variant, chosen_by = _index_variant(command, install, env, file)
-    return TorchInstall(run, command, spec, word, file, file_path, version, variant, chosen_by)
+        variant, chosen_by, merged = _index_variant(command, install, env, file)
+        newer = _newer_without(variant, spec) if merged and variant and chosen_by else None
+        if newer is not None and variant and chosen_by:
+            passed_over = (chosen_by, variant, *newer)
+            variant, chosen_by = None, None  # a PyPI build of a release gpuship cannot name
+    return TorchInstall(
+        run, command, spec, word, file, file_path, version, variant, chosen_by, passed_over
+    )
+
+
+def _newer_without(variant: str, spec: Spec) -> tuple[Version, Version] | None:
+    """(the last torch release with `variant`, the newest release `spec` admits) when torch no
+    longer builds `variant` and `spec` admits a release after its last one: then the newest
+    matching torch of all indexes is a PyPI build, not a `variant` one."""
+    last = last_release_with(variant)
+    if last is None or (spec.kind == "name" and spec.pinned):
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        allowed = SpecifierSet(spec.specifier)
+    except InvalidSpecifier:
+        return None
+    later = [v for v in known_torch_releases() if v > last]
+    admitted = [v for v in later if allowed.contains(f"{v}.0", prereleases=True)]
+    return (last, max(admitted)) if admitted else None
 
 
 def _one_release(specifier: str) -> str | None:
@@ -202,8 +257,11 @@ def _one_release(specifier: str) -> str | None:
 
 def _index_variant(
     command: Command, install: PythonInstall, env: dict[str, str | None], file: FileSpec | None
-) -> tuple[str | None, str | None]:
-    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables)."""
+) -> tuple[str | None, str | None, bool]:
+    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables), the
+    text that chose it, and whether that index is merged with PyPI (pip's --extra-index-url and
+    PIP_EXTRA_INDEX_URL; uv prefers its extra indexes unless told `unsafe-best-match`)."""
+    merged = _merged_indexes(install, env)
     sources = [w.text for w in install.index_urls] + list(file.index_urls if file else ())
     argv = command.argv
     if "--torch-backend" in argv and argv.index("--torch-backend") + 1 < len(argv):
@@ -226,8 +284,32 @@ def _index_variant(
     for source in sources:
         match = _INDEX_VARIANT.search(expand(source, env)[0])
         if match:
-            return match.group(1), source
-    return None, None
+            return match.group(1), source, source in merged
+    return None, None, False
+
+
+def _merged_indexes(install: PythonInstall, env: dict[str, str | None]) -> set[str]:
+    """Index URL texts whose packages compete with PyPI's on version alone."""
+    argv = install.command.argv
+    strategy = env.get("UV_INDEX_STRATEGY") or next(
+        (a.split("=", 1)[1] for a in argv if a.startswith("--index-strategy=")), None
+    )
+    if "--index-strategy" in argv and argv.index("--index-strategy") + 1 < len(argv):
+        strategy = argv[argv.index("--index-strategy") + 1]
+    if install.tool == "uv" and strategy != "unsafe-best-match":
+        return set()
+    if install.tool not in ("pip", "uv"):
+        return set()
+    merged = {w.text for w in install.extra_index_urls}
+    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX"):
+        value = env.get(name)
+        if value and (install.tool == "uv") == name.startswith("UV_"):
+            merged.add(value)
+    primary = {w.text for w in install.index_urls} - merged
+    primary_env = env.get("PIP_INDEX_URL" if install.tool == "pip" else "UV_DEFAULT_INDEX")
+    if any(_INDEX_VARIANT.search(url) for url in (*primary, primary_env or "")):
+        return set()  # the default index itself is a torch variant index
+    return merged
 
 
 def _cuda(variant: str | None) -> Version | None:
@@ -290,6 +372,23 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
                 f"gpuship: it lists {listed} for {release.version}, and that list is not known "
                 "to be complete",
             )
+
+
+def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL510: an extra index of a CUDA variant that pip passes over for PyPI's newer torch."""
+    for torch in torches:
+        if torch.passed_over is None:
+            continue
+        url, variant, last, newest = torch.passed_over
+        tool = torch.run.python_install(torch.command)
+        name = tool.tool if tool else "pip"
+        yield torch.hit(
+            "GSL510",
+            f"`{torch.spec.text}` admits releases after torch {last}, the last with a {variant} "
+            f"wheel, and `{url}` only adds an index: {name} takes the newest torch of all "
+            f"indexes, a PyPI build (torch {newest} is the newest gpuship knows; no release "
+            f"after {last} has {variant}), not a {variant} one",
+        )
 
 
 def _torch_cuda(torch: TorchInstall) -> Version | None:
@@ -467,8 +566,8 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
     """GSL506: kernels built for the build machine's GPU instead of a stated list.
 
     Judged only on bases whose environment is known: nvidia/cuda and pytorch/pytorch set no
-    TORCH_CUDA_ARCH_LIST, NGC framework images set one (base_cuda's `arch_list`); on any other
-    base what its environment holds is unknown, and nothing is said."""
+    TORCH_CUDA_ARCH_LIST (base_cuda's `arch_list`); NGC images have set one, and on any other
+    base what its environment holds is unknown, so nothing is said."""
     for run in reachable_runs(analysis):
         base = base_cuda(analysis.build.root_base(run.stage))
         if base is None or base.arch_list is not False:
@@ -689,6 +788,59 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
                     command,
                     word,
                 )
+
+
+def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL509: an apt cuDNN of another major than the image's cuDNN stack (a `cudnn9` base tag,
+    or the cuDNN torch's PyPI wheel pins, from the knowledge base)."""
+    chain = set(analysis.build.final_chain)
+    stacks: dict[int, str] = {}  # cuDNN major -> what brings it
+    if chain:
+        root = analysis.build.root_base(analysis.build.stages[analysis.build.target])
+        reference = image_reference(root)
+        tag = reference.tag if reference is not None and reference.tag else ""
+        for token in re.split(r"[-_.]", tag.lower()):
+            if re.fullmatch(r"cudnn\d+", token):
+                stacks[int(token[5:])] = f"the {token} base image {root.base}"
+    for torch in torches:
+        release = _release(torch.version)
+        if (
+            torch.run.stage.index in chain
+            and release is not None
+            and release.cudnn_major is not None
+            and torch.variant in (None, release.pypi_default)
+        ):
+            stacks.setdefault(release.cudnn_major, torch.shown)
+    if not stacks:
+        return
+    for run in final_runs(analysis):
+        for command in run.commands:
+            install = os_install(command)
+            if install is None or install.manager != "apt":
+                continue
+            for word in install.packages:
+                match = _APT_CUDNN.match(expand(word.text, run.env_at(command))[0])
+                if match is None or int(match.group(1)) in stacks:
+                    continue
+                major, owner = next(iter(stacks.items()))
+                yield at_word(
+                    "GSL509",
+                    f"{word.text} installs cuDNN {match.group(1)} beside the cuDNN {major} of "
+                    f"{owner}: two cuDNN majors in the image, hundreds of MB that only software "
+                    f"built for cuDNN {match.group(1)} loads",
+                    run,
+                    command,
+                    word,
+                )
+
+
+def _release(version: str | None) -> TorchRelease | None:
+    if version is None:
+        return None
+    try:
+        return torch_release(version)
+    except (UnknownVersion, InvalidVersion):
+        return None
 
 
 def _apt_cuda(package: str) -> str | None:

@@ -15,12 +15,11 @@ _EMBEDDED_CUDA = re.compile(r"cuda(\d+\.\d+)")
 # with: "The container also includes ... NVIDIA CUDA" (NVIDIA's PyTorch/TensorFlow/JAX release
 # notes, docs.nvidia.com/deeplearning/frameworks/*-release-notes): a devel image by content.
 _NGC_FRAMEWORKS = ("nvidia/pytorch", "nvidia/tensorflow", "nvidia/jax", "nvidia/nemo")
-# NGC PyTorch images set TORCH_CUDA_ARCH_LIST in their environment (the 23.10 image lists
-# `TORCH_CUDA_ARCH_LIST=5.2 6.0 6.1 7.0 7.2 7.5 8.0 8.6 8.7 9.0+PTX` among its variables, as
-# quoted in its users' bug reports); the official pytorch/pytorch images set none (their
-# Dockerfile, pytorch/pytorch@01343dcd, sets only PATH, NVIDIA_*, LD_LIBRARY_PATH and
-# PYTORCH_VERSION), nor do the nvidia/cuda images they are built on.
-_SETS_ARCH_LIST = ("nvidia/pytorch", "nvidia/nemo")
+# TORCH_CUDA_ARCH_LIST in a base's environment: the official pytorch/pytorch images set none
+# (their Dockerfile, pytorch/pytorch@01343dcd, sets only PATH, NVIDIA_*, LD_LIBRARY_PATH and
+# PYTORCH_VERSION), nor do the nvidia/cuda images they are built on. NGC PyTorch images have
+# set one (21.12 and 23.10 list `TORCH_CUDA_ARCH_LIST=5.2 6.0 ... 9.0+PTX` among their variables,
+# as quoted in their users' reports); whether a given NGC tag does is not known to gpuship.
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,7 @@ def base_cuda(stage: Stage) -> BaseCuda | None:
         cuda = match.group(1) if match else None
         return BaseCuda(cuda, flavor, "pytorch/pytorch", cudnn, False)
     if reference.registry == "nvcr.io" and name.endswith(_NGC_FRAMEWORKS):
-        sets_arch_list = True if name.endswith(_SETS_ARCH_LIST) else None
-        return BaseCuda(None, "devel", "ngc", True, sets_arch_list)
+        return BaseCuda(None, "devel", "ngc", True, None)
     if "cuda" in name or "cuda" in tag or flavor == "devel":
         match = _EMBEDDED_CUDA.search(tag)
         return BaseCuda(match.group(1) if match else None, flavor, "other", cudnn)

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run, container_path
-from gpuship.lint.checks.base import Hit, at_word, is_python, runs_before
-from gpuship.lint.checks.cache import left_caches
+from gpuship.lint.checks import leftovers
+from gpuship.lint.checks.base import Hit, at_word, context_copies, is_python, runs_before
+from gpuship.lint.checks.cache import left_caches, pip_cache_configured_off
 from gpuship.lint.checks.cuda import compiles_at_install
 from gpuship.lint.checks.weights import downloads
 from gpuship.lint.context import context_relative
@@ -19,9 +20,10 @@ from gpuship.units import human_size
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL601/602 (layer order), GSL701 (waste), GSL801 (large context copies)."""
+    """GSL601/602 (layer order), GSL701/702 (waste), GSL801 (large context copies)."""
     yield from _order(analysis)
     yield from _waste(analysis)
+    yield from leftovers.check(analysis)
     yield from _large_copies(analysis)
 
 
@@ -256,8 +258,8 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
     return [dest]
 
 
-def _created_by_run(analysis: Analysis, run: Run) -> list[str]:
-    created = left_caches(analysis, run)
+def _created_by_run(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
+    created = left_caches(analysis, configured, run)
     env = dict(run.state.env)
     for command in run.commands:
         argv = command.argv
@@ -277,6 +279,7 @@ def _created_by_run(analysis: Analysis, run: Run) -> list[str]:
 
 
 def _waste(analysis: Analysis) -> Iterator[Hit]:
+    configured = pip_cache_configured_off(analysis)
     for stage in analysis.final_stages():
         created: dict[str, Instruction] = {}
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
@@ -289,7 +292,7 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
             if run is None:
                 continue
             yield from _deletions(run, stage, created)
-            for path in _created_by_run(analysis, run):
+            for path in _created_by_run(analysis, configured, run):
                 created[path] = instruction
 
 
@@ -326,19 +329,16 @@ def _large_copies(analysis: Analysis) -> Iterator[Hit]:
     context = analysis.context
     if not context.exists:
         return
-    for stage in analysis.final_stages():
-        for instruction, state in zip(stage.instructions, stage.states, strict=True):
-            if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
-                continue
-            for raw in instruction.args[:-1]:
-                source = expand_word(raw, state.env)[0]
-                total = sum(f.size for m in context.match(source) for f in context.files_under(m))
-                if total > limit:
-                    yield Hit(
-                        "GSL801",
-                        f"`{instruction.keyword} {source}` takes "
-                        f"{human_size(total)} from the build context",
-                        instruction.locate(raw, instruction.body_offset),
-                        instruction,
-                        stage,
-                    )
+    for stage, instruction, state in context_copies(analysis.final_stages()):
+        for raw in instruction.args[:-1]:
+            source = expand_word(raw, state.env)[0]
+            total = sum(f.size for m in context.match(source) for f in context.files_under(m))
+            if total > limit:
+                yield Hit(
+                    "GSL801",
+                    f"`{instruction.keyword} {source}` takes "
+                    f"{human_size(total)} from the build context",
+                    instruction.locate(raw, instruction.body_offset),
+                    instruction,
+                    stage,
+                )

@@ -4,6 +4,7 @@ sources, downloads, and the unquoted specifier that the shell turns into a redir
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 
@@ -60,6 +61,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     yield from _base_images(analysis)
     yield from _copy_images(analysis)
     seen_files: set[tuple[str, int]] = set()
+    moves = _pinned_moves(analysis)
     for run in reachable_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
@@ -68,7 +70,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                 yield from _python(analysis, run, install, env, seen_files)
                 yield from _redirects(run, install)
             yield from _os_packages(run, command)
-            yield from _git_clone(analysis, run, command)
+            yield from _git_clone(moves, run, command)
         yield from _downloads(run)
     yield from _add_urls(analysis)
 
@@ -200,6 +202,7 @@ def _python(
     seen_files: set[tuple[str, int]],
 ) -> Iterator[Hit]:
     command = install.command
+    yield from _remote_requirement_files(run, install, env)
     constrained: set[str] = set()
     for word in install.constraint_files:
         for item in analysis.file_specs(run, word.text, env):
@@ -283,6 +286,39 @@ def _python(
                 )
 
 
+# Where a hosted file's git ref sits in its URL: raw.githubusercontent.com/OWNER/REPO/REF/...,
+# github.com/OWNER/REPO/(raw|blob)/REF/..., gitlab.example/GROUP/REPO/-/raw/REF/...
+_RAW_URL = (
+    re.compile(
+        r"^https?://raw\.githubusercontent\.com/[^/]+/[^/]+/(?:refs/(?:heads|tags)/)?([^/]+)/"
+    ),
+    re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:raw|blob)/(?:refs/(?:heads|tags)/)?([^/]+)/"),
+    re.compile(r"^https?://[^/]+/.+?/-/(?:raw|blob)/([^/]+)/"),
+)
+
+
+def _remote_requirement_files(
+    run: Run, install: PythonInstall, env: dict[str, str | None]
+) -> Iterator[Hit]:
+    """GSL106 for `-r https://raw.githubusercontent.com/org/repo/main/requirements.txt`: the file
+    (and the versions in it) is whatever the branch holds at build time."""
+    for word in (*install.requirement_files, *install.constraint_files):
+        url, known = expand_shell(word.text, env)
+        if not known:
+            continue
+        ref = next((m.group(1) for p in _RAW_URL if (m := p.match(url))), None)
+        if ref is None or is_version_tag(ref) or _HEX.match(ref):
+            continue
+        yield at_word(
+            "GSL106",
+            f"`{word.text}` reads a requirements file from branch `{ref}`: what it installs "
+            "changes with every push to it; use a commit or tag in the URL",
+            run,
+            install.command,
+            word,
+        )
+
+
 def _verb_word(command: Command, verb: str) -> Word:
     """The subcommand's word (`sync` in `uv --no-cache sync`), else the program's."""
     return next((w for w in command.words[1:] if w.text == verb), command.words[0])
@@ -337,7 +373,27 @@ def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
         )
 
 
-def _git_clone(analysis: Analysis, run: Run, command: Command) -> Iterator[Hit]:
+def _clone_directory(command: Command, url: str) -> str:
+    """The name of the directory a clone creates: its second operand, else the URL's last
+    segment without `.git`."""
+    argv = command.argv
+    operands = []
+    index = argv.index("clone") + 1
+    while index < len(argv):
+        text = argv[index]
+        if text in _CLONE_VALUE_OPTIONS or text in ("-b", "--branch"):
+            index += 2
+            continue
+        if not text.startswith("-"):
+            operands.append(text)
+        index += 1
+    target = operands[1] if len(operands) > 1 else url.rstrip("/").removesuffix(".git")
+    return posixpath.basename(target.rstrip("/").removesuffix(".git"))
+
+
+def _git_clone(
+    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, command: Command
+) -> Iterator[Hit]:
     texts = command.argv
     if command.name != "git" or "clone" not in texts:
         return
@@ -365,7 +421,7 @@ def _git_clone(analysis: Analysis, run: Run, command: Command) -> Iterator[Hit]:
         return  # a function's `git clone "$@"`: its caller's arguments may name the ref
     if branch is not None and _pinned_ref(branch, run.env_at(command)):
         return
-    if _checked_out_later(analysis, run, command):
+    if _moved_later(moves, run, _clone_directory(command, url_word.text)):
         return
     if branch is None:
         what = "the default branch"
@@ -381,22 +437,56 @@ def _git_clone(analysis: Analysis, run: Run, command: Command) -> Iterator[Hit]:
     )
 
 
-def _checked_out_later(analysis: Analysis, run: Run, clone: Command) -> bool:
-    """True when the clone is moved to a commit or tag afterwards: `git checkout <sha>` (or
-    reset/switch/fetch) in this RUN or a later RUN of the stage (`WORKDIR repo` between)."""
-    for other_run in analysis.runs_of(run.stage):
-        if other_run.instruction.index < run.instruction.index:
+def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str]]]]:
+    """Per stage, the RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
+    reset/switch/fetch), with the names of the directories they work in (WORKDIR, `cd X`,
+    `git -C X`). Computed once per file: a stage may hold thousands of RUNs."""
+    found: dict[int, list[tuple[int, frozenset[str]]]] = {}
+    for run in reachable_runs(analysis):
+        places = _components(run.state.workdir)
+        clones = 0
+        for command in run.commands:
+            argv = command.argv
+            if command.name in ("cd", "pushd") and len(argv) > 1:
+                places |= _components(argv[-1])
+            clones += command.name == "git" and "clone" in argv
+            if command.name != "git" or not any(
+                v in argv for v in ("checkout", "reset", "switch", "fetch")
+            ):
+                continue
+            if "-C" in argv and argv.index("-C") + 1 < len(argv):
+                places |= _components(argv[argv.index("-C") + 1])
+            env = run.env_at(command)
+            skip = {argv[argv.index("-C") + 1]} if "-C" in argv[:-1] else set()
+            if any(
+                _pinned_ref(a, env) for a in argv[2:] if not a.startswith("-") and a not in skip
+            ):
+                if clones == 1:
+                    places.add(_ONLY_CLONE)  # the RUN's one clone: a move in it is that clone's
+                found.setdefault(run.stage.index, []).append(
+                    (run.instruction.index, frozenset(places))
+                )
+                break
+    return found
+
+
+_ONLY_CLONE = "/"  # never a path component
+
+
+def _components(path: str) -> set[str]:
+    return {part for part in path.split("/") if part}
+
+
+def _moved_later(
+    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, directory: str
+) -> bool:
+    """A move in the clone's directory (WORKDIR, `cd`, `git -C`), in the clone's own RUN or a
+    later RUN of the stage; in a RUN that clones one repository, any move there is its."""
+    for index, places in moves.get(run.stage.index, ()):
+        if index < run.instruction.index:
             continue
-        for other in other_run.commands:
-            if other is clone or other.name != "git":
-                continue
-            argv = other.argv
-            if not any(v in argv for v in ("checkout", "reset", "switch", "fetch")):
-                continue
-            env = other_run.env_at(other)
-            refs = [a for a in argv[2:] if not a.startswith("-")]
-            if any(_pinned_ref(a, env) for a in refs):
-                return True
+        if directory in places or (index == run.instruction.index and _ONLY_CLONE in places):
+            return True
     return False
 
 
