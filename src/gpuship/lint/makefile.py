@@ -18,6 +18,9 @@ _ASSIGNMENT = re.compile(
 )
 _REFERENCE = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]")
 MAX_DEPTH = 8  # prerequisite chains followed; deeper ones are left unread
+# A recipe line longer than this once variables are substituted keeps them unsubstituted: a
+# variable that names another many times over (`A = $(B)$(B)...`) would double on each level.
+MAX_LINE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -105,14 +108,21 @@ def _parse(
 
 def _substitute(line: str, variables: dict[str, str], depth: int = 0) -> str:
     """`$(NAME)` with its value; an unknown one becomes `${NAME}` (a shell variable: unknown);
-    make's `$$` is the shell's `$`."""
+    make's `$$` is the shell's `$`. Past MAX_LINE_BYTES the references stay unknown."""
     if depth > 4:
         return line
+    grown = 0
 
     def value(match: re.Match[str]) -> str:
+        nonlocal grown
         name = match.group(1)
-        if name in variables:
-            return _substitute(variables[name], variables, depth + 1)
-        return "${" + name + "}"
+        unknown = "${" + name + "}"
+        if name not in variables or len(line) + grown > MAX_LINE_BYTES:
+            return unknown
+        text = _substitute(variables[name], variables, depth + 1)
+        if len(line) + grown + len(text) > MAX_LINE_BYTES:
+            return unknown
+        grown += len(text)
+        return text
 
     return _REFERENCE.sub(value, line.replace("$$", "\x00")).replace("\x00", "$")

@@ -44,7 +44,7 @@ from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
 from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import env_pairs, expand
+from gpuship.lint.stages import Stage, env_pairs, expand
 from gpuship.report import Severity
 
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
@@ -568,6 +568,7 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
     Judged only on bases whose environment is known: nvidia/cuda and pytorch/pytorch set no
     TORCH_CUDA_ARCH_LIST (base_cuda's `arch_list`); NGC images have set one, and on any other
     base what its environment holds is unknown, so nothing is said."""
+    clones: Clones = {}  # a stage's clones, read once: a build step asks for each of its RUNs
     for run in reachable_runs(analysis):
         base = base_cuda(analysis.build.root_base(run.stage))
         if base is None or base.arch_list is not False:
@@ -595,7 +596,7 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                 continue
             if env.get("TORCH_CUDA_ARCH_LIST") or "TORCH_CUDA_ARCH_LIST" in env:
                 continue
-            word = _extension_build(analysis, run, command)
+            word = _extension_build(analysis, clones, run, command)
             if word is not None:
                 yield at_word(
                     "GSL506",
@@ -673,7 +674,7 @@ def _project_of(url: str) -> str:
     return path.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
 
 
-def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | None:
+def _extension_build(analysis: Analysis, clones: Clones, run: Run, command: Command) -> Word | None:
     """The word of a build that compiles CUDA code with torch's cpp_extension: a local project
     whose setup.py uses CUDAExtension (a pure-Python one is not), a clone or git URL of a
     project known to, or `--no-binary` for one of them."""
@@ -684,7 +685,7 @@ def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | N
         and any(v in argv for v in ("install", "build_ext", "develop", "bdist_wheel"))
     ):
         setup = command.words[argv.index("setup.py")]
-        return setup if _builds_cuda(analysis, run, "setup.py") else None
+        return setup if _builds_cuda(analysis, clones, run, "setup.py") else None
     install = run.python_install(command)
     if install is None:
         return None
@@ -700,7 +701,11 @@ def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | N
             and (":all:" in no_binary or spec.name in no_binary)
         ):
             return spec.word
-        if spec.kind == "path" and _builds_cuda(analysis, run, f"{spec.text.rstrip('/')}/setup.py"):
+        if (
+            spec.kind == "path"
+            and not spec.text.lower().endswith((".whl", ".tar.gz", ".zip", ".tgz"))
+            and _builds_cuda(analysis, clones, run, f"{spec.text.rstrip('/')}/setup.py")
+        ):
             return spec.word
     return None
 
@@ -720,7 +725,7 @@ def _no_binary(command: Command) -> set[str]:
     return found
 
 
-def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
+def _builds_cuda(analysis: Analysis, clones: Clones, run: Run, setup_py: str) -> bool:
     """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
     brought it, or a git clone (earlier in the stage) of a project known to build kernels
     with torch's cpp_extension."""
@@ -732,15 +737,28 @@ def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
     directory = container.rsplit("/", 1)[0] or "/"
     return any(
         _project_of(url.lower()) in _TORCH_ARCH_PROJECTS
-        for url in _clones_into(analysis, run, directory)
+        for url in _clones_into(analysis, clones, run, directory)
     )
 
 
-def _clones_into(analysis: Analysis, run: Run, directory: str) -> Iterator[str]:
-    """URLs of `git clone`s earlier in `run`'s stage that create `directory`."""
-    for other in analysis.runs_of(run.stage):
-        if other.instruction.index > run.instruction.index:
+Clones = dict[int, list[tuple[int, str, str]]]  # stage -> (instruction, directory, URL)
+
+
+def _clones_into(analysis: Analysis, clones: Clones, run: Run, directory: str) -> Iterator[str]:
+    """URLs of `git clone`s earlier in `run`'s stage (or in that RUN) that create `directory`."""
+    if run.stage.index not in clones:
+        clones[run.stage.index] = _stage_clones(analysis, run.stage)
+    for index, created, url in clones[run.stage.index]:
+        if index > run.instruction.index:
             return
+        if created == directory:
+            yield url
+
+
+def _stage_clones(analysis: Analysis, stage: Stage) -> list[tuple[int, str, str]]:
+    """(instruction index, directory created, URL) of every `git clone` of `stage`."""
+    found = []
+    for other in analysis.runs_of(stage):
         for command in other.commands:
             argv = command.argv
             if command.name != "git" or "clone" not in argv:
@@ -752,9 +770,9 @@ def _clones_into(analysis: Analysis, run: Run, directory: str) -> Iterator[str]:
             url = positional[0]
             name = url.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
             dest = positional[1] if len(positional) > 1 else name
-            env = other.env_at(command)
-            if container_path(other.state.workdir, dest, env) == directory:
-                yield url
+            created = container_path(other.state.workdir, dest, other.env_at(command))
+            found.append((other.instruction.index, created, url))
+    return found
 
 
 def _option_values(argv: list[str]) -> set[str]:

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 from gpuship.cuda.version import Version
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_word, image_reference, reachable_runs, runs_before
+from gpuship.lint.checks.base import Hit, at_word, image_reference, reachable_runs
 from gpuship.lint.checks.cudabase import base_cuda
 from gpuship.lint.packages import PythonInstall, WheelBuild, os_install, wheel_build
 from gpuship.lint.shell import Command, Word, expand_shell
+from gpuship.lint.stages import Stage
 
 _FLASHINFER_INDEX = re.compile(r"flashinfer\.ai/whl/cu(\d\d)(\d)/torch(\d+\.\d+)")
 _PYTHON_TAG = re.compile(r"^(3\.\d+)(?:[.\-]|$)")
@@ -44,6 +45,7 @@ TorchFacts = tuple[Run, str | None, Version | None, str]  # run, torch x.y, CUDA
 
 def foreign_wheels(analysis: Analysis, torches: list[TorchFacts]) -> Iterator[Hit]:
     """GSL511 for each wheel whose build disagrees with the stack of the stage it lands in."""
+    stacks: dict[int, Stack] = {}  # by stage: a file may install wheels in thousands of RUNs
     for run in reachable_runs(analysis):
         for command in run.commands:
             install = run.python_install(command)
@@ -52,7 +54,9 @@ def foreign_wheels(analysis: Analysis, torches: list[TorchFacts]) -> Iterator[Hi
             builds = list(_wheels(run, command, install))
             if not builds:
                 continue
-            stack = _stack(analysis, run, torches)
+            stack = stacks.get(run.stage.index)
+            if stack is None:
+                stack = stacks[run.stage.index] = _stack(analysis, run.stage, torches)
             for word, build in builds:
                 problem = _mismatch(build, stack)
                 if problem is not None:
@@ -84,12 +88,25 @@ def _wheels(
             yield spec.word, flashinfer
 
 
-def _stack(analysis: Analysis, run: Run, torches: list[TorchFacts]) -> Stack:
-    """torch, CUDA and Python of `run`'s stage chain, each None when unknown or ambiguous."""
-    chain = {id(r) for r in (*runs_before(analysis, run), run)}
-    chain.update(id(r) for r in analysis.runs_of(run.stage))  # a torch installed after the wheel
+def _chain_runs(analysis: Analysis, stage: Stage) -> list[Run]:
+    """Every RUN of `stage` and of the stages it is built FROM (a torch installed before or
+    after a wheel is the image's torch all the same)."""
+    found: list[Run] = []
+    current: Stage | None = stage
+    seen: set[int] = set()
+    while current is not None and current.index not in seen:
+        seen.add(current.index)
+        found.extend(analysis.runs_of(current))
+        current = analysis.stages[current.parent] if current.parent is not None else None
+    return found
+
+
+def _stack(analysis: Analysis, stage: Stage, torches: list[TorchFacts]) -> Stack:
+    """torch, CUDA and Python of `stage`'s chain, each None when unknown or ambiguous."""
+    runs = _chain_runs(analysis, stage)
+    chain = {id(r) for r in runs}
     found = {(t[1], t[2], t[3]) for t in torches if id(t[0]) in chain}
-    root = analysis.build.root_base(run.stage)
+    root = analysis.build.root_base(stage)
     base = base_cuda(root)
     if not found and base is not None and base.source == "pytorch/pytorch":
         reference = image_reference(root)
@@ -98,22 +115,22 @@ def _stack(analysis: Analysis, run: Run, torches: list[TorchFacts]) -> Stack:
         cuda = Version.parse(base.cuda) if base.cuda else None
         if release:
             found = {(release.group(1), cuda, f"torch {release.group(1)} of {root.base}")}
+    python = _python(root, runs)
     if len(found) != 1:
-        return Stack(None, None, _python(analysis, run), "")
+        return Stack(None, None, python, "")
     torch, cuda, shown = found.pop()
-    return Stack(torch, cuda, _python(analysis, run), shown)
+    return Stack(torch, cuda, python, shown)
 
 
-def _python(analysis: Analysis, run: Run) -> str | None:
+def _python(root: Stage, runs: list[Run]) -> str | None:
     """The CPython of an official python:X.Y base, unless the chain installs another Python."""
-    root = analysis.build.root_base(run.stage)
     reference = image_reference(root)
     if reference is None or reference.name not in ("library/python", "python"):
         return None
     match = _PYTHON_TAG.match(reference.tag or "")
     if match is None:
         return None
-    for other in (*runs_before(analysis, run), *analysis.runs_of(run.stage)):
+    for other in runs:
         for command in other.commands:
             if _installs_python(command):
                 return None
