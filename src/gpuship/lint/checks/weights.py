@@ -364,19 +364,11 @@ def _in_run(inner: Command, make: Command) -> Command:
 
 
 def _fetched_by_stage(analysis: Analysis) -> dict[int, list[Download]]:
-    """Downloads that say where they land, by the stage whose filesystem holds them (the
-    downloading stage and every stage built FROM it)."""
+    """Downloads that say where they land, by the stage that runs them."""
     found: dict[int, list[Download]] = {}
     for download in downloads(analysis):
-        if download.lands is None:
-            continue
-        for stage in analysis.stages:
-            chain: Stage | None = stage
-            while chain is not None:
-                if chain.index == download.run.stage.index:
-                    found.setdefault(stage.index, []).append(download)
-                    break
-                chain = analysis.stages[chain.parent] if chain.parent is not None else None
+        if download.lands is not None:
+            found.setdefault(download.run.stage.index, []).append(download)
     return found
 
 
@@ -403,7 +395,14 @@ def _download_under(
     if index is None:
         return None
     path = posixpath.normpath(source if source.startswith("/") else "/" + source).rstrip("/")
-    for download in fetched.get(index, []):
+    held: list[Download] = []  # the stage's downloads and those of the stages it is built FROM
+    current: Stage | None = analysis.stages[index]
+    seen: set[int] = set()
+    while current is not None and current.index not in seen:
+        seen.add(current.index)
+        held.extend(fetched.get(current.index, []))
+        current = analysis.stages[current.parent] if current.parent is not None else None
+    for download in held:
         lands = (download.lands or "").rstrip("/")
         if path == lands or path.startswith(lands + "/") or lands.startswith(path + "/"):
             if path in ("", "/"):
