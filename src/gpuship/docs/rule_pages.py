@@ -37,6 +37,8 @@ def rule_page(entry: CatalogEntry) -> str:
         lines += ["## Why", "", rule.rationale, ""]
     if rule.fix:
         lines += ["## Fix", "", rule.fix, ""]
+    if rule.limits:
+        lines += ["## What it does not judge", "", rule.limits, ""]
     fence = "dockerfile" if entry.stage.name == "lint" else "text"
     if rule.bad_example:
         lines += ["## Example that is reported", "", f"```{fence}", rule.bad_example, "```", ""]

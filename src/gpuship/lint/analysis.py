@@ -25,7 +25,15 @@ from gpuship.lint.packages import (
     python_install,
 )
 from gpuship.lint.settings import LintSettings
-from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
+from gpuship.lint.shell import (
+    SHELLS,
+    Command,
+    Script,
+    ShellParser,
+    Word,
+    expand_shell,
+    inline_script,
+)
 from gpuship.lint.stages import Build, Stage, State, expand, expand_word
 
 _PYTHON = re.compile(r"^python[0-9.]*$")
@@ -398,7 +406,7 @@ def _assign(env: dict[str, str | None], assignments: list[str]) -> None:
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
         if sep:
-            value, known = expand(raw, env)
+            value, known = expand_shell(raw, env)
             env[name] = value if known else None
 
 

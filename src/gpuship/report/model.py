@@ -65,6 +65,8 @@ class Rule:
     fix: str = ""
     bad_example: str = ""
     good_example: str = ""
+    # What the rule cannot judge (where gpuship's knowledge stops) and so leaves unreported.
+    limits: str = ""
     # SARIF `security-severity` (0.0-10.0); GitHub shows it for security-relevant rules only.
     security_severity: float | None = None
     hadolint: tuple[str, ...] = ()

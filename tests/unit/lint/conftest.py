@@ -63,6 +63,20 @@ def positions(findings: list[Finding], rule: str) -> list[tuple[int, int]]:
     ]
 
 
+def assert_found_at(
+    lint: Linter,
+    rule: str,
+    dockerfile: str,
+    files: dict[str, str | bytes | int],
+    expected: list[tuple[int, int]],
+) -> None:
+    """`rule` is reported exactly at `expected` (line, column) pairs, and nowhere else."""
+    findings = lint(dockerfile, files)
+    assert positions(findings, rule) == expected, [
+        (f.rule, f.location, f.message) for f in findings
+    ]
+
+
 class Linter:
     """`lint(dockerfile, files)` bound to a temporary directory."""
 
