@@ -10,9 +10,11 @@ import argparse
 import contextlib
 import math
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -21,7 +23,16 @@ from gpuship.cli import extras
 from gpuship.cli.context import Context
 from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
-from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.errors import (
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    GpushipError,
+    Interrupted,
+    UsageError,
+    interrupt_exit_code,
+    interrupt_name,
+)
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
@@ -169,7 +180,8 @@ def main(
         for mask in gha.mask_commands(environ):
             stderr.write(mask + "\n")
     try:
-        return _run(argv, environ, stdout)
+        with _signals_interrupt():
+            return _run(argv, environ, stdout)
     except GpushipError as exc:
         message = str(exc)
         stderr.write(f"gpuship: error: {message}\n")
@@ -179,13 +191,39 @@ def main(
     except SystemExit as exc:  # --help and --version
         code = exc.code
         return code if isinstance(code, int) else 0
-    except KeyboardInterrupt:
-        stderr.write("gpuship: interrupted\n")
-        return 130
+    except KeyboardInterrupt as interrupt:
+        stderr.write(f"gpuship: interrupted by {interrupt_name(interrupt)}\n")
+        return interrupt_exit_code(interrupt)
     except Exception:
         traceback.print_exc(file=stderr)
         stderr.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
+
+
+# SIGTERM is how CI systems and Kubernetes stop a process (GitHub Actions: SIGINT, then SIGTERM
+# 7.5 s later, then SIGKILL); both end a command the same way, as `Interrupted`.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """The one place signals are handled: SIGINT and SIGTERM raise `Interrupted` in the main
+    thread, so the command stops where it is and a release can put back what it moved and
+    report it. Signal handlers belong to the main thread; elsewhere (a test calling `main` in
+    a thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:

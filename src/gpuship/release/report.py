@@ -76,6 +76,7 @@ def release_report(
         )
     report.failed = not outcome.succeeded
     report.failed_exit_code = outcome.exit_code
+    report.warnings.extend(outcome.warnings)
     changed = [s.tag for s in outcome.steps if s.writes]
     report.result = _result(outcome)
     report.outputs = {
@@ -137,18 +138,23 @@ def _holds(result: TagResult) -> str:
 
 
 def _summary(outcome: ReleaseOutcome) -> str:
+    record = outcome.record
     parts = [
         f"{tag} {result.fate.value} ({_short(result.now) if result.known else 'unknown'})"
         for tag, result in outcome.tags.items()
     ]
-    record = {
+    state = {
         "stored": "release record stored",
         "not stored": "no release record",
         "removed": "release record removed",
         "unknown": "the release record may remain",
         "none": "no release record",
+        "intent": (
+            f"its intent {record.id} stays (history lists it as unfinished; the same command "
+            "run again completes it)"
+        ),
     }[outcome.record_state]
-    return ", ".join([*parts, record])
+    return ", ".join([*parts, state])
 
 
 def _result(outcome: ReleaseOutcome) -> ReleaseResult:
@@ -211,13 +217,21 @@ def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
             f"{verb} {_short(record.digest)} to {len(outcome.steps)} tags of "
             f"{record.repository} ({len(changed)} changed)"
             + (f", release {record.id}" if stored else ", nothing to record")
+            + (", completing its interrupted run" if outcome.resumed else "")
             + (f"; since moved by another writer: {', '.join(moved_since)}" if moved_since else "")
         )
     if outcome.conflicts:
         return "refused: immutable tags already point elsewhere; nothing was written"
+    failed = f"{record.kind} " + (
+        f"interrupted by {outcome.stopped_by}" if outcome.stopped_by else "failed"
+    )
     stuck = outcome.with_fate(TagFate.NOT_RESTORED, TagFate.UNKNOWN)
     if stuck:
-        return f"{record.kind} failed; SOME TAGS NOT RESTORED: {', '.join(stuck)}"
+        return f"{failed}; SOME TAGS NOT RESTORED: {', '.join(stuck)}" + (
+            f"; run it again to complete release {record.id}"
+            if outcome.record_state == "intent"
+            else ""
+        )
     if outcome.with_fate(TagFate.RESTORED):
-        return f"{record.kind} failed; every tag it wrote was put back or left to a later writer"
-    return f"{record.kind} failed; no tag was changed by this run"
+        return f"{failed}; every tag it wrote was put back or left to a later writer"
+    return f"{failed}; no tag was changed by this run"
