@@ -72,6 +72,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
         )
         report.failed_exit_code = plan.signal_exit or EXIT_ENVIRONMENT
     report.failed = bool(plan.failed or plan.unknown or plan.interrupted)
+    report.changes = applied
     kept = sum(d.keep for d in plan.tags)
     report.headline = f"{kept} of {len(plan.tags)} tags kept; " + (
         f"{len(plan.deleted)} of {len(selected)} selected digests deleted"

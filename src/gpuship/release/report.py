@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuship.errors import InputError
 from gpuship.files import write_atomically
 from gpuship.release.plan_report import add_referrers, referrer_results
 from gpuship.release.policy import TagAction
@@ -34,7 +35,8 @@ def release_report(
     """The report of a promote or rollback; files are written only when it succeeded.
 
     Whatever happened, the table and the result say what each tag holds at the end, as far
-    as this run could read it.
+    as this run could read it. A file that cannot be written is a warning: the release is in
+    the registry either way, and the exit code and step outputs must say so.
     """
     record = outcome.record
     report = Report(command=command, rules=rules_by_id(RULES), subject=record.repository)
@@ -76,6 +78,7 @@ def release_report(
         )
     report.failed = not outcome.succeeded
     report.failed_exit_code = outcome.exit_code
+    report.changes = True
     report.warnings.extend(outcome.warnings)
     changed = [s.tag for s in outcome.steps if s.writes]
     report.result = _result(outcome)
@@ -196,15 +199,21 @@ def _result(outcome: ReleaseOutcome) -> ReleaseResult:
 def _write_files(
     report: Report, record: ReleaseRecord, record_file: Path | None, instructions_file: Path | None
 ) -> None:
-    if record_file is not None:
-        record_json = record.model_dump_json(by_alias=True, indent=2) + "\n"
-        write_atomically(record_file, record_json, "release record")
-        report.outputs["record-file"] = str(record_file)
     instructions = render_instructions(record)
-    if instructions_file is not None:
-        write_atomically(instructions_file, instructions, "instructions")
-        report.outputs["instructions-file"] = str(instructions_file)
     report.details = instructions
+    files = (
+        (record_file, record.model_dump_json(by_alias=True, indent=2) + "\n", "record-file"),
+        (instructions_file, instructions, "instructions-file"),
+    )
+    for path, text, output in files:
+        if path is None:
+            continue
+        try:
+            write_atomically(path, text, output.replace("-", " "))
+        except InputError as error:
+            report.warnings.append(f"{error}; the release itself is done and recorded")
+            continue
+        report.outputs[output] = str(path)
 
 
 def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:

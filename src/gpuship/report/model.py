@@ -182,6 +182,10 @@ class Report:
     # Things to tell the user that are not findings of a rule and never fail the command
     # (`gpuship lint` globs that matched no file): a warning line, a warning annotation.
     warnings: list[str] = field(default_factory=list)
+    # The command wrote to a registry (promote, rollback, prune --apply): what it did stands
+    # whatever happens to its report files, so one that cannot be written (a full disk, a bad
+    # path) is a warning and the exit code and step outputs still say what happened.
+    changes: bool = False
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)
