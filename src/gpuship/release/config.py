@@ -105,7 +105,8 @@ class ReleaseConfig(Section):
         pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,96}$",
         description=(
             "Prefix of the release record tags: each release is stored once under "
-            "`<history-tag>.<release id>` in the released repository, never rewritten. The tag "
+            "`<history-tag>.<release id>` in the released repository, never rewritten (and, "
+            "while it runs, its intent under `<history-tag>.<release id>.intent`). The tag "
             "itself is read as the history index older gpuship versions kept."
         ),
     )

@@ -534,8 +534,10 @@ def _drop_intent(
                 delete_record(client, repo, tag, digest)
             outcome.intent_sent, outcome.intent_digest = False, None
         except GpushipError as error:
-            outcome.warnings.append(f"the intent tag {tag} could not be removed: {error}")
+            # Beside its record an intent is ignored: a registry that deletes no manifests
+            # (GHCR through the registry API, ECR) keeps both, which is no reason to warn.
             if outcome.record_state != "stored":
+                outcome.warnings.append(f"the intent tag {tag} could not be removed: {error}")
                 outcome.record_state = "intent"
 
 
