@@ -558,7 +558,8 @@ def _stopped(
     if outcome.record_state == "stored":
         outcome.warnings.append(f"{name} arrived after the release was recorded; it is complete")
         return
-    outcome.error = f"interrupted by {name}"
+    earlier = f" (while handling: {outcome.error})" if outcome.error else ""
+    outcome.error = f"interrupted by {name}{earlier}"
     outcome.exit_code = interrupt_exit_code(interrupt)
     outcome.stopped_by = name
     for result in outcome.tags.values():

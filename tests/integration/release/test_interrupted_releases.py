@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from release_images import RunCli, candidate_image, dated_image
 
 from bed import faults
@@ -38,6 +39,7 @@ from gpuship.release.history import History, load_history
 pytestmark = pytest.mark.integration
 
 HISTORY_TAG = "gpuship.releases"
+ROOT = Path(__file__).resolve().parents[3]
 # One try per request and a short timeout: a held request is given up on within a second.
 ENVIRON = {
     "GPUSHIP_REGISTRIES__ATTEMPTS": "1",
@@ -296,3 +298,54 @@ def test_sigterm_during_prune_settles_the_delete_in_flight_and_a_rerun_finishes(
     assert again.code == 0, again
     remaining = {d for d in digests[:2] if client.head_manifest(repo.at(d)) is not None}
     assert remaining == set() and _digest(client, repo, "nightly-3") == digests[2]
+
+
+def test_a_cancelled_actions_step_passes_sigint_on_to_promote(registry: Registry, tmp_path: Path):
+    """GitHub Actions signals a cancelled step's own process only (bash running the step's
+    `run:`), never its children. The promote action's step, run as the runner runs it, must
+    get SIGINT to gpuship: the tags are put back and the step outputs say so."""
+    repo, old, new = _setup(registry, "stop/action")
+    client = RegistryClient(environ={})
+    action = yaml.safe_load((ROOT / "actions" / "promote" / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"] + "\n")
+    outputs = tmp_path / "github_output"
+    outputs.touch()
+    hook, reached = _hold_at("PUT", _tag_put("canary"), "stall")
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        environ = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            **ENVIRON,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_ACTION_PATH": str(ROOT / "actions" / "promote"),
+            "GITHUB_OUTPUT": str(outputs),
+            "GPUSHIP": str(Path(sys.executable).parent / "gpuship"),
+            "INPUT_SOURCE": f"{proxy.host}/{repo.name}@{new}",
+            "INPUT_TAGS": "3.0.0",
+            "INPUT_MOVE": "stable canary",
+            "INPUT_TO": "",
+            "INPUT_DRY_RUN": "false",
+            "INPUT_RECORD_FILE": "gpuship-release.json",
+            "INPUT_INSTRUCTIONS_FILE": "gpuship-rollback.md",
+            "INPUT_CONFIG": "",
+        }
+        # What the runner starts for `shell: bash`; it signals that process alone.
+        process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=tmp_path,
+            env=environ,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        run = _finish(
+            process, reached, signal.SIGINT, lambda: _digest(client, repo, "canary") == new
+        )
+    assert run.code == 130, run.stderr
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert written["exit-code"] == "130" and written["failed"] == "true"
+    assert written["changed-tags"] == ""  # nothing this run wrote stays
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    assert _history(client, repo).unfinished == []
