@@ -182,6 +182,8 @@ def apply_prune(
             _delete(delete, target, plan)
             if target.digest in plan.deleted:
                 _reclaim(plan.claims, target, plan)
+            elif target.digest in plan.failed:
+                _claimed_meanwhile(plan.claims, target, plan)
             current = None
     except KeyboardInterrupt as interrupt:
         plan.interrupted = f"interrupted by {interrupt_name(interrupt)}"
@@ -224,6 +226,19 @@ def _delete(delete: Deleter, target: DigestDecision, plan: PrunePlan) -> None:
         plan.failed[target.digest] = str(error)
         return
     plan.deleted.append(target.digest)
+
+
+def _claimed_meanwhile(claims: Claims, target: DigestDecision, plan: PrunePlan) -> None:
+    """A DELETE refused while a release wrote the same manifest is no failure of prune: the
+    digest is claimed now, as the check before it would have found a moment later
+    (registry:2 answers 400 DIGEST_INVALID when a DELETE meets a PUT of its manifest)."""
+    try:
+        why = claims.blocker(target)
+    except GpushipError:
+        return
+    if why:
+        error = plan.failed.pop(target.digest)
+        plan.skipped[target.digest] = f"{why} (claimed while its DELETE ran; it failed: {error})"
 
 
 def _reclaim(claims: Claims, target: DigestDecision, plan: PrunePlan) -> None:
