@@ -109,3 +109,28 @@ class RegistryUnavailable(EnvironmentUnavailable):
 
 class GpuUnavailable(EnvironmentUnavailable):
     """NVML is missing, the driver is not loaded, no GPU is visible, or access is denied."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived (GitHub Actions cancels a job with SIGINT, then SIGTERM).
+
+    Raised by the one signal handler at the CLI boundary, so a command stops where it is: a
+    release puts back what it moved (or leaves a record a re-run completes) and still reports,
+    then exits 128 + the signal number, as a shell would.
+    """
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.name = name
+        self.exit_code = 128 + signum
+
+
+def interrupt_exit_code(interrupt: KeyboardInterrupt) -> int:
+    """The exit code for an interrupt: 128 + its signal (SIGINT: 130 when none is known)."""
+    return interrupt.exit_code if isinstance(interrupt, Interrupted) else 130
+
+
+def interrupt_name(interrupt: KeyboardInterrupt) -> str:
+    """The signal that interrupted the command, for messages (SIGINT when none is known)."""
+    return interrupt.name if isinstance(interrupt, Interrupted) else "SIGINT"

@@ -22,6 +22,12 @@ Host header is forwarded as sent, so the registry's Location headers point back 
 | `truncated-manifest` | half the manifest of a GET, Content-Length to match (wrong bytes) | yes |
 | `wrong-digest` | `Docker-Content-Digest` replaced by a digest of other bytes | yes |
 | `gone` | this request and every later one fail: the proxy closes it and stops listening | no |
+| `delay` | the registry's usual answer, `delay_s` seconds late (default 0.4) | yes, late |
+
+`delay` holds the request `delay_s` seconds before forwarding it: the registry applies it that
+late, as a registry slow to delete does (the window between a client's last check and its
+DELETE taking effect). The proxy serves each connection on its own thread, so other clients'
+requests pass meanwhile.
 
 A fault that cannot apply to its request (`cut-body` on an answer without a body,
 `stall-after-headers` on a HEAD, `truncated-manifest` on anything but a manifest GET,
@@ -62,6 +68,7 @@ FAULTS = (
     "truncated-manifest",
     "wrong-digest",
     "gone",
+    "delay",
 )
 _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
 UPSTREAM_TIMEOUT_S = 30
@@ -89,6 +96,7 @@ class FaultProxy:
     stall_s: float = 30.0
     retry_after: str = "1"
     hook: Hook | None = None
+    delay_s: float = 0.4
     page_tags: int | None = None
     error_body: bytes = b"injected failure"
     log: list[Request] = field(default_factory=list)
@@ -165,12 +173,20 @@ def start(
     hook: Hook | None = None,
     page_tags: int | None = None,
     error_body: bytes = b"injected failure",
+    delay_s: float = 0.4,
 ) -> FaultProxy:
     """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
     `.stop()` or use it as a context manager."""
     host, port = upstream.rsplit(":", 1)
     return FaultProxy(
-        (host, int(port)), dict(plan or {}), stall_s, retry_after, hook, page_tags, error_body
+        (host, int(port)),
+        dict(plan or {}),
+        stall_s,
+        retry_after,
+        hook,
+        page_tags=page_tags,
+        error_body=error_body,
+        delay_s=delay_s,
     )
 
 
@@ -219,6 +235,8 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if fault == "reset-before":
                 self._drop()
                 return
+            if fault == "delay":
+                proxy._stopped.wait(proxy.delay_s)
             if fault in ("500", "502", "503"):
                 self._reply(int(fault), [("Content-Type", "text/plain")], proxy.error_body)
                 return

@@ -187,6 +187,10 @@ class Report:
     # What a stage derives from its findings as reported (lint's counts and headline): run
     # once gpuship.yaml's rule severities are applied (`catalog.apply_overrides`).
     summarise: Callable[[Report], None] | None = field(default=None, repr=False, compare=False)
+    # The command wrote to a registry (promote, rollback, prune --apply): what it did stands
+    # whatever happens to its report files, so one that cannot be written (a full disk, a bad
+    # path) is a warning and the exit code and step outputs still say what happened.
+    changes: bool = False
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
-from gpuship.errors import redact_credentials
+from gpuship.errors import InputError, redact_credentials
 from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
@@ -69,21 +69,35 @@ def emit(
     environ: Mapping[str, str],
     output_file: str | None = None,
     sarif_file: str | None = None,
-) -> None:
+) -> list[str]:
     """Write the report where it was asked for, and to the runner's files under Actions.
 
     With `--output FILE` the chosen format goes to the file and stdout gets the human view.
+    A file that cannot be written is an error (InputError), except for a report that
+    `changes` a registry: then everything else is still written and the problems are
+    returned, for the caller to warn about.
     """
+    problems: list[str] = []
     colour = stdout.isatty() and "NO_COLOR" not in environ
     shown = default_format(environ) if output_file else fmt
     if output_file:
-        write_atomically(Path(output_file), render(report, fmt, environ), "report")
+        _write_file(report, Path(output_file), lambda: render(report, fmt, environ), problems)
     text = render(report, shown, environ, colour)
     stdout.write(_for_the_log(text, shown) if gha.in_github_actions(environ) else text)
     if sarif_file:
-        write_atomically(Path(sarif_file), render(report, "sarif", environ), "report")
+        _write_file(report, Path(sarif_file), lambda: render(report, "sarif", environ), problems)
     if gha.in_github_actions(environ):
-        _write_runner_files(report, environ, sarif_file)
+        _write_runner_files(report, environ, sarif_file, problems)
+    return problems
+
+
+def _write_file(report: Report, path: Path, text: Callable[[], str], problems: list[str]) -> None:
+    try:
+        write_atomically(path, text(), "report")
+    except InputError as error:
+        if not report.changes:
+            raise
+        problems.append(str(error))
 
 
 def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str]:
@@ -102,13 +116,26 @@ def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str
     return outputs
 
 
-def _write_runner_files(report: Report, environ: Mapping[str, str], sarif_file: str | None) -> None:
+def _write_runner_files(
+    report: Report, environ: Mapping[str, str], sarif_file: str | None, problems: list[str]
+) -> None:
+    """Step outputs first: what later steps act on matters more than the job summary."""
+    output = environ.get("GITHUB_OUTPUT")
+    if output:
+        outputs = {k: redact_credentials(v) for k, v in step_outputs(report, sarif_file).items()}
+        _append(report, output, lambda: gha.write_outputs(Path(output), outputs), problems)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         not_shown = render_annotations(report, environ).not_shown
         markdown = render_markdown(report, not_annotated=not_shown)
-        gha.append_summary(Path(summary), redact_credentials(markdown))
-    output = environ.get("GITHUB_OUTPUT")
-    if output:
-        outputs = step_outputs(report, sarif_file)
-        gha.write_outputs(Path(output), {k: redact_credentials(v) for k, v in outputs.items()})
+        redacted = redact_credentials(markdown)
+        _append(report, summary, lambda: gha.append_summary(Path(summary), redacted), problems)
+
+
+def _append(report: Report, path: str, write: Callable[[], None], problems: list[str]) -> None:
+    try:
+        write()
+    except OSError as error:
+        if not report.changes:
+            raise
+        problems.append(f"{path}: cannot write the runner's file: {error.strerror or error}")

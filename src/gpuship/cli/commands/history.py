@@ -30,7 +30,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     with ctx.registry_client() as client:
         history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None
-    records = history.records
+    # Unfinished releases (running, or interrupted) are listed too: they may have moved tags.
+    records = history.entries
     placed = None
     if reference.tag is not None:
         records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         (
             record.id,
             record.time.isoformat(timespec="seconds"),
-            record.kind,
+            record.kind if record.state == "complete" else f"{record.kind} (UNFINISHED)",
             record.actor or "-",
             record.digest[:19],
             ", ".join(
@@ -62,17 +63,23 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         current_release=placed.id if placed is not None else None,
         records=tuple(shown),
     )
+    unfinished = sum(record.state == "intent" for record in records)
     report.headline = f"{len(records)} releases recorded for {reference}" + (
-        f"; {reference.tag} is at {current.digest}" if current is not None else ""
+        f" ({unfinished} unfinished: under way, or interrupted; the same command run again "
+        "completes one)"
+        if unfinished
+        else ""
     )
+    report.headline += f"; {reference.tag} is at {current.digest}" if current is not None else ""
     if current is not None:
         report.headline += (
             f", put there by release {placed.id}"
             if placed is not None
             else ", which no recorded release put there"
         )
-    if shown:
-        report.outputs["latest-release"] = shown[0].id
+    complete = [record for record in shown if record.state == "complete"]
+    if complete:
+        report.outputs["latest-release"] = complete[0].id
     return report
 
 
