@@ -41,6 +41,9 @@ from gpuship.route.result import KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
+# The platforms GPU nodes run (x86_64, and arm64 for Grace: GH200, GB200): Kubernetes
+# constraints cover each of them the image has, since the cluster's nodes are not audited.
+GPU_PLATFORMS = ("linux/amd64", "linux/arm64")
 # An image's needs for one platform (reference, platform); `PlatformMissing` when an index has
 # no entry for it. The command passes the image stage's reader, `--deep` included.
 ReadNeeds = Callable[[str, str], ImageGpuNeeds]
@@ -79,7 +82,13 @@ def run_route(
         if inventory
         else ()
     )
-    platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
+    platforms = (
+        list(request.platforms)
+        or sorted(
+            {h.platform for h in hosts} | (set(GPU_PLATFORMS) if request.kubernetes else set())
+        )
+        or [DEFAULT_PLATFORM]
+    )
     images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
@@ -197,8 +206,7 @@ def _kubernetes(
     documents: list[KubernetesDocument] = []
     excluded = _host_state_failures(config, inventory)
     for image in images:
-        needs = next(iter(image.needs.values()))
-        terms = node_selector_terms(needs, config, excluded)
+        terms = node_selector_terms(image.needs, config, excluded)
         document: dict[str, Any] = {"image": image.name}
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
