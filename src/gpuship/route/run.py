@@ -118,7 +118,7 @@ def _images(
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     if request.matrix is not None:
-        images, references = cell_images(_matrix_cells(request.matrix))
+        images, references = cell_images(_matrix_cells(request.matrix), str(request.matrix))
     for reference in request.images:
         by_platform = _read_image(reference, platforms, read_needs)
         first = next(iter(by_platform.values()))
@@ -147,20 +147,52 @@ def matrix_cells(matrix: object, where: str) -> list[tuple[Mapping[str, Any], Im
 
 
 def cell_images(
-    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]],
+    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]], where: str
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Matrix cells as images to route (by cell id), and the reference each is pushed as."""
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     for cell, needs in cells:
-        platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
         images.append(
-            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
+            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
         )
-        tags = cell.get("tags") or []
-        repository = str(cell.get("repository") or needs.reference)
-        references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+        references[needs.reference] = cell_reference(cell, needs.reference, where)
     return images, references
+
+
+def _cell_platforms(cell: Mapping[str, Any]) -> list[str]:
+    platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
+    return [str(p) for p in platforms_of_cell]
+
+
+def cell_reference(cell: Mapping[str, Any], name: str, where: str) -> str:
+    """What a GPU job pulls for a cell: its first tag (a full reference, as `gpuship matrix`
+    writes it; a bare tag joins the cell's repository) or its digest. Never the repository
+    alone, which would pull whatever `latest` is then: that is an input error."""
+    from gpuship.registry.reference import is_digest, is_valid_tag, parse_reference
+
+    repository = str(cell.get("repository") or "")
+    tags = cell.get("tags") or []
+    digest = cell.get("digest")
+    if tags:
+        text = str(tags[0])
+        if is_valid_tag(text) and repository:
+            text = f"{repository}:{text}"
+    elif isinstance(digest, str) and is_digest(digest) and repository:
+        text = f"{repository}@{digest}"
+    else:
+        raise InputError(
+            f"{where}: cell {name} has no tag or digest: a bare repository would pull whatever "
+            "'latest' is; give the cell tags ('gpuship matrix' writes them) or route the "
+            "built image by digest"
+        )
+    try:
+        reference = parse_reference(text, default_tag=None)
+    except InputError as error:
+        raise InputError(f"{where}: cell {name}: {error}") from None
+    if reference.tag is None and reference.digest is None:
+        raise InputError(f"{where}: cell {name}: tag {text!r} names no tag or digest")
+    return text
 
 
 def pools_for_cells(
@@ -171,7 +203,10 @@ def pools_for_cells(
     hosts = fleet_hosts(
         [(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age
     )
-    images, _ = cell_images(matrix_cells(matrix, fleet))
+    images = [
+        ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
+        for cell, needs in matrix_cells(matrix, fleet)
+    ]
     routing = route_images(hosts, images, settings.verify, settings.route)
     return {route.image.name: route.runnable_pools for route in routing.routes}
 
