@@ -142,6 +142,7 @@ def route_result(
     config: RouteConfig,
     fleet: str,
     kubernetes: tuple[R.KubernetesDocument, ...] | None = None,
+    arc: tuple[R.ArcScaleSet, ...] | None = None,
 ) -> R.RouteResult:
     """The result: per image its pools and runs-on; the inventory's problems."""
     return R.RouteResult(
@@ -172,6 +173,7 @@ def route_result(
         unroutable=tuple(r.image.name for r in routing.unroutable),
         fleet=fleet,
         kubernetes=kubernetes,
+        arc=arc,
     )
 
 

@@ -26,6 +26,7 @@ from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
+from gpuship.route.arc import scale_sets
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, read_inventory
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints
@@ -37,7 +38,7 @@ from gpuship.route.report import (
     route_result,
     route_tables,
 )
-from gpuship.route.result import KubernetesDocument, KubernetesOnly
+from gpuship.route.result import ArcScaleSet, KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
@@ -58,6 +59,7 @@ class RouteRequest:
     fleet: str | None = None
     platforms: Sequence[str] = ()
     kubernetes: bool = False
+    arc: bool = False  # Actions Runner Controller scale sets (implies `kubernetes`)
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
 
@@ -92,15 +94,24 @@ def run_route(
     images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
-        if request.kubernetes
+        if request.kubernetes or request.arc
         else None
     )
+    arc = None
+    if request.arc and kubernetes is not None:
+        arc = scale_sets(kubernetes, {n: references.get(n, n) != n for n in references})
     if inventory is None:
-        return _kubernetes_only_report(images, kubernetes)
-    if not inventory.entries:
-        raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
-    routing = route_images(hosts, images, settings.verify, settings.route)
-    return _report(routing, inventory, settings.route, references, kubernetes)
+        report = _kubernetes_only_report(images, kubernetes, arc)
+    else:
+        if not inventory.entries:
+            raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
+        routing = route_images(hosts, images, settings.verify, settings.route)
+        report = _report(routing, inventory, settings.route, references, kubernetes, arc)
+    if arc is not None:
+        report.outputs["scale-sets"] = json.dumps(
+            {image: found.name for found in arc for image in found.images}, separators=(",", ":")
+        )
+    return report
 
 
 def _read_fleet(fleet: str, settings: Settings) -> Inventory:
@@ -266,6 +277,7 @@ def _report(
     config: RouteConfig,
     references: dict[str, str],
     kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
     findings += [
@@ -277,7 +289,7 @@ def _report(
         )
         for tag, reason in inventory.unreadable
     ]
-    result = route_result(routing, config, inventory.repository, kubernetes)
+    result = route_result(routing, config, inventory.repository, kubernetes, arc)
     return Report(
         command=NAME,
         findings=findings,
@@ -292,26 +304,31 @@ def _report(
 
 
 def _kubernetes_only_report(
-    images: Sequence[ImageToRoute], kubernetes: tuple[KubernetesDocument, ...] | None
+    images: Sequence[ImageToRoute],
+    kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
     if kubernetes is None:
-        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+        raise UsageError(
+            "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
+        )
     nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
     findings = [
         Finding(
             rule=rules.UNROUTABLE,
             severity=Severity.ERROR,
-            message=f"{name}: no GPU the knowledge base knows has a kernel of the image "
-            "(and verify: allows no PTX JIT for the rest)",
-            fix="add the GPUs' architectures to the image's arch list and rebuild",
+            message=f"{name}: verify passes on no node GPU Feature Discovery can label (no "
+            "driver, CUDA version and compute capability together run it under verify:)",
+            fix="check 'gpuship verify' with the image on a host that should run it: its "
+            "arch list, CUDA release, min-driver label or NVIDIA_REQUIRE_* rule it out",
         )
         for name in nowhere
     ]
     return Report(
         command=NAME,
         findings=findings,
-        result=KubernetesOnly(kubernetes, tuple(image.name for image in images)),
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
         rules=rules_by_id(rules.RULES),
         failed=bool(nowhere),
         headline=f"Kubernetes node constraints for {len(images)} image(s)",
