@@ -78,7 +78,8 @@ def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
         choices=FORMATS,
         default=default(None),
         help="output format (default: github under GitHub Actions, text elsewhere; k8s: "
-        "Kubernetes node constraints, gpuship route only)",
+        "Kubernetes node constraints, arc: Actions Runner Controller scale sets, gpuship route "
+        "only)",
     )
     group.add_argument(
         "--fail-on",

@@ -14,9 +14,7 @@ from typing import Any
 from gpuship.compat.audit import HostAudit
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.compat.verdict import Status, Verdict, judge, judged_reading
-from gpuship.cuda.drivers import min_driver_for
-from gpuship.cuda.errors import UnknownVersion
+from gpuship.compat.verdict import Status, Verdict, judge, judged_reading, native_driver
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DRIVER
@@ -105,7 +103,7 @@ def build_fleet(
     required: list[Version] = []
     unknown: list[str] = []
     for needs in images:
-        minimum = required_driver(needs)
+        minimum = native_driver(needs)
         if minimum is None:
             unknown.append(needs.reference)
         else:
@@ -118,21 +116,6 @@ def build_fleet(
         driver_for_all_images=str(max(required)) if required else None,
         driver_unknown_for=tuple(unknown),
     )
-
-
-def required_driver(needs: ImageGpuNeeds) -> Version | None:
-    """The driver that runs the image natively: its label, else the KB row for its CUDA."""
-    if needs.min_driver:
-        return Version.parse(needs.min_driver)
-    if needs.cuda is None:
-        return None
-    # An update the table does not list (13.0.3) still needs at least its release's row.
-    for cuda in (needs.cuda, str(Version.parse(needs.cuda).major_minor())):
-        try:
-            return min_driver_for(cuda)
-        except UnknownVersion:
-            continue
-    return None
 
 
 def needs_from_matrix(matrix: Mapping[str, Any], where: str) -> list[ImageGpuNeeds]:

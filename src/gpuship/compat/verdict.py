@@ -8,6 +8,7 @@ would run here, or to exclude this runner label.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,13 @@ from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.readings import GpuReading
 from gpuship.cuda.arch import Coverage, CoverageKind, kernel_coverage
-from gpuship.cuda.drivers import Compatibility, DriverVerdict, driver_verdict, min_driver_for
+from gpuship.cuda.drivers import (
+    Compatibility,
+    DriverVerdict,
+    driver_verdict,
+    min_driver_for,
+    native_driver_for,
+)
 from gpuship.cuda.errors import InvalidRequirement, UnknownVersion
 from gpuship.cuda.require import GpuDevice, HostFacts, RequireFailure, evaluate_requirements
 from gpuship.cuda.version import Version
@@ -104,16 +111,60 @@ def judge(
     checks.extend(_device_checks(gpus, config))
     checks.extend(_ecc_checks(gpus))
     if needs is not None:
-        platform = _platform_check(audit, needs)
-        if platform is not None:
-            checks.append(platform)
-        if needs.missing_platform is not None:  # nothing of the image was read
-            return Verdict(tuple(checks))
-        checks.extend(_require_checks(audit, gpus, needs))
-        driver_verdicts = {gpu.index: _driver_verdict(audit, gpu, needs) for gpu in gpus}
-        checks.extend(_driver_checks(audit, gpus, needs, driver_verdicts, config))
-        checks.extend(_arch_checks(audit, gpus, needs, driver_verdicts, config))
+        checks.extend(image_checks(audit, gpus, needs, config))
     return Verdict(tuple(checks))
+
+
+def image_checks(
+    audit: HostAudit, gpus: Sequence[GpuReading], needs: ImageGpuNeeds, config: VerifyConfig
+) -> list[Check]:
+    """The checks of `judge` that depend on the image: platform, NVIDIA_REQUIRE_*, driver and
+    GPU architectures. They read the host's CPU architecture, driver version, the CUDA version
+    it reports and each GPU's brand and compute capability, nothing else (compat.regions relies
+    on it to ask them once per kind of Kubernetes node)."""
+    checks = []
+    platform = _platform_check(audit, needs)
+    if platform is not None:
+        checks.append(platform)
+    if needs.missing_platform is not None:  # nothing of the image was read
+        return checks
+    checks.extend(_require_checks(audit, gpus, needs))
+    driver_verdicts = {gpu.index: _driver_verdict(audit, gpu, needs) for gpu in gpus}
+    checks.extend(_driver_checks(audit, gpus, needs, driver_verdicts, config))
+    checks.extend(_arch_checks(audit, gpus, needs, driver_verdicts, config))
+    return checks
+
+
+def stated_min_driver(needs: ImageGpuNeeds) -> Version | None:
+    """The image's `io.gpuship.min-driver` label where it asks more than its CUDA does.
+
+    The matrix writes the toolkit table's driver for the cell's exact CUDA release there; a
+    label at or below that states nothing the CUDA verdict (with its compatibility modes) does
+    not already judge. A higher one (a cell or a `labels:` template that raises it for a
+    library needing a newer driver) is a requirement of its own, and so is any label on an
+    image whose CUDA is unknown to the knowledge base or not stated.
+    """
+    if not needs.min_driver:
+        return None
+    stated = Version.parse(needs.min_driver)
+    if needs.cuda is None:
+        return stated
+    for cuda in (needs.cuda, str(Version.parse(needs.cuda).major_minor())):
+        try:
+            listed = min_driver_for(cuda)
+        except UnknownVersion:
+            continue
+        return stated if stated > listed else None
+    return stated
+
+
+def native_driver(needs: ImageGpuNeeds) -> Version | None:
+    """The oldest driver on which the image passes without a compatibility mode: the toolkit
+    table's driver for its CUDA release as the verdict judges it, raised to its min-driver label
+    where that asks more. None: unknown (no CUDA stated, or a release the table lacks)."""
+    table = native_driver_for(needs.cuda) if needs.cuda is not None else None
+    candidates = [v for v in (stated_min_driver(needs), table) if v is not None]
+    return max(candidates) if candidates else None
 
 
 def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
@@ -164,17 +215,15 @@ def _platform_check(audit: HostAudit, needs: ImageGpuNeeds) -> Check | None:
 _COVERAGE_RANK = {CoverageKind.NONE: 0, CoverageKind.PTX_JIT: 1, CoverageKind.SASS: 2}
 
 
-def _coverage(gpu: GpuReading, needs: ImageGpuNeeds) -> tuple[Coverage, tuple[str, ...]]:
-    """How well the least-covered GPU library serves `gpu`, and which libraries are that bad.
+def coverage(cc: str, needs: ImageGpuNeeds) -> tuple[Coverage, tuple[str, ...]]:
+    """How well the least-covered GPU library serves a GPU of capability `cc`, and which
+    libraries are that bad.
 
     Without a per-library scan (the arch-list label), the stated list is judged as a whole.
     """
     if not needs.library_targets:
-        return kernel_coverage(gpu.compute_capability, needs.arch_targets or ()), ()
-    per_library = [
-        (path, kernel_coverage(gpu.compute_capability, targets))
-        for path, targets in needs.library_targets
-    ]
+        return kernel_coverage(cc, needs.arch_targets or ()), ()
+    per_library = [(path, kernel_coverage(cc, targets)) for path, targets in needs.library_targets]
     worst = min((coverage for _, coverage in per_library), key=lambda c: _COVERAGE_RANK[c.kind])
     if worst.kind is CoverageKind.SASS:
         return worst, ()
@@ -392,6 +441,17 @@ def _device_checks(gpus: Sequence[GpuReading], config: VerifyConfig) -> list[Che
     return checks
 
 
+def memory_mib(total_bytes: int) -> int:
+    """Memory in whole MiB, the unit NVML's MIG attributes and GPU Feature Discovery's
+    `nvidia.com/gpu.memory` label use: both sides of the comparison as a node label shows it."""
+    return total_bytes // 2**20
+
+
+def required_memory_mib(min_gib: float) -> int:
+    """`verify.min-memory-gib` in whole MiB (rounded up): a GPU passes with at least this."""
+    return math.ceil(min_gib * 1024)
+
+
 def _memory_checks(gpu: GpuReading, config: VerifyConfig, *, mig: bool) -> list[Check]:
     subject = _subject(gpu)
     checks = []
@@ -403,7 +463,7 @@ def _memory_checks(gpu: GpuReading, config: VerifyConfig, *, mig: bool) -> list[
         )
         smallest = min(sizes) / 2**30
         what = "smallest MIG device has" if mig else "has"
-        if smallest + 1e-9 < config.min_memory_gib:
+        if memory_mib(min(sizes)) < required_memory_mib(config.min_memory_gib):
             checks.append(
                 Check(
                     rules.MEMORY,
@@ -584,7 +644,11 @@ def _driver_checks(
     config: VerifyConfig,
 ) -> list[Check]:
     nvml = audit.nvml
+    stated = stated_min_driver(needs)
+    checks = [] if stated is None else [_stated_driver_check(audit, stated)]
     if needs.cuda is None:
+        if checks:
+            return checks
         return [
             Check(
                 rules.DRIVER,
@@ -594,36 +658,35 @@ def _driver_checks(
                 "NVIDIA_REQUIRE_CUDA); run with --deep to scan its libraries",
             )
         ]
-    checks = []
     for gpu in gpus:
         verdict = verdicts[gpu.index]
         if verdict is None:
-            checks.append(_unknown_cuda_check(audit, gpu, needs))
+            if stated is None:
+                checks.append(_unknown_cuda_check(gpu, needs))
             continue
         checks.append(_driver_check(gpu, needs, verdict, config, nvml.cuda_driver_version))
     return checks
 
 
-def _unknown_cuda_check(audit: HostAudit, gpu: GpuReading, needs: ImageGpuNeeds) -> Check:
-    """CUDA unknown to the knowledge base: only the image's own min-driver label can decide."""
-    subject = _subject(gpu)
+def _stated_driver_check(audit: HostAudit, stated: Version) -> Check:
+    """The image's own min-driver label, where it asks more than its CUDA (stated_min_driver)."""
     driver = audit.nvml.driver_version
-    if needs.min_driver:
-        if Version.parse(driver) >= Version.parse(needs.min_driver):
-            return Check(
-                rules.DRIVER,
-                Status.OK,
-                subject,
-                f"driver {driver} >= image min-driver {needs.min_driver}",
-            )
+    if Version.parse(driver) >= stated:
         return Check(
-            rules.DRIVER,
-            Status.FAIL,
-            subject,
-            f"driver {driver} < {needs.min_driver}, the minimum the image states "
-            "(io.gpuship.min-driver)",
-            fix=f"install driver >= {needs.min_driver}, {EXCLUDE_RUNNER}",
+            rules.DRIVER, Status.OK, "host", f"driver {driver} >= image min-driver {stated}"
         )
+    return Check(
+        rules.DRIVER,
+        Status.FAIL,
+        "host",
+        f"driver {driver} < {stated}, the minimum the image states (io.gpuship.min-driver)",
+        fix=f"install driver >= {stated}, {EXCLUDE_RUNNER}",
+    )
+
+
+def _unknown_cuda_check(gpu: GpuReading, needs: ImageGpuNeeds) -> Check:
+    """CUDA unknown to the knowledge base and no min-driver label: the driver is not judged."""
+    subject = _subject(gpu)
     return Check(
         rules.DRIVER,
         Status.WARN,
@@ -706,26 +769,26 @@ def _arch_checks(
     for gpu in gpus:
         subject = _subject(gpu)
         sm = f"sm_{gpu.sm}"
-        coverage, lacking = _coverage(gpu, needs)
+        covered, lacking = coverage(gpu.compute_capability, needs)
         listed = ";".join(str(t) for t in needs.arch_targets) or "nothing"
         where = ", ".join(lacking) if lacking else f"the image ({listed})"
         add = (
             f"add {gpu.compute_capability} to the arch list (TORCH_CUDA_ARCH_LIST / "
             f"-gencode arch=compute_{gpu.sm},code={sm}) and rebuild"
         )
-        if coverage.kind is CoverageKind.SASS:
+        if covered.kind is CoverageKind.SASS:
             checks.append(
-                Check(rules.ARCH, Status.OK, subject, f"SASS {coverage.target} runs on {sm}")
+                Check(rules.ARCH, Status.OK, subject, f"SASS {covered.target} runs on {sm}")
             )
             continue
-        if coverage.kind is CoverageKind.NONE:
+        if covered.kind is CoverageKind.NONE:
             checks.append(
                 Check(
                     rules.ARCH,
                     Status.FAIL,
                     subject,
                     f"{sm} has neither SASS nor PTX in {where}: kernels fail with "
-                    f"'{coverage.message}'",
+                    f"'{covered.message}'",
                     fix=f"{add}, {EXCLUDE_RUNNER}",
                 )
             )
@@ -737,7 +800,7 @@ def _arch_checks(
                     rules.ARCH,
                     Status.FAIL,
                     subject,
-                    f"{sm} is covered only by PTX {coverage.target} in {where}, built by CUDA "
+                    f"{sm} is covered only by PTX {covered.target} in {where}, built by CUDA "
                     f"{needs.cuda}; "
                     f"this driver supports CUDA {audit.nvml.cuda_driver_version} and cannot JIT "
                     "newer PTX (cudaErrorUnsupportedPtxVersion)",
@@ -751,7 +814,7 @@ def _arch_checks(
                 rules.ARCH,
                 status,
                 subject,
-                f"{sm} is covered only by PTX {coverage.target} in {where}: JIT-compiled at "
+                f"{sm} is covered only by PTX {covered.target} in {where}: JIT-compiled at "
                 "first start "
                 "(slow, minutes for large libraries)",
                 fix=add,

@@ -16,9 +16,9 @@ from gpuship.report.model import Report
 from gpuship.report.sarif import render_sarif
 from gpuship.report.text import render_text
 
-FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s")
+FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s", "arc")
 # Formats only some commands produce; a command lists those it has in its FORMATS.
-DOCUMENT_FORMATS = frozenset({"k8s"})
+DOCUMENT_FORMATS = frozenset({"k8s", "arc"})
 
 
 def default_format(environ: Mapping[str, str]) -> str:
@@ -38,11 +38,11 @@ def _render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool) 
         return render_sarif(report, environ)
     if fmt == "markdown":
         return render_markdown(report)
-    if fmt == "k8s":
+    if fmt in ("k8s", "arc"):
         # Imported here: it needs PyYAML, which no other output (and no `gpuship lint`) does.
-        from gpuship.report.kubernetes import render_kubernetes
+        from gpuship.report.kubernetes import render_arc, render_kubernetes
 
-        return render_kubernetes(report)
+        return render_kubernetes(report) if fmt == "k8s" else render_arc(report)
     if fmt == "github":
         # For the runner's log: the text quotes file names and registry answers, and only the
         # annotations (escaped by `workflow_command`) may be commands.

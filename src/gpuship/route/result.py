@@ -16,6 +16,18 @@ KubernetesDocument = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
+class ArcScaleSet:
+    """An Actions Runner Controller runner scale set for the images that share node constraints:
+    its name (`runs-on`), its labels (ARC >= 0.14: the images' cell ids) and its
+    gha-runner-scale-set Helm values."""
+
+    name: str
+    labels: tuple[str, ...]
+    images: tuple[str, ...]
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class PoolResult:
     """One runner label for one image: whether all its known hosts can run it, and each host."""
 
@@ -48,6 +60,7 @@ class RouteResult:
     unroutable: tuple[str, ...]
     fleet: str
     kubernetes: tuple[KubernetesDocument, ...] | None = omitted_if_none()
+    arc: tuple[ArcScaleSet, ...] | None = omitted_if_none()
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class KubernetesOnly:
 
     kubernetes: tuple[KubernetesDocument, ...]
     images: tuple[str, ...]
+    arc: tuple[ArcScaleSet, ...] | None = omitted_if_none()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
+from gpuship.route.arc import scale_sets
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, read_inventory
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints
@@ -37,10 +38,13 @@ from gpuship.route.report import (
     route_result,
     route_tables,
 )
-from gpuship.route.result import KubernetesDocument, KubernetesOnly
+from gpuship.route.result import ArcScaleSet, KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
+# The platforms GPU nodes run (x86_64, and arm64 for Grace: GH200, GB200): Kubernetes
+# constraints cover each of them the image has, since the cluster's nodes are not audited.
+GPU_PLATFORMS = ("linux/amd64", "linux/arm64")
 # An image's needs for one platform (reference, platform); `PlatformMissing` when an index has
 # no entry for it. The command passes the image stage's reader, `--deep` included.
 ReadNeeds = Callable[[str, str], ImageGpuNeeds]
@@ -55,6 +59,7 @@ class RouteRequest:
     fleet: str | None = None
     platforms: Sequence[str] = ()
     kubernetes: bool = False
+    arc: bool = False  # Actions Runner Controller scale sets (implies `kubernetes`)
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
 
@@ -79,19 +84,34 @@ def run_route(
         if inventory
         else ()
     )
-    platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
+    platforms = (
+        list(request.platforms)
+        or sorted(
+            {h.platform for h in hosts} | (set(GPU_PLATFORMS) if request.kubernetes else set())
+        )
+        or [DEFAULT_PLATFORM]
+    )
     images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
-        if request.kubernetes
+        if request.kubernetes or request.arc
         else None
     )
+    arc = None
+    if request.arc and kubernetes is not None:
+        arc = scale_sets(kubernetes, {n: references.get(n, n) != n for n in references})
     if inventory is None:
-        return _kubernetes_only_report(images, kubernetes)
-    if not inventory.entries:
-        raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
-    routing = route_images(hosts, images, settings.verify, settings.route)
-    return _report(routing, inventory, settings.route, references, kubernetes)
+        report = _kubernetes_only_report(images, kubernetes, arc)
+    else:
+        if not inventory.entries:
+            raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
+        routing = route_images(hosts, images, settings.verify, settings.route)
+        report = _report(routing, inventory, settings.route, references, kubernetes, arc)
+    if arc is not None:
+        report.outputs["scale-sets"] = json.dumps(
+            {image: found.name for found in arc for image in found.images}, separators=(",", ":")
+        )
+    return report
 
 
 def _read_fleet(fleet: str, settings: Settings) -> Inventory:
@@ -109,7 +129,7 @@ def _images(
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     if request.matrix is not None:
-        images, references = cell_images(_matrix_cells(request.matrix))
+        images, references = cell_images(_matrix_cells(request.matrix), str(request.matrix))
     for reference in request.images:
         by_platform = _read_image(reference, platforms, read_needs)
         first = next(iter(by_platform.values()))
@@ -138,20 +158,52 @@ def matrix_cells(matrix: object, where: str) -> list[tuple[Mapping[str, Any], Im
 
 
 def cell_images(
-    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]],
+    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]], where: str
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Matrix cells as images to route (by cell id), and the reference each is pushed as."""
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     for cell, needs in cells:
-        platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
         images.append(
-            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
+            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
         )
-        tags = cell.get("tags") or []
-        repository = str(cell.get("repository") or needs.reference)
-        references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+        references[needs.reference] = cell_reference(cell, needs.reference, where)
     return images, references
+
+
+def _cell_platforms(cell: Mapping[str, Any]) -> list[str]:
+    platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
+    return [str(p) for p in platforms_of_cell]
+
+
+def cell_reference(cell: Mapping[str, Any], name: str, where: str) -> str:
+    """What a GPU job pulls for a cell: its first tag (a full reference, as `gpuship matrix`
+    writes it; a bare tag joins the cell's repository) or its digest. Never the repository
+    alone, which would pull whatever `latest` is then: that is an input error."""
+    from gpuship.registry.reference import is_digest, is_valid_tag, parse_reference
+
+    repository = str(cell.get("repository") or "")
+    tags = cell.get("tags") or []
+    digest = cell.get("digest")
+    if tags:
+        text = str(tags[0])
+        if is_valid_tag(text) and repository:
+            text = f"{repository}:{text}"
+    elif isinstance(digest, str) and is_digest(digest) and repository:
+        text = f"{repository}@{digest}"
+    else:
+        raise InputError(
+            f"{where}: cell {name} has no tag or digest: a bare repository would pull whatever "
+            "'latest' is; give the cell tags ('gpuship matrix' writes them) or route the "
+            "built image by digest"
+        )
+    try:
+        reference = parse_reference(text, default_tag=None)
+    except InputError as error:
+        raise InputError(f"{where}: cell {name}: {error}") from None
+    if reference.tag is None and reference.digest is None:
+        raise InputError(f"{where}: cell {name}: tag {text!r} names no tag or digest")
+    return text
 
 
 def pools_for_cells(
@@ -162,7 +214,10 @@ def pools_for_cells(
     hosts = fleet_hosts(
         [(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age
     )
-    images, _ = cell_images(matrix_cells(matrix, fleet))
+    images = [
+        ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
+        for cell, needs in matrix_cells(matrix, fleet)
+    ]
     routing = route_images(hosts, images, settings.verify, settings.route)
     return {route.image.name: route.runnable_pools for route in routing.routes}
 
@@ -197,8 +252,7 @@ def _kubernetes(
     documents: list[KubernetesDocument] = []
     excluded = _host_state_failures(config, inventory)
     for image in images:
-        needs = next(iter(image.needs.values()))
-        terms = node_selector_terms(needs, config, excluded)
+        terms = node_selector_terms(image.needs, config, excluded)
         document: dict[str, Any] = {"image": image.name}
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
@@ -223,6 +277,7 @@ def _report(
     config: RouteConfig,
     references: dict[str, str],
     kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
     findings += [
@@ -234,7 +289,7 @@ def _report(
         )
         for tag, reason in inventory.unreadable
     ]
-    result = route_result(routing, config, inventory.repository, kubernetes)
+    result = route_result(routing, config, inventory.repository, kubernetes, arc)
     return Report(
         command=NAME,
         findings=findings,
@@ -249,26 +304,31 @@ def _report(
 
 
 def _kubernetes_only_report(
-    images: Sequence[ImageToRoute], kubernetes: tuple[KubernetesDocument, ...] | None
+    images: Sequence[ImageToRoute],
+    kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
     if kubernetes is None:
-        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+        raise UsageError(
+            "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
+        )
     nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
     findings = [
         Finding(
             rule=rules.UNROUTABLE,
             severity=Severity.ERROR,
-            message=f"{name}: no GPU the knowledge base knows has a kernel of the image "
-            "(and verify: allows no PTX JIT for the rest)",
-            fix="add the GPUs' architectures to the image's arch list and rebuild",
+            message=f"{name}: verify passes on no node GPU Feature Discovery can label (no "
+            "driver, CUDA version and compute capability together run it under verify:)",
+            fix="check 'gpuship verify' with the image on a host that should run it: its "
+            "arch list, CUDA release, min-driver label or NVIDIA_REQUIRE_* rule it out",
         )
         for name in nowhere
     ]
     return Report(
         command=NAME,
         findings=findings,
-        result=KubernetesOnly(kubernetes, tuple(image.name for image in images)),
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
         rules=rules_by_id(rules.RULES),
         failed=bool(nowhere),
         headline=f"Kubernetes node constraints for {len(images)} image(s)",

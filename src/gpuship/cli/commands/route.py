@@ -19,7 +19,7 @@ HELP = (
     "pick the runner labels (or Kubernetes node constraints) that can run each image, from the "
     "fleet inventory, before any GPU job is queued"
 )
-FORMATS = ("k8s",)
+FORMATS = ("k8s", "arc")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY[=VALUE][:EFFECT]",
-        help="add a toleration to the Kubernetes output (e.g. nvidia.com/gpu:NoSchedule)",
+        help="add a toleration to the Kubernetes and ARC output (e.g. nvidia.com/gpu:NoSchedule)",
     )
 
 
@@ -62,8 +62,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.route.kubernetes import parse_toleration
     from gpuship.route.run import RouteRequest, Settings, run_route
 
-    if not args.fleet and args.format != "k8s":
-        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+    if not args.fleet and args.format not in FORMATS:
+        raise UsageError(
+            "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
+        )
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
     )
@@ -73,6 +75,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         fleet=args.fleet,
         platforms=args.platform,
         kubernetes=args.format == "k8s",
+        arc=args.format == "arc",
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
     access = ctx.registry_access()
