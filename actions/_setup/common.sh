@@ -22,12 +22,32 @@ write_output() {
 
 # run_gpuship ARGS...: gpuship with the config and fail-on inputs (when the action has
 # them) before ARGS; sets the exit-code output and returns gpuship's status.
+# A cancelled job's SIGINT and SIGTERM go to the step's own process only (this shell, which
+# the action's `run:` execs), never to its children: they are passed on to gpuship, so a
+# release stopped part-way puts back what it moved and says so (docs/operations/
+# registry-access.md, stopped releases).
 run_gpuship() {
   local global=()
   [ -n "${INPUT_CONFIG:-}" ] && global+=(--config "$INPUT_CONFIG")
   [ -n "${INPUT_FAIL_ON:-}" ] && global+=(--fail-on "$INPUT_FAIL_ON")
-  "$GPUSHIP" "${global[@]}" "$@"
-  local status=$?
+  # <&0: a background command would read /dev/null otherwise.
+  "$GPUSHIP" "${global[@]}" "$@" <&0 &
+  local child=$!
+  trap 'kill -INT "$child" 2>/dev/null' INT
+  trap 'kill -TERM "$child" 2>/dev/null' TERM
+  local status again
+  wait "$child"
+  status=$?
+  # A trapped signal ends `wait` early: wait on while gpuship runs (it puts back what it moved).
+  while kill -0 "$child" 2>/dev/null; do
+    wait "$child"
+    status=$?
+  done
+  # gpuship's own status, kept by bash once reaped (127 where a bash keeps none).
+  wait "$child"
+  again=$?
+  [ "$again" -ne 127 ] && status=$again
+  trap - INT TERM
   write_output "exit-code=$status"
   return "$status"
 }

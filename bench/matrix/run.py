@@ -24,12 +24,12 @@ from pathlib import Path
 
 import yaml
 
-from gpuship.matrix.cells import plan_image
-from gpuship.matrix.targets import image_targets
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.cuda.drivers import known_cuda_releases
 from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.toolkits import can_compile
+from gpuship.matrix.cells import plan_image
+from gpuship.matrix.targets import image_targets
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "bench" / ".work" / "matrix"

@@ -35,11 +35,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from bed.pki import CertificateAuthority  # noqa: E402
 from bed.registry import run_registry  # noqa: E402
 from bed.tunnel import PROXY_VARIABLES, tunnelling_proxy  # noqa: E402
+from gpuship.compat.audit import audit_from_document  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
 from gpuship.registry.reference import parse_repository  # noqa: E402
 from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
 from gpuship.route.inventory import publish_audit  # noqa: E402
-from gpuship.verify.audit import audit_from_document  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "gpu-readings" / "NVIDIA-H200-580.159.04.audit.json"
 TEST_VENV_GPUSHIP = str(Path(sys.executable).parent / "gpuship")

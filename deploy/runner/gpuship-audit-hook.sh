@@ -3,8 +3,9 @@
 #   - as the runner's job-started hook: ACTIONS_RUNNER_HOOK_JOB_STARTED=/path/to/this/script
 #     in the runner's .env file (GitHub runs it before every job, in "Set up runner");
 #   - from the gpuship-audit.timer systemd unit beside this file.
-# It publishes only when the entry is older than GPUSHIP_AUDIT_EVERY (one registry request
-# otherwise), gives up after GPUSHIP_AUDIT_TIMEOUT seconds, and always exits 0: a registry that
+# It reads the host and publishes when the entry is older than GPUSHIP_AUDIT_EVERY or no longer
+# reads as the host does (a driver update, a regenerated CDI spec, new labels: published at the
+# next call), gives up after GPUSHIP_AUDIT_TIMEOUT seconds, and always exits 0: a registry that
 # is down costs a warning line, never the job (a job-started hook that exits non-zero fails it).
 #
 # Settings, from the runner's .env file (or the unit's EnvironmentFile):
@@ -12,7 +13,8 @@
 #   GPUSHIP_RUNNER_LABELS  the runner's pool labels, separated by commas or spaces
 #   GPUSHIP_RUNNER_NAME    the runner's name, so the hook and the timer publish one entry
 #                          (default: RUNNER_NAME, which GitHub sets for jobs and hooks)
-#   GPUSHIP_AUDIT_EVERY    publish when the entry is older than this (default 30m)
+#   GPUSHIP_AUDIT_EVERY    publish when the entry is older than this (default 30m), or at
+#                          once when the host reads differently
 #   GPUSHIP_AUDIT_TIMEOUT  seconds before giving up (default 60)
 #   GPUSHIP                the gpuship executable (default: gpuship on PATH)
 set -u
@@ -28,6 +30,9 @@ args=(audit --publish "$fleet" --if-older-than "${GPUSHIP_AUDIT_EVERY:-30m}" --f
 labels=()
 IFS=$' \t\n,' read -r -a labels <<<"${GPUSHIP_RUNNER_LABELS:-}" || true
 for label in "${labels[@]}"; do args+=(--label "$label"); done
+if [ "${#labels[@]}" -eq 0 ]; then
+  echo "::warning title=gpuship audit::GPUSHIP_RUNNER_LABELS is empty: this runner's audit names no pool, so gpuship route never sends a job here"
+fi
 
 # Not the job's step summary or outputs: the hook reports in its own log lines only.
 status=0

@@ -6,18 +6,21 @@ time (a FIFO that never ends), and each failure is one `InputError` naming the i
 
 JSON items are counted on the raw bytes before decoding (C-speed `bytes.count`), so a dense
 document never becomes millions of objects. YAML is checked on PyYAML's event stream
-(iterative) before composing, counting every alias as the nodes its anchor stands for.
+(iterative) before composing, counting every alias as the nodes its anchor stands for, and a
+key given twice in one mapping is an error naming both lines (PyYAML keeps the last silently;
+YAML 1.2 §3.2.1.1 says keys are unique).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from gpuship.errors import InputError, LimitExceeded
+from gpuship.errors import InputError, LimitExceeded, shown
 from gpuship.limits import Limits
 
 if TYPE_CHECKING:
@@ -162,20 +165,23 @@ def compose_yaml(text: str, where: str, limits: Limits) -> yaml.Node | None:
     return node
 
 
-def construct_yaml(node: yaml.Node | None) -> Any:
-    """Python values for a node tree from `compose_yaml` (safe types only)."""
+def construct_yaml(node: yaml.Node | None, where: str = "YAML") -> Any:
+    """Python values for a node tree from `compose_yaml` (safe types only); InputError
+    `where:LINE:COLUMN: duplicate key ...` for a key given twice in one mapping."""
     if node is None:
         return None
-    loader = _yaml_loader()("")
+    loader = _unique_key_loader()("")
     try:
         return loader.construct_document(node)
+    except _DuplicateKey as duplicate:
+        raise InputError(f"{where}:{duplicate}") from None
     finally:
         loader.dispose()
 
 
 def load_yaml(text: str, where: str, limits: Limits) -> Any:
-    """`yaml.safe_load` within the limits."""
-    return construct_yaml(compose_yaml(text, where, limits))
+    """`yaml.safe_load` within the limits, refusing duplicate keys."""
+    return construct_yaml(compose_yaml(text, where, limits), where)
 
 
 def _yaml_loader() -> Any:
@@ -184,6 +190,39 @@ def _yaml_loader() -> Any:
     import yaml
 
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _DuplicateKey(Exception):
+    """`LINE:COLUMN: duplicate key 'k' (first at line N)`, for `construct_yaml` to place."""
+
+
+@functools.cache
+def _unique_key_loader() -> Any:
+    """The safe loader whose mappings refuse a key given twice, at any depth."""
+
+    base = _yaml_loader()
+
+    class UniqueKeyLoader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<:` merges keys that the mapping's own may override
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue  # unhashable: the base constructor says so with its position
+                if first is not key_node:
+                    mark = key_node.start_mark
+                    raise _DuplicateKey(
+                        f"{mark.line + 1}:{mark.column + 1}: duplicate key "
+                        f"{shown(str(key_node.value))} (first at line "
+                        f"{first.start_mark.line + 1})"
+                    )
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
 
 
 def _check_yaml_events(text: str, where: str, limits: Limits) -> None:

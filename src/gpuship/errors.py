@@ -6,6 +6,8 @@ Stage code raises these; only `gpuship.cli.main` turns them into a message and a
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -15,8 +17,40 @@ EXIT_UNEXPECTED = 4
 _SHOWN_CHARS = 60
 
 
+# `scheme://userinfo@host` (RFC 3986 §3.2.1). Userinfo cannot hold "/", "?", "#", white
+# space, quotes or brackets; it runs to the last "@" before them, since a password written
+# with a raw "@" (`https://u:p@ss@host`) is still a password. A host starts with a letter, a
+# digit, "[" (IPv6) or "%"; `https://...@<commit>` in a rule's advice is no URL.
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)"
+    r"(?P<userinfo>[^\s/?#\"<>\\\[\]{}]+)@(?=[A-Za-z0-9\[%])"
+)
+
+
+def redact_credentials(text: str) -> str:
+    """`text` with the userinfo of every URL in it hidden: `https://user:***@host/...`, and
+    `https://***@host/...` when the userinfo is one word (a token given as the user name).
+
+    The one place credentials a user wrote into a URL are taken out of what gpuship says: the
+    CLI boundary, every rendering of a report and the log stream pass their text through it.
+    The password is hidden, the user name kept when there is a password (as pip does,
+    `pip/_internal/utils/misc.py` redact_netloc).
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(_hide, text)
+
+
+def _hide(match: re.Match[str]) -> str:
+    user, colon, _ = match["userinfo"].partition(":")
+    hidden = f"{user}:***" if colon else "***"
+    return f"{match['scheme']}{hidden}@"
+
+
 def shown(text: str) -> str:
-    """`text` quoted for a message, cut to a readable length (a 100,000-digit "version")."""
+    """`text` quoted for a message, cut to a readable length (a 100,000-digit "version"),
+    credentials in URLs hidden first (a cut could leave a password without its "@")."""
+    text = redact_credentials(text)
     if len(text) <= _SHOWN_CHARS:
         return repr(text)
     return f"{text[:_SHOWN_CHARS]!r}... ({len(text)} characters)"
@@ -75,3 +109,28 @@ class RegistryUnavailable(EnvironmentUnavailable):
 
 class GpuUnavailable(EnvironmentUnavailable):
     """NVML is missing, the driver is not loaded, no GPU is visible, or access is denied."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived (GitHub Actions cancels a job with SIGINT, then SIGTERM).
+
+    Raised by the one signal handler at the CLI boundary, so a command stops where it is: a
+    release puts back what it moved (or leaves a record a re-run completes) and still reports,
+    then exits 128 + the signal number, as a shell would.
+    """
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.name = name
+        self.exit_code = 128 + signum
+
+
+def interrupt_exit_code(interrupt: KeyboardInterrupt) -> int:
+    """The exit code for an interrupt: 128 + its signal (SIGINT: 130 when none is known)."""
+    return interrupt.exit_code if isinstance(interrupt, Interrupted) else 130
+
+
+def interrupt_name(interrupt: KeyboardInterrupt) -> str:
+    """The signal that interrupted the command, for messages (SIGINT when none is known)."""
+    return interrupt.name if isinstance(interrupt, Interrupted) else "SIGINT"

@@ -3,15 +3,28 @@
 Workflow commands and file commands follow actions/toolkit (`packages/core/src/command.ts`,
 `file-command.ts`): `%`, CR and LF are escaped in messages, `:` and `,` too in properties;
 multi-line outputs use a random `ghadelimiter_<uuid>` heredoc delimiter.
+
+Any other text in the log (a report, an error, progress) may quote a file name, a directory
+name or a registry's error body, so it is made inert before it reaches the runner
+(`neutralise`, `LogStream`): the runner reads every line of a step's output for commands
+(actions/runner `src/Runner.Worker/ActionCommandManager.cs` TryProcessCommand), a line whose
+text after leading white space starts with `::` (`ActionCommand.TryParseV2`) and a line holding
+`##[` anywhere (the older `ActionCommand.TryParse`, still read), for commands such as
+`add-mask`, `stop-commands` and `set-output`. Lines end at CR or LF (.NET `ReadLine`).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import io
 import json
 import os
-from collections.abc import Mapping
+import re
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TextIO
 
 
 def in_github_actions(environ: Mapping[str, str]) -> bool:
@@ -27,6 +40,96 @@ def escape_data(value: str) -> str:
 def escape_property(value: str) -> str:
     """Escape a workflow-command property value (`file=`, `title=`)."""
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+# A line start (of the text, or after CR or LF), its white space, then `::`.
+_COMMAND_AT_LINE_START = re.compile(r"(?:^|(?<=[\r\n]))(\s*)::")
+_COMMAND_AFTER_BREAK = re.compile(r"(?<=[\r\n])(\s*)::")
+_LEGACY_PREFIX = "##["
+
+
+def neutralise(text: str, *, line_start: bool = True) -> str:
+    """`text` with nothing in it the runner takes for a workflow command, shown as GitHub
+    escapes data: a line starting `::` starts `%3A:` instead, and `##[` is `#%23[`.
+    `line_start=False`: `text` goes on a line already begun (its first line is not a start).
+    """
+    text = text.replace(_LEGACY_PREFIX, "#%23[")
+    pattern = _COMMAND_AT_LINE_START if line_start else _COMMAND_AFTER_BREAK
+    return pattern.sub(r"\1%3A:", text)
+
+
+def neutralise_json(text: str) -> str:
+    """JSON text with `##[` written `#\\u0023[` inside its strings (the only place it can be):
+    the same document for a JSON reader, no command for the runner. A JSON line cannot start
+    with `::`."""
+    return text.replace(_LEGACY_PREFIX, "#\\u0023[")
+
+
+class LogStream(io.TextIOBase):
+    """A text stream that passes what is written to it through `redact` (each write whole)
+    and, for the runner's log (`inert=True`), makes workflow commands inert (`neutralise`)
+    whatever the pieces it is written in: the start of a line that could still become `::`,
+    and a trailing `#` or `##`, are held until the next write or `flush()`. Writes from
+    several threads are serialised.
+    """
+
+    def __init__(self, stream: TextIO, *, inert: bool, redact: Callable[[str], str]) -> None:
+        super().__init__()
+        self._stream = stream
+        self._inert = inert
+        self._redact = redact
+        self._held = ""
+        self._line_start = True  # `_held` begins a line
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            if not self._inert:
+                self._stream.write(self._redact(text))
+                return len(text)
+            data = self._held + text
+            cut = _undecided_tail(data, self._line_start)
+            ready, self._held = data[:cut], data[cut:]
+            if ready:
+                self._stream.write(neutralise(self._redact(ready), line_start=self._line_start))
+                self._line_start = ready[-1] in "\r\n"
+        return len(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._held:
+                self._stream.write(neutralise(self._held, line_start=self._line_start))
+                self._line_start = self._held[-1] in "\r\n"
+                self._held = ""
+        self._stream.flush()
+
+    def close(self) -> None:
+        # Ends the wrapper only: the stream it writes to is its owner's to close.
+        with contextlib.suppress(ValueError, OSError):
+            self.flush()
+        super().close()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", "utf-8") or "utf-8"
+
+
+def _undecided_tail(data: str, line_start: bool) -> int:
+    """Where the part of `data` that the next write could still turn into a command begins:
+    a line begun with only white space (and perhaps one `:`), else trailing `#`s."""
+    breaks = max(data.rfind("\r"), data.rfind("\n"))
+    if breaks >= 0 or line_start:
+        last = breaks + 1
+        if data[last:].lstrip() in ("", ":"):
+            return last
+    hashes = len(data) - len(data.rstrip("#"))
+    return len(data) - min(hashes, 2)
 
 
 def workflow_command(

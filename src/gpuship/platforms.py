@@ -4,11 +4,15 @@ and the platform of this host (or of an audited one) by its `uname` machine name
 Docker and containerd pick an index entry for the host they run on: `aarch64` is `arm64`,
 `x86_64` is `amd64`, `arm64/v8` is plain `arm64`. gpuship picks and checks the same way, so
 an arm64 GPU runner (GH200, Grace) is judged against the image it would really run.
+`PlatformMissing` is the one error for an index without the platform asked for: the image
+stage raises it, verify and route decide what it means for a host.
 """
 
 from __future__ import annotations
 
 import os
+
+from gpuship.errors import InputError
 
 # containerd platforms.normalizeArch: (arch, variant) spellings -> the canonical pair.
 _ARCHES = {"i386": "386", "x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64"}
@@ -65,3 +69,13 @@ def matches(image: str, wanted: str) -> bool:
         return False
     explicit = len(wanted.split("/")) > 2
     return not explicit or have[2:] == want[2:]
+
+
+class PlatformMissing(InputError):
+    """An index without an entry for the platform asked for; `available` lists its entries."""
+
+    def __init__(self, where: str, wanted: str, available: tuple[str, ...]) -> None:
+        listed = ", ".join(available) or "none"
+        super().__init__(f"{where} has no image for platform {wanted} (available: {listed})")
+        self.wanted = wanted
+        self.available = available

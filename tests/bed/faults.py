@@ -14,17 +14,26 @@ Host header is forwarded as sent, so the registry's Location headers point back 
 |---|---|---|
 | `reset-before` | the connection closed, no answer | no |
 | `reset-after` | the connection closed, no answer | yes |
-| `500`, `502`, `503` | that status with a short text body | no |
+| `500`, `502`, `503` | that status with a short text body (`error_body=`) | no |
 | `429` | 429 with `Retry-After: 1` (`retry_after=`) | no |
 | `cut-body` | the registry's status and headers, half the body, then the connection closes | yes |
 | `stall` | nothing for `stall_s` seconds (default 30), then the connection closes | yes |
+| `stall-after-headers` | status, headers (no Content-Length), nothing for `stall_s`, close | yes |
 | `truncated-manifest` | half the manifest of a GET, Content-Length to match (wrong bytes) | yes |
 | `wrong-digest` | `Docker-Content-Digest` replaced by a digest of other bytes | yes |
 | `gone` | this request and every later one fail: the proxy closes it and stops listening | no |
+| `delay` | the registry's usual answer, `delay_s` seconds late (default 0.4) | yes, late |
+
+`delay` holds the request `delay_s` seconds before forwarding it: the registry applies it that
+late, as a registry slow to delete does (the window between a client's last check and its
+DELETE taking effect). The proxy serves each connection on its own thread, so other clients'
+requests pass meanwhile.
 
 A fault that cannot apply to its request (`cut-body` on an answer without a body,
-`truncated-manifest` on anything but a manifest GET, `wrong-digest` on an answer without the
-header) lets it pass; the log says so (`applied=False`).
+`stall-after-headers` on a HEAD, `truncated-manifest` on anything but a manifest GET,
+`wrong-digest` on an answer without the header) lets it pass; the log says so
+(`applied=False`). Without Content-Length (or chunks), the body of a `stall-after-headers`
+answer is what comes before the close: nothing.
 
 `hook(index, method, path)`, if given, runs before a request is forwarded: a test can change
 the registry behind a client's back at a chosen moment, and pick a fault by what the request
@@ -55,9 +64,11 @@ FAULTS = (
     "429",
     "cut-body",
     "stall",
+    "stall-after-headers",
     "truncated-manifest",
     "wrong-digest",
     "gone",
+    "delay",
 )
 _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
 UPSTREAM_TIMEOUT_S = 30
@@ -85,7 +96,9 @@ class FaultProxy:
     stall_s: float = 30.0
     retry_after: str = "1"
     hook: Hook | None = None
+    delay_s: float = 0.4
     page_tags: int | None = None
+    error_body: bytes = b"injected failure"
     log: list[Request] = field(default_factory=list)
     host: str = ""
 
@@ -159,11 +172,22 @@ def start(
     retry_after: str = "1",
     hook: Hook | None = None,
     page_tags: int | None = None,
+    error_body: bytes = b"injected failure",
+    delay_s: float = 0.4,
 ) -> FaultProxy:
     """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
     `.stop()` or use it as a context manager."""
     host, port = upstream.rsplit(":", 1)
-    return FaultProxy((host, int(port)), dict(plan or {}), stall_s, retry_after, hook, page_tags)
+    return FaultProxy(
+        (host, int(port)),
+        dict(plan or {}),
+        stall_s,
+        retry_after,
+        hook,
+        page_tags=page_tags,
+        error_body=error_body,
+        delay_s=delay_s,
+    )
 
 
 def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
@@ -211,8 +235,10 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if fault == "reset-before":
                 self._drop()
                 return
+            if fault == "delay":
+                proxy._stopped.wait(proxy.delay_s)
             if fault in ("500", "502", "503"):
-                self._reply(int(fault), [("Content-Type", "text/plain")], b"injected failure")
+                self._reply(int(fault), [("Content-Type", "text/plain")], proxy.error_body)
                 return
             if fault == "429":
                 headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]
@@ -223,6 +249,9 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 if fault == "stall":
                     proxy._stopped.wait(proxy.stall_s)
                 self._drop()
+                return
+            if fault == "stall-after-headers" and self.command != "HEAD":
+                self._stall_after_headers(status, answer)
                 return
             if proxy.page_tags and status == 200 and "/tags/list" in self.path:
                 answer, data = _page_tags(self.path, answer, data, proxy.page_tags)
@@ -237,10 +266,24 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             elif fault == "wrong-digest":
                 applied = any(k.lower() == "docker-content-digest" for k, _ in answer)
                 answer = [_wrong_digest(k, v) for k, v in answer]
-            if not applied:
+            if not applied or fault == "stall-after-headers":  # a HEAD has no body to stall
                 proxy._not_applied(index)
             with suppress(OSError):  # a client that timed out has closed the connection
                 self._reply(status, answer, data, sent)
+
+        def _stall_after_headers(self, status: int, headers: list[tuple[str, str]]) -> None:
+            # Without Content-Length or chunking the body is whatever comes before the close:
+            # here, nothing. A client that reads that as an empty answer reads a stall as one.
+            self.send_response(status)
+            for key, value in headers:
+                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            with suppress(OSError):
+                self.wfile.flush()
+            proxy._stopped.wait(proxy.stall_s)
+            self._drop()
 
         def _upstream(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
             connection = http.client.HTTPConnection(*proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuship.compat.audit import HostAudit, audit_from_document
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import entry_tag, publish_audit, read_entry
-from gpuship.verify.audit import HostAudit, audit_from_document
 
 HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
 

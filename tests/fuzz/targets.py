@@ -24,7 +24,7 @@ from pathlib import Path
 
 import zstandard
 
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.cuda.require import GpuDevice, HostFacts, evaluate_requirements, validate_expression
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError

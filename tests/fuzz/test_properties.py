@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.cuda.errors import InvalidRequirement, InvalidVersion
 from gpuship.cuda.require import GpuDevice, evaluate_expression
 from gpuship.cuda.version import Version
@@ -273,3 +273,35 @@ MANIFESTS = st.fixed_dictionaries(
 def test_manifest_parser_returns_a_model_or_an_input_error(document: dict[str, Any]) -> None:
     with contextlib.suppress(InputError):
         parse_manifest(json.dumps(document).encode(), MEDIA_OCI_MANIFEST)
+
+
+MAKE_LINES = st.sampled_from(
+    [
+        "all: a b",
+        "a: b",
+        "b:",
+        "\techo $(X)",
+        "\t@wget $(Y) -O $(X)",
+        "X = $(Y)$(Y)$(Y)",
+        "Y := $(X)$(X)",
+        "Z ?= z",
+        "include other.mk",
+        ".PHONY: all",
+        "%.o: %.c",
+        "\t-$(Z) \\",
+        "  continued",
+        "# comment",
+        "",
+    ]
+)
+
+
+@SETTINGS
+@given(st.lists(MAKE_LINES, max_size=30), st.lists(st.sampled_from(["all", "a", "b", "x"])))
+def test_makefile_recipes_stay_bounded(lines: list[str], targets: list[str]) -> None:
+    """Any mix of rules, recipes and self-referring variables gives recipes of bounded size,
+    never an exception or an expansion that doubles per level."""
+    from gpuship.lint.makefile import MAX_LINE_BYTES, recipes
+
+    for recipe in recipes("\n".join(lines), targets):
+        assert len(recipe.text) <= MAX_LINE_BYTES + 16 * len(lines)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuship.image.result import ImageResult
+from gpuship.image_result import ImageResult
 from gpuship.report.result import omitted_if_none
 
 

@@ -51,7 +51,7 @@ class Context:
 
     @functools.cached_property
     def _loaded(self) -> LoadedConfig:
-        from gpuship.config.load import load_config
+        from gpuship.cli.config_catalog import load_config
 
         return load_config(self.config_path, self.environ)
 
@@ -66,11 +66,13 @@ class Context:
         """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
         if not self.has_config_input:
             return {}
-        lint = self.config.lint.settings()
+        from gpuship.lint.config import LintConfig
+
+        lint = self.config.section(LintConfig).settings()
         if not (self.config.rules or lint.enable or lint.disable or lint.severity):
             return {}  # nothing overridden: no need to load every stage's catalog
+        from gpuship.cli.rules_catalog import rule_overrides
         from gpuship.report.catalog import RuleKeyError
-        from gpuship.rules_catalog import rule_overrides
 
         try:
             return rule_overrides(self.config.rules, lint)
@@ -85,7 +87,7 @@ class Context:
     @property
     def limits(self) -> Limits:
         """The `limits:` in force (the defaults when nothing configures any)."""
-        return self.config.limits if self.has_config_input else DEFAULT_LIMITS
+        return self.config.section(Limits) if self.has_config_input else DEFAULT_LIMITS
 
     @property
     def fail_on(self) -> str:

@@ -10,9 +10,11 @@ import argparse
 import contextlib
 import math
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -21,7 +23,17 @@ from gpuship.cli import extras
 from gpuship.cli.context import Context
 from gpuship.cli.registry import MODULES, Command, load_commands
 from gpuship.config.locate import find_config_file
-from gpuship.errors import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, GpushipError, UsageError
+from gpuship.errors import (
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    GpushipError,
+    Interrupted,
+    UsageError,
+    interrupt_exit_code,
+    interrupt_name,
+    redact_credentials,
+)
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
@@ -66,7 +78,8 @@ def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
         choices=FORMATS,
         default=default(None),
         help="output format (default: github under GitHub Actions, text elsewhere; k8s: "
-        "Kubernetes node constraints, gpuship route only)",
+        "Kubernetes node constraints, arc: Actions Runner Controller scale sets, gpuship route "
+        "only)",
     )
     group.add_argument(
         "--fail-on",
@@ -163,32 +176,70 @@ def main(
     """Run one gpuship command and return its exit code."""
     environ = os.environ if environ is None else environ
     stdout = stdout or sys.stdout
-    stderr = stderr or sys.stderr
-    if gha.in_github_actions(environ):
+    in_actions = gha.in_github_actions(environ)
+    if in_actions:
         # On stderr, which the runner reads for commands too, so stdout stays pure JSON/SARIF.
         for mask in gha.mask_commands(environ):
-            stderr.write(mask + "\n")
+            (stderr or sys.stderr).write(mask + "\n")
+    # Every other line on stderr (errors, progress, a traceback) may quote a file name or a
+    # registry's answer: credentials in URLs hidden, and under Actions no workflow command.
+    log = gha.LogStream(stderr or sys.stderr, inert=in_actions, redact=redact_credentials)
     try:
-        return _run(argv, environ, stdout)
+        progress = gha.LogStream(sys.stderr, inert=in_actions, redact=redact_credentials)
+        with _signals_interrupt(), contextlib.redirect_stderr(progress):
+            try:
+                return _run(argv, environ, stdout, log)
+            finally:
+                progress.flush()
     except GpushipError as exc:
-        message = str(exc)
-        stderr.write(f"gpuship: error: {message}\n")
-        if gha.in_github_actions(environ):
+        message = redact_credentials(str(exc))
+        log.write(f"gpuship: error: {message}\n")
+        if in_actions:
             stdout.write(gha.workflow_command("error", message, {"title": "gpuship"}) + "\n")
         return exc.exit_code
     except SystemExit as exc:  # --help and --version
         code = exc.code
         return code if isinstance(code, int) else 0
-    except KeyboardInterrupt:
-        stderr.write("gpuship: interrupted\n")
-        return 130
+    except KeyboardInterrupt as interrupt:
+        log.write(f"gpuship: interrupted by {interrupt_name(interrupt)}\n")
+        return interrupt_exit_code(interrupt)
     except Exception:
-        traceback.print_exc(file=stderr)
-        stderr.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
+        traceback.print_exc(file=log)
+        log.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
+    finally:
+        log.flush()
 
 
-def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO) -> int:
+# SIGTERM is how CI systems and Kubernetes stop a process (GitHub Actions: SIGINT, then SIGTERM
+# 7.5 s later, then SIGKILL); both end a command the same way, as `Interrupted`.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """The one place signals are handled: SIGINT and SIGTERM raise `Interrupted` in the main
+    thread, so the command stops where it is and a release can put back what it moved and
+    report it. Signal handlers belong to the main thread; elsewhere (a test calling `main` in
+    a thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def _run(
+    argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO, stderr: gha.LogStream
+) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
@@ -224,7 +275,14 @@ def _run(argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO)
     # verdict) is what the exit code says: findings at --fail-on fail the run too.
     report.failed = exit_code != EXIT_OK
     fmt = args.format or ("github" if gha.in_github_actions(environ) else "text")
-    emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
+    unwritten = emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
+    for problem in unwritten:
+        # The registry changed: the exit code and step outputs say how; a lost report file
+        # must not turn a shipped release into a failed step.
+        message = f"{problem}; the {command.NAME} itself is done and its exit code says how"
+        stderr.write(f"gpuship: warning: {message}\n")
+        if gha.in_github_actions(environ):
+            stdout.write(gha.workflow_command("warning", message, {"title": "gpuship"}) + "\n")
     return exit_code
 
 

@@ -1,5 +1,8 @@
 """Read `gpuship.yaml`, overlay `GPUSHIP_*` environment variables, validate once.
 
+The root model is given (`config_catalog.load_config` gives the one with every stage's
+section), so this package needs no stage.
+
 Precedence, lowest first: model defaults < config file < environment < CLI flags/action inputs
 (the last applied by commands through `with_overrides`). Every error names where the bad value
 came from: `gpuship.yaml:12:3: lint.fail-on: ...` or `environment GPUSHIP_FAIL_ON: ...`.
@@ -21,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from gpuship.config.locate import env_key_path
 from gpuship.config.model import GpushipConfig
 from gpuship.documents import compose_yaml, construct_yaml, read_file
-from gpuship.errors import ConfigError, InputError, LimitExceeded
+from gpuship.errors import ConfigError, InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
@@ -45,17 +48,19 @@ class LoadedConfig:
         return _where(key_path, self.path, self.positions, self.sources)
 
 
-def load_config(path: Path | None, environ: Mapping[str, str]) -> LoadedConfig:
-    """Validate defaults < file < environment into one `GpushipConfig`."""
+def read_config(
+    path: Path | None, environ: Mapping[str, str], model: type[GpushipConfig]
+) -> LoadedConfig:
+    """Validate defaults < file < environment into one `model`."""
     data: dict[str, Any] = {}
     positions: dict[ConfigPath, tuple[int, int]] = {}
     if path is not None:
         data, positions = _read_yaml(path, bootstrap_limits(environ))
-    env_sources = _overlay_environment(data, environ)
+    env_sources = _overlay_environment(data, environ, model)
     try:
-        config = GpushipConfig.model_validate(data)
+        config = model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, path, positions, env_sources)) from None
+        raise ConfigError(_describe(exc, model, path, positions, env_sources)) from None
     return LoadedConfig(config, path, positions, env_sources)
 
 
@@ -69,10 +74,11 @@ def with_overrides(config: GpushipConfig, overrides: Mapping[str, object]) -> Gp
         key_path: ConfigPath = tuple(dotted.split("."))
         _set_path(data, key_path, value)
         sources[key_path] = f"option {dotted}"
+    model = type(config)
     try:
-        return GpushipConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, None, {}, sources)) from None
+        raise ConfigError(_describe(exc, model, None, {}, sources)) from None
 
 
 def bootstrap_limits(environ: Mapping[str, str]) -> Limits:
@@ -106,13 +112,13 @@ def _read_yaml(
 
     try:
         node = compose_yaml(text, str(path), limits)
-        data = construct_yaml(node)
+        data = construct_yaml(node, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: invalid YAML: {problem}") from None
-    except LimitExceeded as exc:
+    except InputError as exc:  # past a limit, a key given twice
         raise ConfigError(str(exc)) from None
     if data is None:
         return {}, {}
@@ -140,7 +146,9 @@ def _record_positions(
             _record_positions(item, child, out)
 
 
-def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> dict[ConfigPath, str]:
+def _overlay_environment(
+    data: dict[str, Any], environ: Mapping[str, str], model: type[GpushipConfig]
+) -> dict[ConfigPath, str]:
     """Set values from `GPUSHIP_*` variables that name a config field; return their sources.
 
     Variables that name no field are left alone: the prefix is shared with settings that are
@@ -149,24 +157,26 @@ def _overlay_environment(data: dict[str, Any], environ: Mapping[str, str]) -> di
     sources: dict[ConfigPath, str] = {}
     for name in sorted(environ):
         key_path = env_key_path(name)
-        if key_path is None or not _is_field_path(GpushipConfig, key_path):
+        if key_path is None or not _is_field_path(model, key_path):
             continue
-        _set_path(data, key_path, _parse_env_value(environ[name]))
+        _set_path(data, key_path, _parse_env_value(environ[name], f"environment {name}"))
         sources[key_path] = f"environment {name}"
     return sources
 
 
-def _parse_env_value(raw: str) -> object:
+def _parse_env_value(raw: str, where: str) -> object:
     # YAML scalars give env values the same meaning they have in the file: true, 3, [a, b].
     import yaml
 
     # Environment values are bounded like the file (an alias bomb fits in one variable).
     try:
         return (
-            construct_yaml(compose_yaml(raw, "environment", DEFAULT_LIMITS)) if raw.strip() else raw
+            construct_yaml(compose_yaml(raw, where, DEFAULT_LIMITS), where) if raw.strip() else raw
         )
     except yaml.YAMLError:
         return raw
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _set_path(data: dict[str, Any], key_path: ConfigPath, value: object) -> None:
@@ -214,9 +224,9 @@ def _is_field_path(model: type, key_path: ConfigPath) -> bool:
     return any(_is_field_path(sub, key_path[1:]) for sub in _field_models(fields[head]))
 
 
-def _allowed_keys(key_path: ConfigPath) -> list[str]:
+def _allowed_keys(root: type[GpushipConfig], key_path: ConfigPath) -> list[str]:
     """Keys valid next to the last element of `key_path` (for "did you mean")."""
-    models: list[type] = [GpushipConfig]
+    models: list[type] = [root]
     for key in key_path[:-1]:
         if isinstance(key, int):
             continue
@@ -230,6 +240,7 @@ def _allowed_keys(key_path: ConfigPath) -> list[str]:
 
 def _describe(
     exc: ValidationError,
+    model: type[GpushipConfig],
     path: Path | None,
     positions: Mapping[ConfigPath, tuple[int, int]],
     sources: Mapping[ConfigPath, str],
@@ -241,7 +252,7 @@ def _describe(
     # A stdlib dataclass section (`limits:`) reports an unknown key as an unexpected argument.
     if first["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         message = f"unknown key '{loc[-1]}'"
-        hint = difflib.get_close_matches(str(loc[-1]), _allowed_keys(loc), n=1)
+        hint = difflib.get_close_matches(str(loc[-1]), _allowed_keys(model, loc), n=1)
         if hint:
             message += f" (did you mean '{hint[0]}'?)"
     else:

@@ -1,21 +1,24 @@
-"""The root of `gpuship.yaml`. Each stage contributes its own section model."""
+"""The root of `gpuship.yaml`: the keys every command shares, and the root model assembled
+from them and the stages' sections.
+
+Each stage defines its section model in its own `config.py`; `gpuship.cli.config_catalog` names
+the key that holds each (a `StageSection`) and calls `root_model`. This package imports no
+stage.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal, cast
 
-from pydantic import Field
+from pydantic import Field, create_model
 
 from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON
-from gpuship.config.section import Section, SeverityName
-from gpuship.image.config import ImageStageConfig
+from gpuship.config.section import Section, SectionT, SeverityName, StageSection
 from gpuship.limits import Limits
-from gpuship.lint.config import LintConfig
-from gpuship.matrix.config import ImageConfig
-from gpuship.probe.config import ProbeConfig
-from gpuship.release.config import ReleaseConfig
-from gpuship.route.config import RouteConfig
-from gpuship.verify.config import VerifyConfig
+
+# What the root model's JSON Schema says of itself (`gpuship schema`, the config reference).
+_ROOT_DESCRIPTION = "Everything `gpuship.yaml` may hold; all sections are optional."
 
 
 class RegistriesConfig(Section):
@@ -52,7 +55,9 @@ class RegistriesConfig(Section):
 
 
 class GpushipConfig(Section):
-    """Everything `gpuship.yaml` may hold; all sections are optional."""
+    """The keys of `gpuship.yaml` every command shares. A validated config is an instance of
+    the subclass `root_model` makes, which adds the stages' sections; read one with
+    `section`."""
 
     version: Literal[1] = Field(default=1, description="Config file format version.")
     fail_on: Literal["error", "warning", "note", "never"] = Field(
@@ -78,16 +83,43 @@ class GpushipConfig(Section):
         "level). See `gpuship rules` for ids and effective severities.",
     )
     registries: RegistriesConfig = Field(default_factory=RegistriesConfig)
-    verify: VerifyConfig = Field(default_factory=VerifyConfig)
-    route: RouteConfig = Field(default_factory=RouteConfig)
-    images: list[ImageConfig] = Field(default_factory=list)
-    release: ReleaseConfig = Field(default_factory=ReleaseConfig)
-    # Named after the command: `image:` beside `images:` would hide a typo in either.
-    inspect: ImageStageConfig = Field(default_factory=ImageStageConfig)
-    lint: LintConfig = Field(default_factory=LintConfig)
-    probe: ProbeConfig = Field(default_factory=ProbeConfig)
-    limits: Limits = Field(
-        default_factory=Limits,
-        description="Bounds on sizes, depths, counts and lengths of everything gpuship reads "
-        "(hostile input ends in a clear error or finding naming the limit).",
+
+    def section(self, model: type[SectionT]) -> SectionT:
+        """The value of the key whose type is `model`: `config.section(VerifyConfig)`,
+        `config.section(list[ImageConfig])`, `config.section(Limits)`."""
+        for name, info in type(self).model_fields.items():
+            if info.annotation == model:
+                # pydantic validated the field as `model`: the cast only tells mypy so.
+                return cast(SectionT, getattr(self, name))
+        raise LookupError(f"gpuship.yaml has no section of type {model}")
+
+
+def root_model(sections: Sequence[StageSection[Any]]) -> type[GpushipConfig]:
+    """`GpushipConfig` with the stages' sections as keys, in their order, then `limits:`
+    (where the schema has always listed it). Each model appears once, so `section` finds it."""
+    fields: dict[str, Any] = {
+        section.key: (section.model, Field(default_factory=section.default or section.model))
+        for section in sections
+    }
+    fields["limits"] = (
+        Limits,
+        Field(
+            default_factory=Limits,
+            description="Bounds on sizes, depths, counts and lengths of everything gpuship "
+            "reads (hostile input ends in a clear error or finding naming the limit).",
+        ),
+    )
+    shared = GpushipConfig.model_fields
+    keys = [info.alias or name for name, info in shared.items()]
+    keys += [section.key for section in sections] + ["limits"]
+    types = [info.annotation for info in shared.values()]
+    types += [model for model, _ in fields.values()]
+    if len(set(keys)) < len(keys) or any(types.count(model) > 1 for model in types):
+        raise ValueError(f"config sections need distinct keys and types: {keys}, {types}")
+    return create_model(
+        "GpushipConfig",
+        __base__=GpushipConfig,
+        __doc__=_ROOT_DESCRIPTION,
+        __module__=__name__,
+        **fields,
     )

@@ -91,6 +91,17 @@ def min_driver_for(cuda: str | Version) -> Version:
     return toolkit_release(cuda).min_driver
 
 
+def native_driver_for(cuda: str | Version) -> Version | None:
+    """The oldest driver that runs CUDA `cuda` without a compatibility mode, as the verdict
+    judges it: the GA driver of its major.minor (a driver whose CUDA version is 12.4 runs every
+    12.4 update; Table 3's later update rows name the driver packaged with that update). None:
+    the release is not in the table (its family floor and the driver's CUDA version decide)."""
+    try:
+        return min_driver_for(as_version(cuda, "CUDA version").major_minor())
+    except UnknownVersion:
+        return None
+
+
 def _family(major: int) -> FamilyRow:
     for row in knowledge_base().minor_compat.families:
         if row.major == major:
@@ -214,10 +225,7 @@ def _driver_verdict(
     image = as_version(image_cuda, "CUDA version").major_minor()
     host_driver = as_version(driver, "driver version")
     floor = minor_compat_floor(image)
-    try:
-        required: Version | None = min_driver_for(image)
-    except UnknownVersion:
-        required = None
+    required = native_driver_for(image)
     host = (
         as_version(host_cuda, "CUDA version").major_minor()
         if host_cuda is not None

@@ -29,7 +29,7 @@ from gpuship.errors import GpushipError
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
@@ -243,6 +243,9 @@ class TorchReleaseRow:
     complete_source: str | None = None
     pypi_default: str | None
     pypi_default_source: str | None = None
+    # The cuDNN major version torch's PyPI wheel of this release pins (nvidia-cudnn-cuXX).
+    cudnn_major: int | None = None
+    cudnn_major_source: str | None = None
     variants: tuple[TorchVariantRow, ...]
 
     def __post_init__(self) -> None:
@@ -251,9 +254,26 @@ class TorchReleaseRow:
         if self.complete and not self.complete_source:
             raise _Invalid("complete_source", "required when complete is true")
         _check_sourced(self, "pypi_default", "pypi_default_source")
+        _check_sourced(self, "cudnn_major", "cudnn_major_source")
         names = {v.name for v in self.variants}
         if self.pypi_default is not None and self.pypi_default not in names:
             raise _Invalid("pypi_default", f"{self.pypi_default!r} is not one of the variants")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetiredVariantRow:
+    """A CUDA variant torch stopped building: `last_release` is the last release that has it,
+    and no later release (nor nightly) publishes it."""
+
+    name: str
+    last_release: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if not _VARIANT_NAME.fullmatch(self.name):
+            raise _Invalid("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
+        _check_versions(self, "last_release")
+        _check_source(self.source)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,6 +281,7 @@ class TorchData:
     """Torch releases and the download index URL pattern of their variants."""
 
     index_url_pattern: str
+    retired_variants: tuple[RetiredVariantRow, ...] = ()
     releases: tuple[TorchReleaseRow, ...]
 
 
@@ -315,7 +336,7 @@ class LibraryWheelSet:
 class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[2]  # the builder's Literal check rejects any other SCHEMA_VERSION
+    schema_version: Literal[3]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]

@@ -18,18 +18,19 @@ from gpuship.cuda.knowledge import (
     LibraryWheelRow,
     LibraryWheelSet,
     MinorCompat,
+    RetiredVariantRow,
     ToolkitRow,
     TorchData,
     TorchReleaseRow,
     TorchVariantRow,
 )
 
-YAML_SIZE = 35754
-YAML_CRC32 = 0xed8732a9
+YAML_SIZE = 37639
+YAML_CRC32 = 0xa20e4c45
 
 KNOWLEDGE_BASE = KnowledgeBase(
-    schema_version=2,
-    updated="2026-12-01",
+    schema_version=3,
+    updated="2026-12-02",
     sources={
         "table3": "CUDA 13.2 Update 2 release notes, Table 3 \"CUDA Toolkit and Corresponding Driver Versions\", Linux x86_64 (https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html; secondary scrape; cuda-compat.md §1.1)",
         "table3_133": "secondary quotes of https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html (cuda-compat.md §1.1)",
@@ -60,6 +61,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
         "torch_cu129_213": "newton-physics/newton#3576 (2026-07-20): of \"the CUDA 12 indexes that do carry 2.13.0 ... cu129 ships no Windows wheels\" (Linux wheels only)",
         "torch_pypi_meta": "Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
         "torch_pypi_list": "`pip index versions torch` on 2026-12-01 lists 2.15.0 as the newest release",
+        "torch_cudnn_pin": "the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
+        "torch_cu118_dropped": "pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
         "wheel_sizes": "size of the manylinux x86_64 wheel on PyPI as `pip download --no-deps NAME==VERSION` fetched it on 2026-12-01 (its \"Downloading NAME.whl (N MB)\" line, or the saved file; MB = 10^6 bytes)",
         "cuda_image_flavors": "https://nvidia.github.io/container-wiki/toolkit/container-images.html (\"runtime extends the base image by adding all the shared libraries from the CUDA toolkit\"; devel extends runtime) and the nvidia/cuda runtime Dockerfiles (cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NCCL, nvJitLink, NVRTC packages; cudnn tags add libcudnn) (cuda-compat.md §3.1, §3.2)",
     },
@@ -1179,6 +1182,13 @@ KNOWLEDGE_BASE = KnowledgeBase(
     ),
     torch=TorchData(
         index_url_pattern="https://download.pytorch.org/whl/{variant}",
+        retired_variants=(
+            RetiredVariantRow(
+                name="cu118",
+                last_release="2.7",
+                source="pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
+            ),
+        ),
         releases=(
             TorchReleaseRow(
                 version="1.13",
@@ -1187,6 +1197,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra 4b9afeb55 (1.13.0 go-live): release CUDA arches 11.6, 11.7",
                 pypi_default="cu117",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=8,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu116",
@@ -1215,6 +1227,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra d3629fa2e (2.0.0 go-live): release CUDA arches 11.7, 11.8",
                 pypi_default="cu117",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=8,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu117",
@@ -1243,6 +1257,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra bc6492694 (2.1.0 go-live): release CUDA arches 11.8, 12.1",
                 pypi_default="cu121",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=8,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1271,6 +1287,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra 8e04a8e90 (2.2.0 go-live): release CUDA arches 11.8, 12.1",
                 pypi_default="cu121",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=8,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1299,6 +1317,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra 585bbc377 (2.3.0 go-live): release CUDA arches 11.8, 12.1",
                 pypi_default="cu121",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=8,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1327,6 +1347,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra ac9a718ca (2.4.0 go-live): release CUDA arches 11.8, 12.1, 12.4",
                 pypi_default="cu121",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1364,6 +1386,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra 5510fd052 (2.5.0 go-live): release CUDA arches 11.8, 12.1, 12.4",
                 pypi_default="cu124",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1401,6 +1425,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra b1bdc3323 (2.6.0 go-live): release CUDA arches 11.8, 12.4, 12.6",
                 pypi_default="cu124",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1438,6 +1464,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra bad60f65d (2.7.0 go-live): release CUDA arches 11.8, 12.6, 12.8",
                 pypi_default="cu126",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu118",
@@ -1475,6 +1503,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source="pytorch/test-infra 21480431a (2.8.0 go-live): release CUDA arches 12.6, 12.8, 12.9",
                 pypi_default="cu128",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1512,6 +1542,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu128",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1558,6 +1590,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu128",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1604,6 +1638,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu130",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1641,6 +1677,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu130",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1678,6 +1716,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu130",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=None,
+                cudnn_major_source=None,
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1724,6 +1764,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default="cu130",
                 pypi_default_source="Requires-Dist of the torch manylinux x86_64 wheel on PyPI (nvidia-cuda-runtime-cuXX==X.Y.*, or cuda-toolkit[...]==X.Y.* from 2.11), read on 2026-12-01 with `pip install --dry-run --no-deps --report - torch==VERSION`",
+                cudnn_major=9,
+                cudnn_major_source="the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
                 variants=(
                     TorchVariantRow(
                         name="cu126",
@@ -1761,6 +1803,8 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 complete_source=None,
                 pypi_default=None,
                 pypi_default_source=None,
+                cudnn_major=None,
+                cudnn_major_source=None,
                 variants=(),
             ),
         ),

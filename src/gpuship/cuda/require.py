@@ -345,6 +345,27 @@ def validate_expression(expression: str, variable: str | None = None) -> None:
                 raise _invalid(exc, expression, variable) from None
 
 
+def compared_values(env: Mapping[str, str], key: str) -> tuple[str, ...]:
+    """Every value the image's requirements compare `key` (cuda, driver, arch, brand) with, for
+    callers that split a space of hosts where an answer can change. Factors that do not parse
+    are left out: such a requirement is refused on every host alike."""
+    try:
+        requirements = image_requirements(env)
+    except InvalidRequirement:
+        return ()
+    values: list[str] = []
+    for requirement in requirements:
+        for term in requirement.expression.split(" "):
+            for text in term.split(","):
+                try:
+                    factor = _parse_factor(text) if text else None
+                except _Invalid:
+                    continue
+                if factor is not None and factor.key.lower() == key and factor.value not in values:
+                    values.append(factor.value)
+    return tuple(values)
+
+
 def unsatisfied_message(expression: str) -> tuple[str, str]:
     """(condition, message) exactly as nvidia-container-cli prints them for `expression`.
 

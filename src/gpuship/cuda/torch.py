@@ -65,6 +65,7 @@ class TorchRelease:
     pypi_default_source: str | None
     source: str
     complete: bool = False  # the variants are all the release has (see knowledge.yaml)
+    cudnn_major: int | None = None  # the cuDNN major its PyPI wheel pins (None: unknown)
 
     def variant(self, cuda: str | Version) -> TorchVariant | None:
         """The variant built for CUDA `cuda` (major.minor), if the table lists it."""
@@ -102,13 +103,28 @@ def _releases() -> dict[Version, TorchRelease]:
         )
         version = Version.parse(row.version)
         releases[version] = TorchRelease(
-            version, variants, row.pypi_default, row.pypi_default_source, row.source, row.complete
+            version,
+            variants,
+            row.pypi_default,
+            row.pypi_default_source,
+            row.source,
+            row.complete,
+            row.cudnn_major,
         )
     return releases
 
 
 def known_torch_releases() -> tuple[Version, ...]:
     return tuple(sorted(_releases()))
+
+
+def last_release_with(variant: str) -> Version | None:
+    """The last torch release of a variant torch no longer builds (cu118 -> 2.7); None while
+    the variant is not known to be retired."""
+    for row in knowledge_base().torch.retired_variants:
+        if row.name == variant:
+            return Version.parse(row.last_release)
+    return None
 
 
 def torch_release(version: str | Version) -> TorchRelease:

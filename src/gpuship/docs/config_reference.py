@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuship.config.schema import config_schema
 
-
-def render_config_reference() -> str:
-    """One table per section, keys in YAML spelling, with types, defaults and descriptions."""
-    schema = config_schema()
-    definitions: dict[str, Any] = schema.get("$defs", {})  # type: ignore[assignment]
+def render_config_reference(schema: dict[str, Any]) -> str:
+    """One table per section of `schema` (gpuship.yaml's JSON Schema, which the docs command
+    gathers from the stages), keys in YAML spelling, with types, defaults and descriptions."""
+    definitions: dict[str, Any] = schema.get("$defs", {})
     lines = [
         "# `gpuship.yaml` reference",
         "",
@@ -19,7 +17,8 @@ def render_config_reference() -> str:
         "Precedence, lowest first: defaults < this file < `GPUSHIP_<KEY>` environment variables",
         "(`GPUSHIP_<SECTION>__<KEY>` for nested keys, e.g. `GPUSHIP_LINT__REQUIRE_DIGEST=true`,",
         "one rule's severity: `GPUSHIP_RULES__GSL103=off`, `GPUSHIP_RULES__PRUNE_DELETE=error`)",
-        "< command-line flags and action inputs. Unknown keys are errors.",
+        "< command-line flags and action inputs. Unknown keys are errors, and so is a key given",
+        "twice in one mapping (both lines are named).",
         "",
     ]
     lines += _section("top level", schema, definitions, "")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from gpuship.docs.actions import (
     ActionDoc,
@@ -18,14 +19,21 @@ from gpuship.docs.knowledge_module import knowledge_module
 from gpuship.docs.result_reference import result_pages
 from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
+from gpuship.report.catalog import Stage
 
 README_START = "<!-- gpuship:actions:start -->"
 README_END = "<!-- gpuship:actions:end -->"
 
 
-def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path, str]:
+def generated_pages(
+    root: Path,
+    result_types: Mapping[str, object],
+    stages: Sequence[Stage],
+    config_schema: dict[str, Any],
+) -> dict[Path, str]:
     """Every generated file and the text it should have; `result_types` is each command's
-    result type, by command name."""
+    result type, by command name, `stages` the rule catalog and `config_schema` gpuship.yaml's
+    JSON Schema (both gathered by the docs command, which sees every stage)."""
     actions = discover_actions(root)
     pages = {
         root / "docs" / "actions" / f"{doc.slug}.md": render_action_page(doc) for doc in actions
@@ -36,8 +44,8 @@ def generated_pages(root: Path, result_types: Mapping[str, object]) -> dict[Path
         for doc in actions
     ]
     pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
-    pages[root / "docs" / "config.md"] = render_config_reference()
-    pages.update(rule_pages(root / "docs" / "rules"))
+    pages[root / "docs" / "config.md"] = render_config_reference(config_schema)
+    pages.update(rule_pages(root / "docs" / "rules", stages))
     pages.update(result_pages(root / "docs" / "results", result_types))
     knowledge = root / "src" / "gpuship" / "cuda" / "data" / "knowledge.yaml"
     if knowledge.is_file():  # gpuship's own checkout: the knowledge base as Python too

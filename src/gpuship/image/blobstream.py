@@ -19,6 +19,8 @@ from typing import Any, BinaryIO
 
 from gpuship.errors import LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.errors import UnsupportedDigest
+from gpuship.registry.reference import digest_hash
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -31,11 +33,11 @@ class BlobError(Exception):
     """A blob does not match what its manifest says, or cannot be decompressed."""
 
 
-def _new_hash(digest: str) -> tuple[Any, str]:
-    algorithm, _, expected = digest.partition(":")
-    if algorithm not in ("sha256", "sha512") or not expected:
-        raise BlobError(f"unsupported digest {digest!r}")
-    return hashlib.new(algorithm), expected
+def _new_hash(digest: str, name: str) -> tuple[Any, str]:
+    try:
+        return digest_hash(digest, name), digest.partition(":")[2]
+    except UnsupportedDigest as error:
+        raise BlobError(str(error)) from None
 
 
 class VerifiedReader(io.RawIOBase):
@@ -60,7 +62,7 @@ class VerifiedReader(io.RawIOBase):
         self._hash: Any = None
         self._expected = ""
         if digest:
-            self._hash, self._expected = _new_hash(digest)
+            self._hash, self._expected = _new_hash(digest, name)
         self.bytes_read = 0
 
     def readable(self) -> bool:

@@ -24,7 +24,7 @@ from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.version import Version
 from gpuship.image.analysis import CudaEvidence, GpuLibrary
-from gpuship.labels import LABEL_ARCH_LIST, LABEL_MIN_DRIVER
+from gpuship.labels import LABEL_MIN_DRIVER
 
 
 @dataclass(frozen=True)
@@ -130,13 +130,7 @@ def target_coverage(target: str, libraries: Iterable[GpuLibrary]) -> TargetCover
     return TargetCoverage(target, tuple(missing), tuple(ptx_only))
 
 
-def arch_label_targets(labels: Mapping[str, str]) -> tuple[str, ...]:
-    """The `sm_XX` the `io.gpuship.arch-list` label promises (empty when absent)."""
-    text = labels.get(LABEL_ARCH_LIST, "").strip()
-    if not text:
-        return ()
-    try:
-        targets = parse_arch_list(text)
-    except InvalidVersion:
-        return ()
+def sm_targets(targets: Iterable[ArchTarget]) -> tuple[str, ...]:
+    """The `sm_XX` GPUs arch targets promise kernels for (the `io.gpuship.arch-list` label's,
+    read by `compat.needs.labelled_needs`), sorted."""
     return tuple(sorted({f"sm_{t.cc.major}{t.cc.minor}" for t in targets}))

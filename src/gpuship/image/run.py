@@ -10,12 +10,11 @@ from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
-from gpuship.image.findings import DockerfileLines, Judgement, judge
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
+from gpuship.image.report import DockerfileLines, Judgement, judge
 from gpuship.platforms import host_platform
 from gpuship.registry.access import RegistryAccess
-from gpuship.report import Report
 
 
 def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
@@ -61,24 +60,3 @@ def inspect_and_judge(
             progress.finish()
     mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
     return judge(analysis, settings, mapping)
-
-
-def inspect_report(command: str, judgement: Judgement) -> Report:
-    """The Report of `gpuship inspect`: the judgement, and the step outputs of one image."""
-    result = judgement.result
-    return Report(
-        command=command,
-        findings=judgement.findings,
-        result=result,
-        rules=judgement.rules,
-        tables=judgement.tables,
-        outputs={
-            "digest": result.image.manifest_digest,
-            "effective-cuda": result.cuda.effective or "",
-            "min-driver": result.cuda.min_driver or "",
-            "size-bytes": str(result.size.uncompressed),
-            "sass": ";".join(result.gpu.sass),
-            "efficiency": f"{result.dive.efficiency:.4f}",
-        },
-        headline=judgement.headline,
-    )

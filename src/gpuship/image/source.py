@@ -9,7 +9,6 @@ config, then hands each layer blob to a scanner exactly once.
 from __future__ import annotations
 
 import abc
-import hashlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -23,12 +22,14 @@ from gpuship.documents import load_json
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.platforms import PlatformMissing
 from gpuship.registry.manifest import (
     Descriptor,
     ImageIndex,
     ImageManifest,
     parse_manifest,
 )
+from gpuship.registry.reference import content_matches
 
 _MAX_INDEX_DEPTH = 4
 # What `inspect` reads as an image (image-spec media types; Docker image manifest v2.2).
@@ -134,16 +135,6 @@ def platform_of(descriptor: Descriptor) -> str:
     if platform is None:
         return "unknown"
     return str(Platform(platform.os, platform.architecture, platform.variant))
-
-
-class PlatformMissing(InputError):
-    """An index without an entry for the platform asked for; `available` lists its entries."""
-
-    def __init__(self, where: str, wanted: str, available: tuple[str, ...]) -> None:
-        listed = ", ".join(available) or "none"
-        super().__init__(f"{where} has no image for platform {wanted} (available: {listed})")
-        self.wanted = wanted
-        self.available = available
 
 
 def choose_platform(
@@ -284,11 +275,7 @@ def read_limited(stream: BinaryIO, limit: int, what: str, limit_name: str) -> by
 
 def check_digest(data: bytes, digest: str, what: str) -> None:
     """InputError unless `data` hashes to `digest` (content is never trusted unverified)."""
-    algorithm, _, expected = digest.partition(":")
-    if algorithm not in ("sha256", "sha512"):
-        raise InputError(f"{what}: unsupported digest algorithm in {digest}")
-    actual = hashlib.new(algorithm, data).hexdigest()
-    if actual != expected:
+    if not content_matches(data, digest, what):
         raise InputError(f"{what}: content does not match digest {digest}")
 
 

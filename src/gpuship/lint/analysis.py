@@ -26,7 +26,15 @@ from gpuship.lint.packages import (
     python_install,
 )
 from gpuship.lint.settings import LintSettings
-from gpuship.lint.shell import SHELLS, Command, Script, ShellParser, Word, inline_script
+from gpuship.lint.shell import (
+    SHELLS,
+    Command,
+    Script,
+    ShellParser,
+    Word,
+    expand_shell,
+    inline_script,
+)
 from gpuship.lint.stages import Build, Env, Stage, State, Values, expand
 
 _PYTHON = re.compile(r"^python[0-9.]*$")
@@ -388,7 +396,7 @@ def _assigned(env: Values, assignments: list[str]) -> Values:
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
         if sep:
-            value, known = expand(raw, env)
+            value, known = expand_shell(raw, env)
             env = env.set(name, value if known else None)
     return env
 

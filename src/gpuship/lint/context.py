@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -60,9 +61,7 @@ class BuildContext:
         return self.root.is_dir()
 
     def _path(self, relative: str) -> Path | None:
-        normal = os.path.normpath(relative.lstrip("/")).replace(os.sep, "/")
-        if normal.startswith("../") or normal == "..":
-            return None
+        normal = context_relative(relative)
         return self.root / normal if normal != "." else self.root
 
     def sent(self, relative: str) -> bool:
@@ -70,7 +69,7 @@ class BuildContext:
         path = self._path(relative)
         if path is None or not path.exists():
             return False
-        normal = os.path.normpath(relative).replace(os.sep, "/")
+        normal = context_relative(relative)
         return normal == "." or not self.ignore.excluded(normal)
 
     def is_dir(self, relative: str) -> bool:
@@ -98,7 +97,7 @@ class BuildContext:
 
     def match(self, pattern: str) -> list[str]:
         """Context paths a COPY source (possibly with wildcards) selects."""
-        normal = os.path.normpath(pattern.lstrip("/")).replace(os.sep, "/")
+        normal = context_relative(pattern)
         if not any(c in normal for c in "*?["):
             return [normal] if self.sent(normal) else []
         directory = os.path.dirname(normal)
@@ -114,7 +113,7 @@ class BuildContext:
 
     def files_under(self, relative: str = ".") -> Iterator[ContextFile]:
         """Every file sent from `relative` down (a file yields itself)."""
-        normal = os.path.normpath(relative.lstrip("/")).replace(os.sep, "/")
+        normal = context_relative(relative)
         for item in self._all_files:
             if normal in (".", item.path) or item.path.startswith(normal + "/"):
                 yield item
@@ -171,6 +170,12 @@ def guess_context(dockerfile: Path, sources: list[str], levels: int = 3) -> Path
         if score > best_score:
             best, best_score = candidate, score
     return best
+
+
+def context_relative(source: str) -> str:
+    """A COPY source as a path in the context, the way BuildKit resolves it: from the context's
+    root, where `..` stops (`COPY .. .` is the whole context, `../x` is `x`); "." for the root."""
+    return posixpath.normpath("/" + source.replace(os.sep, "/")).lstrip("/") or "."
 
 
 def _exists(root: Path, source: str) -> bool:

@@ -123,8 +123,9 @@ def suppressed(hit: Hit, pragmas: Pragmas) -> bool:
 
 
 def rule_policy(config: LintSettings) -> dict[str, Severity | None]:
-    """The overrides the `lint:` section alone sets (rule id -> severity, None: off); the CLI
-    passes `rules_catalog.rule_overrides`, which adds the top-level `rules:` section."""
+    """The overrides the `lint:` section alone sets (rule id -> severity, None: off), for
+    linting without the CLI; the CLI passes `rules_catalog.rule_overrides`, which adds the
+    top-level `rules:` section."""
     return resolve_overrides((config.override_source(),))
 
 
@@ -154,8 +155,10 @@ def lint_file(
     Without `target`, every target the file defines is linted (see `build_targets`) and the
     findings merged. `context_dir` None: the context is guessed from where the COPY sources
     are. `platform` ("linux/arm64") sets TARGETARCH & co. (default: this machine's).
-    `policy` holds the rule severities gpuship.yaml sets (`rule_overrides`); other rules keep
-    theirs.
+    `policy` holds the rule severities gpuship.yaml sets (`rule_overrides`): a rule it turns
+    off is not reported, and a pragma naming it silences nothing. Findings keep the severity
+    their check gave; the configured ones are set with every command's, at the CLI boundary
+    (`report.catalog.apply_overrides`).
     """
     try:
         parsed = read_dockerfile(path)
@@ -204,13 +207,12 @@ def lint_file(
             continue
         seen.add(key)
         rule = catalog[hit.rule]
-        # A hit may lower/raise its own severity (e.g. a note for the harmless direction);
-        # a configured override for the rule wins over it.
-        configured = policy.get(hit.rule)
         findings.append(
             Finding(
                 rule=hit.rule,
-                severity=configured or hit.severity or rule.severity,
+                # A hit may lower/raise its own severity (e.g. a note for the harmless
+                # direction); a configured one wins over it, at the CLI boundary.
+                severity=hit.severity or rule.severity,
                 message=hit.message,
                 location=Location(
                     file, hit.span.line, hit.span.column, hit.span.end_line, hit.span.end_column

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuship.lint.shell import Command, Word
+from gpuship.lint.shell import Command, Word, expand_shell
 
 if TYPE_CHECKING:
     from gpuship.lint.stages import Env
@@ -23,9 +23,48 @@ _PIP = re.compile(r"^pip[0-9.]*$")
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEX_REF = re.compile(r"@([0-9a-fA-F]{7,40})(?:#|$)")
 _VERSION_TAG = re.compile(r"^v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z0-9.]*)?$")
-# pip/uv options whose value is the next word (or after `=`).
+# A component's release tag: `core_v0.15.0` (Megatron-LM), `llvmorg-18.1.8`, `b4100`-style
+# prefixes before a full x.y.z version. `release*` prefixes name branches (`release_v2.10`).
+_PREFIXED_TAG = re.compile(
+    r"^(?!rel)[A-Za-z][A-Za-z0-9]*[-_]v?\d+\.\d+\.\d+(?:[-.+]?[A-Za-z0-9.]*)?$"
+)
+# pip/uv/poetry options whose value is the next word (or after `=`): pip's own option table
+# (`pip install/download/wheel` options that take a value, pip 23.2, plus `--resume-retries`,
+# `--group` and `--build-constraint` of pip 25), `uv pip install` / `uv sync --help`, and
+# `poetry install/add --help`.
 _VALUE_OPTIONS = frozenset(
     [
+        "--resume-retries",
+        "--build-option",
+        "--default-timeout",
+        "--dest",
+        "-d",
+        "--use-feature",
+        "--use-deprecated",
+        "--local-log",
+        "--log-file",
+        "--cache-dir",
+        "--python",
+        "--constraints",
+        "--requirements",
+        "--overrides",
+        "--build-constraints",
+        "--reinstall-package",
+        "--refresh-package",
+        "--upgrade-package",
+        "--no-build-package",
+        "--no-binary-package",
+        "--no-build-isolation-package",
+        "--config-setting",
+        "--exclude-newer-package",
+        "--python-platform",
+        "--only-group",
+        "--no-group",
+        "--package",
+        "--no-install-package",
+        "--allow-insecure-host",
+        "--config-file",
+        "--color",
         "-r",
         "--requirement",
         "-c",
@@ -145,10 +184,23 @@ class PythonInstall:
     env_files: tuple[Word, ...]  # conda env yml
     index_urls: tuple[Word, ...]
     options: frozenset[str]
+    # The project interface (`uv sync`/`uv add`, `poetry install`), not `uv pip ...`.
+    project: bool = False
+    # Index URLs added beside the default one (`--extra-index-url`, `--find-links`), which pip
+    # merges with PyPI: it takes the newest matching version from all of them.
+    extra_index_urls: tuple[Word, ...] = ()
 
 
 def python_install(command: Command, env: Env) -> PythonInstall | None:
-    """The install a command performs, or None when it installs no Python packages."""
+    """The install a command performs, or None when it installs no Python packages (a
+    `--dry-run` resolves and installs nothing)."""
+    install = _python_install(command, env)
+    if install is not None and "--dry-run" in install.options:
+        return None
+    return install
+
+
+def _python_install(command: Command, env: Env) -> PythonInstall | None:
     words = list(command.words)
     name = command.name
     if _PYTHON.match(name):
@@ -162,51 +214,78 @@ def python_install(command: Command, env: Env) -> PythonInstall | None:
         words = words[index + 1 :]
         name = tool_word
     if _PIP.match(name):
-        rest = _after_verb(words[1:], ("install", "wheel"))
-        return _pip_like("pip", command, "install", rest, env) if rest is not None else None
+        # pip's general options may come before the command: `pip --no-cache-dir install x`.
+        found = _after_verb(words[1:], ("install", "wheel"))
+        if found is None:
+            return None
+        before, rest = found
+        return _pip_like("pip", command, "install", rest, env, before)
     if name == "uv":
-        texts = [w.text for w in words]
-        if len(texts) >= 3 and texts[1] == "pip" and texts[2] in ("install", "sync"):
-            return _pip_like("uv", command, texts[2], words[3:], env)
-        if len(texts) >= 2 and texts[1] in ("sync", "add"):
-            return _pip_like("uv", command, texts[1], words[2:], env)
-        if len(texts) >= 3 and texts[1] == "tool" and texts[2] == "install":
-            return _pip_like("uv", command, "install", words[3:], env)
+        # uv's global options too: `uv --no-cache pip install x`.
+        found = _after_verb(words[1:], ("pip", "sync", "add", "tool"))
+        if found is None:
+            return None
+        before, rest = found
+        verb = words[1 + len(before)].text
+        if verb in ("sync", "add"):
+            return _pip_like("uv", command, verb, rest, env, before, project=True)
+        sub = rest[0].text if rest else ""
+        if (verb == "pip" and sub in ("install", "sync")) or (verb == "tool" and sub == "install"):
+            return _pip_like("uv", command, sub, rest[1:], env, before, sync_file=verb == "pip")
         return None
     if name in ("conda", "mamba", "micromamba"):
         return _conda(command, words, env)
     if name == "poetry" and len(words) >= 2 and words[1].text in ("add", "install"):
-        return _pip_like("poetry", command, words[1].text, words[2:], env)
+        return _pip_like("poetry", command, words[1].text, words[2:], env, project=True)
     return None
 
 
-def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> list[Word] | None:
-    for index, word in enumerate(words):
+def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> tuple[list[Word], list[Word]] | None:
+    """(the options before the subcommand, the words after it), or None when the first word
+    that is not an option (or an option's value) is another subcommand."""
+    index = 0
+    while index < len(words):
+        word = words[index]
         if word.text in verbs:
-            return words[index + 1 :]
+            return words[:index], words[index + 1 :]
         if not word.text.startswith("-"):
             return None
+        takes_value = "=" not in word.text and word.text in _VALUE_OPTIONS
+        index += 2 if takes_value else 1
     return None
 
 
-def _pip_like(tool: str, command: Command, verb: str, words: list[Word], env: Env) -> PythonInstall:
+def _pip_like(
+    tool: str,
+    command: Command,
+    verb: str,
+    words: list[Word],
+    env: Env,
+    before: list[Word] | tuple[Word, ...] = (),
+    *,
+    project: bool = False,
+    sync_file: bool = False,
+) -> PythonInstall:
     specs: list[Spec] = []
     requirement_files: list[Word] = []
     constraint_files: list[Word] = []
     index_urls: list[Word] = []
+    extra_index_urls: list[Word] = []
     options: set[str] = set()
     index = 0
+    words = [*before, *words]
+    first = len(before)  # the words before the subcommand are options and their values only
     while index < len(words):
         word = words[index]
         text = word.text
-        if text.startswith("-"):
+        if text.startswith("-") or index < first:
             option, has_value, value = text.partition("=")
             options.add(option)
             target: Word | None = None
             if has_value:
                 offset = len(option) + 1
                 target = Word(value, word.start + offset, word.end)
-            elif option in _VALUE_OPTIONS and index + 1 < len(words):
+            elif index + 1 < len(words) and _takes_value(option, words[index + 1].text):
                 index += 1
                 target = words[index]
             if target is not None:
@@ -224,11 +303,13 @@ def _pip_like(tool: str, command: Command, verb: str, words: list[Word], env: En
                     "--find-links",
                 ):
                     index_urls.append(target)
+                    if option in ("--extra-index-url", "-f", "--find-links"):
+                        extra_index_urls.append(target)
                 elif option in ("-e", "--editable"):
                     specs.append(editable(target.text, target, env))
             index += 1
             continue
-        if tool == "uv" and verb == "sync" and command.words[1].text == "pip":
+        if sync_file and verb == "sync":  # `uv pip sync FILE`: FILE is a requirements file
             requirement_files.append(word)
         elif not (tool == "poetry" and verb == "install"):  # installs the project, takes no names
             specs.append(classify(text, word, env))
@@ -243,7 +324,17 @@ def _pip_like(tool: str, command: Command, verb: str, words: list[Word], env: En
         (),
         tuple(index_urls),
         frozenset(options),
+        project=project,
+        extra_index_urls=tuple(extra_index_urls),
     )
+
+
+def _takes_value(option: str, following: str) -> bool:
+    """True when `option` takes the next word as its value. An option missing from the table
+    followed by a bare number (`--some-new-option 999`) takes it too: no project is a number."""
+    if option in _VALUE_OPTIONS:
+        return True
+    return option.startswith("--") and following.isdigit()
 
 
 def _conda(command: Command, words: list[Word], env: Env) -> PythonInstall | None:
@@ -287,9 +378,7 @@ def _conda(command: Command, words: list[Word], env: Env) -> PythonInstall | Non
 
 def conda_spec(text: str, word: Word | None, env: Env) -> Spec:
     """A conda match spec: `pkg`, `pkg=1.2.3`, `pkg==1.2.3`, `pkg=1.2.3=build`, `pkg>=1`."""
-    from gpuship.lint.stages import expand
-
-    value, complete = expand(text, env)
+    value, complete = expand_shell(text, env)
     if not complete:
         return Spec(text, word, "name", True, "", None)
     if "::" in value:
@@ -324,9 +413,7 @@ def vcs_pinned(url: str) -> bool:
 
 def classify(text: str, word: Word | None, env: Env) -> Spec:
     """Judge one pip/uv requirement argument."""
-    from gpuship.lint.stages import expand
-
-    value, complete = expand(text, env)
+    value, complete = expand_shell(text, env)
     if not complete:
         return Spec(text, word, "name", True, "", None)
     stripped = value.strip()
@@ -582,8 +669,8 @@ def os_package_name(manager: str, text: str) -> str:
 
 
 def is_version_tag(ref: str) -> bool:
-    """True for release-like git refs (`v1.2.3`, `2.0.1`)."""
-    return bool(_VERSION_TAG.match(ref))
+    """True for release-like git refs (`v1.2.3`, `2.0.1`, `core_v0.15.0`)."""
+    return bool(_VERSION_TAG.match(ref) or _PREFIXED_TAG.match(ref))
 
 
 def parse_pyproject(text: str) -> list[FileRequirement]:
@@ -620,3 +707,46 @@ def _load_toml(text: str) -> dict[str, object] | None:
         except tomllib.TOMLDecodeError:
             return None
     return None
+
+
+@dataclass(frozen=True)
+class WheelBuild:
+    """What a binary wheel's file name says it was built for (PEP 427 name and local version:
+    `flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl`)."""
+
+    project: str
+    cuda: str | None  # "12" or "12.4" from `cu12` / `cu124`
+    torch: str | None  # "2.6" from `torch2.6` / `pt26`
+    python: str | None  # "3.11" from `cp311`; None for py3/abi3 wheels (any CPython 3)
+
+
+_WHEEL_NAME = re.compile(
+    r"^(?P<project>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?"
+    r"-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$"
+)
+_LOCAL_CUDA = re.compile(r"cu(\d\d)(\d)?(?![\d])")
+_LOCAL_TORCH = re.compile(r"(?:torch|pt)(\d+)\.?(\d+)")
+
+
+def wheel_build(location: str) -> WheelBuild | None:
+    """The build a wheel file or URL names (`%2B` in URLs is `+`); None when it is no wheel."""
+    from urllib.parse import unquote
+
+    name = unquote(location.split("?", 1)[0].split("#", 1)[0]).rsplit("/", 1)[-1]
+    match = _WHEEL_NAME.match(name)
+    if match is None:
+        return None
+    local = match.group("version").partition("+")[2].lower()
+    cuda = _LOCAL_CUDA.search(local)
+    torch = _LOCAL_TORCH.search(local.replace(cuda.group(0), "") if cuda else local)
+    python = None
+    tag = match.group("python")
+    abi = match.group("abi")
+    if re.fullmatch(r"cp3\d+", tag) and abi != "abi3":
+        python = f"3.{tag[3:]}"
+    return WheelBuild(
+        match.group("project").lower().replace("_", "-"),
+        (cuda.group(1)[0:2] + ("." + cuda.group(2) if cuda.group(2) else "")) if cuda else None,
+        f"{torch.group(1)}.{torch.group(2)}" if torch else None,
+        python,
+    )

@@ -38,6 +38,10 @@ RULES: tuple[Rule, ...] = (
         "and silently missing from the image.",
         fix="Add the file, fix the path, or stop excluding it in .dockerignore.",
         bad_example="COPY requirements.txt /app/  # no such file in the context",
+        limits="Sources are read from the context root as BuildKit reads them: `..` stops there "
+        "(`COPY .. .` is the whole context). Files a script writes into the context before "
+        "`docker build` (a downloaded model, a build-info file) cannot be told from missing "
+        "ones.",
         good_example="COPY requirements.lock /app/",
     ),
     Rule(
@@ -132,6 +136,11 @@ RULES: tuple[Rule, ...] = (
         "in RUN, in requirement/constraint files, conda env files and in scripts a RUN runs; "
         "hadolint skips `-r`, uv, conda and poetry.",
         fix="Pin with `==` (or a constraints/lock file: `-c constraints.txt`, `uv sync --frozen`).",
+        limits="`pip install --dry-run` installs nothing and is not judged. A version that comes "
+        "from a build ARG without a default or from a command substitution "
+        "(`pytorch-cuda=$(...)`) is decided when the build runs: unknown, not unpinned. "
+        "Installs run through `conda run`/`mamba run`/`micromamba run` and `python -m pip` are "
+        "judged like pip itself.",
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),
@@ -141,11 +150,21 @@ RULES: tuple[Rule, ...] = (
         name="vcs-source-unpinned",
         category="pinning",
         severity=W,
-        summary="`git clone` or `pip install git+...` without a commit or release tag.",
+        summary="`git clone`, `pip install git+...` or `pip install -r <URL>` of a branch, "
+        "without a commit or release tag.",
         rationale="A branch head changes with every push; the image is not reproducible and a "
         "compromised branch lands in it. A clone followed by `git checkout`/`git reset --hard` "
-        "to a commit or release tag is pinned; `-b ${REF}` is judged on the ARG's default.",
+        "to a commit or release tag is pinned; `-b ${REF}` is judged on the ARG's default. A "
+        "requirements file read from a branch URL (`-r https://raw.githubusercontent.com/org/"
+        "repo/main/requirements.txt`) installs whatever that branch lists at build time.",
         fix="Install `git+https://...@<commit sha>`, or `git checkout <sha>` after cloning.",
+        limits="A checkout, reset or fetch of a commit or tag in the same RUN or a later RUN of "
+        'the stage pins the clone. A ref computed by the build (`git reset --hard "$(git tag '
+        '| tail -1)"`) and a function\'s `git clone "$@"` are unknown and not reported. Refs '
+        "are told apart by their shape: a sha, `v1.2`, `1.2.3` or `name_v1.2.3` is a tag; "
+        "`main` or `release_v2.10` is a branch. Requirement URLs are judged on GitHub and "
+        "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
+        "not.",
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -193,11 +212,17 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="Model weights are copied into the image (explicitly or by a `COPY .`).",
         rationale="Weights make every image gigabytes larger, every pull slower, and tie a model "
-        "version to a code version; a code edit re-sends them to the builder.",
+        "version to a code version; a code edit re-sends them to the builder. A `COPY --from` "
+        "of what an earlier stage downloaded (into `--local-dir`, the Hugging Face cache, a "
+        "wget/curl output, ollama's store) ships the model just the same.",
         fix="Mount weights as a volume, fetch them at start into a cache, or ship them as a "
         "separate artifact; exclude them in .dockerignore.",
         bad_example="COPY models/llama-3-8b.safetensors /models/",
         good_example="# weights are mounted at /models at run time\nVOLUME /models",
+        limits="Where a download lands is read from its command (`--local-dir`, `local_dir=` in "
+        "the script, `-O`, the clone directory) or is the Hugging Face cache under HF_HOME; a "
+        "download whose place is decided at build time is matched only by the copied path's "
+        "name (`models`, `weights`, a weight file suffix).",
     ),
     Rule(
         id="GSL202",
@@ -207,11 +232,15 @@ RULES: tuple[Rule, ...] = (
         summary="A RUN downloads model weights (hf download, snapshot_download, from_pretrained, "
         "torch.hub, git lfs, ollama pull, wget of a weight file).",
         rationale="The download lands in a layer: the image grows by the model's size and any "
-        "change to an earlier layer downloads it again.",
+        "change to an earlier layer downloads it again. Python scripts the RUN runs and the "
+        "recipes of a `make TARGET` (read from the context's Makefile) are looked into.",
         fix="Download at container start into a mounted cache (HF_HOME on a volume), or publish "
         "the weights as their own artifact.",
         bad_example="RUN huggingface-cli download meta-llama/Llama-3.1-8B",
         good_example='ENV HF_HOME=/cache/hf\nCMD ["python", "serve.py"]  # fetches on start',
+        limits="Makefile recipes are read with simple variables substituted; pattern rules, make "
+        "functions, conditionals and includes are not evaluated, so a download hidden behind "
+        "them is not seen.",
     ),
     Rule(
         id="GSL301",
@@ -223,6 +252,11 @@ RULES: tuple[Rule, ...] = (
         "(several GB).",
         fix="Use `--no-cache-dir`, `ENV PIP_NO_CACHE_DIR=1`, or "
         "`RUN --mount=type=cache,target=/root/.cache/pip`.",
+        limits="The cache is where pip puts it: PIP_CACHE_DIR, XDG_CACHE_HOME or $HOME/.cache "
+        "(an `ENV HOME` moves it). Options before the subcommand (`pip --no-cache-dir install`) "
+        "and an earlier `pip config set global.no-cache-dir true` in the stage chain count. A "
+        "removal in another script of the same RUN counts whatever its order, since the order "
+        "of two scripts is not known.",
         bad_example="RUN pip install torch==2.5.1",
         good_example="RUN pip install --no-cache-dir torch==2.5.1",
         hadolint=("DL3042",),
@@ -246,8 +280,11 @@ RULES: tuple[Rule, ...] = (
         name="conda-cache-left",
         category="cache",
         severity=W,
-        summary="conda/mamba/micromamba leave package tarballs in `pkgs/`.",
-        rationale="The package cache duplicates everything installed (cudatoolkit alone is GBs).",
+        summary="conda/mamba/micromamba (or a Miniconda/Miniforge installer) leave package "
+        "tarballs in `pkgs/`.",
+        rationale="The package cache duplicates everything installed (cudatoolkit alone is GBs). "
+        "The Miniconda, Miniforge, Mambaforge and Anaconda installers also unpack every package "
+        "into PREFIX/pkgs and keep it there.",
         fix="End the RUN with `conda clean -afy` (or `micromamba clean --all --yes`), or mount "
         "a cache on the pkgs directory.",
         bad_example="RUN conda install -y pytorch=2.5.1",
@@ -319,6 +356,8 @@ RULES: tuple[Rule, ...] = (
         "of MB and attack surface.",
         fix="Build in a separate stage and copy the artefacts; or purge the toolchain in the "
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
+        limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
+        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers.",
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -405,13 +444,29 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="CUDA extensions are compiled without `TORCH_CUDA_ARCH_LIST` (or nvcc without "
         "-arch/-gencode).",
-        rationale="Without it the build targets the GPU of the build machine, or none when the "
-        "builder has no GPU: the image fails with 'no kernel image is available' on the fleet.",
+        rationale="Without it torch's cpp_extension compiles for the GPUs it finds on the build "
+        "machine (none on a GPU-less builder), and ggml's CMake defaults to `native` the same "
+        "way: the image fails with 'no kernel image is available' on GPUs of another "
+        "generation.",
         fix='Set `ENV TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"` (your fleet\'s GPUs) before '
-        "the build.",
-        bad_example="RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
-        good_example='ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
-        "RUN pip install --no-build-isolation flash-attn==2.7.4.post1",
+        "the build; for llama-cpp-python add `-DCMAKE_CUDA_ARCHITECTURES=...` (or "
+        "`-DGGML_NATIVE=OFF`) to CMAKE_ARGS.",
+        bad_example="FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'RUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python',
+        good_example="FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
+        "RUN pip install --no-build-isolation git+https://github.com/NVIDIA/apex@25.08",
+        limits="Judged on nvidia/cuda and pytorch/pytorch bases, whose environment sets no "
+        "arch list. NGC PyTorch images have set TORCH_CUDA_ARCH_LIST themselves (21.12, "
+        "23.10), and what any other base sets is unknown to gpuship, so nothing is said there. "
+        "Builds that pass their own -gencode flags are not reported: flash-attn "
+        "(FLASH_ATTN_CUDA_ARCHS), mamba-ssm, "
+        "causal-conv1d, Transformer Engine (NVTE_CUDA_ARCHS); nor installs that compile "
+        "nothing: prebuilt `.whl` files, and xformers, auto-gptq or deepspeed installed by name "
+        "(wheels, or kernels compiled at run time). llama-cpp-python is judged only when "
+        "unpinned (its newest release): which ggml an older pinned release vendors, and whether "
+        "that one defaulted to `native`, is unknown to gpuship; a plain `cmake -DGGML_CUDA=ON` "
+        "of a checkout is not judged for the same reason.",
     ),
     Rule(
         id="GSL507",
@@ -424,6 +479,9 @@ RULES: tuple[Rule, ...] = (
         "(CDI mode), the intended driver check silently never happens.",
         fix="Write `key op version` factors: keys cuda, driver, arch, brand; operators "
         "= == != < <= > >=; comma for AND, space for OR.",
+        limits="The value is judged after ARG expansion, as the image gets it "
+        "(`cuda>=${CUDA_MAJOR}.0` with `ARG CUDA_MAJOR=12` is `cuda>=12.0`); one that waits on "
+        "a --build-arg is unknown until the build and is not reported.",
         bad_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"',
         good_example='ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 brand=tesla,driver>=535,driver<536"',
     ),
@@ -449,16 +507,72 @@ RULES: tuple[Rule, ...] = (
         category="cuda",
         severity=W,
         summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
-        "CUDA than the base image's.",
+        "CUDA than the base image's, or brings another cuDNN major than the image's.",
         rationale="`libcudnn8=8.9.7.29-1+cuda12.2` on a CUDA 12.3 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
-        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names.",
+        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names. "
+        "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
+        "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
+        "that torch never loads.",
         fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
         "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
         "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda12.2",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
+        limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
+        "another index than PyPI's default leave the image's cuDNN major unknown; software that "
+        "needs cuDNN 8 beside torch (an older TensorRT or onnxruntime) is the user's call: "
+        "suppress with the reason.",
+    ),
+    Rule(
+        id="GSL510",
+        name="torch-extra-index-passed-over",
+        category="cuda",
+        severity=W,
+        summary="An unpinned torch with `--extra-index-url .../cuXXX` installs PyPI's newer "
+        "build, not the CUDA variant the URL names.",
+        rationale="pip merges an extra index with PyPI and takes the newest version of all. "
+        "Once torch stops publishing a variant (cu118 ends with 2.7), PyPI always has a newer "
+        "torch than that index: the image gets PyPI's default CUDA build, silently, and the "
+        "driver it needs rises with it. Judged from gpuship's torch release lists; uv prefers "
+        "its extra indexes and is judged only with `--index-strategy unsafe-best-match`.",
+        fix="Pin torch to a release that has the variant (`torch==2.7.1`), or make the variant "
+        "index the only one (`--index-url`).",
+        bad_example="RUN pip install torch \\\n"
+        "    --extra-index-url https://download.pytorch.org/whl/cu118",
+        good_example="RUN pip install torch==2.7.1 \\\n"
+        "    --index-url https://download.pytorch.org/whl/cu118",
+        limits="Judged for variants gpuship knows torch retired (cu118 after 2.7); while a "
+        "variant may still come in a later release, its index may hold the newest torch and "
+        "nothing is said. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
+        "index pip prefers the `+cuXXX` build of the same version).",
+    ),
+    Rule(
+        id="GSL511",
+        name="wheel-built-for-other-stack",
+        category="cuda",
+        severity=W,
+        summary="A prebuilt wheel (flash-attn, flashinfer, xformers...) is built for another "
+        "torch, CUDA major or Python than the image installs.",
+        rationale="Compiled extensions are built against one torch release, one CUDA major and "
+        "one CPython, and their file names say which (`+cu12torch2.6...-cp311`, flashinfer's "
+        "`/whl/cu124/torch2.4/` index). pip checks only the Python tag: a wheel for another "
+        "torch or CUDA installs and then fails at import with an undefined symbol.",
+        fix="Take the wheel built for the torch, CUDA and Python the image has (or pin torch to "
+        "the one the wheel names).",
+        bad_example="FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\n"
+        "RUN pip install https://github.com/org/fa/releases/download/v2.7.4/"
+        "flash_attn-2.7.4+cu12torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+        good_example="FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\n"
+        "RUN pip install https://github.com/org/fa/releases/download/v2.7.4/"
+        "flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+        limits="The image's torch is a pinned torch of the same stage chain (one release, its "
+        "CUDA from the index or the PyPI default gpuship records) or a pytorch/pytorch base "
+        "tag; its Python is that of an official python:X.Y base that installs no other "
+        "interpreter. An unpinned torch, two different torches, or any other base leave the "
+        "fact unknown, and nothing is said. CUDA is compared by major version only (a cu124 "
+        "build with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged.",
     ),
     Rule(
         id="GSL601",
@@ -471,6 +585,11 @@ RULES: tuple[Rule, ...] = (
         "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
         "source in this sense.",
         fix="COPY only the requirement/lock files, install, then `COPY . .`.",
+        limits="The documented layering passes: `uv sync --no-install-project` (or `poetry "
+        "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
+        "skeleton (the manifest with the Python files the build backend reads, or a package's "
+        "`__init__.py`); a directory whose scripts the next step runs (`COPY installers /tmp/i/` "
+        "then `RUN bash /tmp/i/x.sh`).",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app",
@@ -483,6 +602,10 @@ RULES: tuple[Rule, ...] = (
         summary="A heavy step (weights download, kernel compile) runs after the source is copied.",
         rationale="Each code edit re-runs it: the model downloads again, kernels recompile.",
         fix="Move the heavy step before copying the source.",
+        limits="Kernel builds are source-only CUDA projects installed by name (flash-attn, "
+        "mamba-ssm, causal-conv1d, Transformer Engine) and CUDA projects from git; prebuilt "
+        "wheels and packages that ship wheels or compile at run time (xformers, deepspeed, "
+        "auto-gptq installed by name) are not heavy steps.",
         bad_example="COPY . /app\nRUN python -c 'from transformers import AutoModel; "
         'AutoModel.from_pretrained("gpt2")\'',
         good_example="RUN python download_weights.py\nCOPY . /app",
@@ -501,6 +624,28 @@ RULES: tuple[Rule, ...] = (
         "pip install /tmp/torch.whl",
     ),
     Rule(
+        id="GSL702",
+        name="download-left-in-layer",
+        category="waste",
+        severity=W,
+        summary="A RUN downloads a file to install from (a wheel, a .deb, a CUDA or conda "
+        "installer, an archive) and leaves it in the final image.",
+        rationale="The download stays in the layer beside what it installed: a flash-attn "
+        "wheel is hundreds of MB, a CUDA .run installer several GB. Deleting it in a later RUN "
+        "does not shrink the image (GSL701).",
+        fix="Delete it in the same RUN (`&& rm -f x.whl`), download into a `--mount=type=tmpfs` "
+        "or cache mount, or fetch it in a builder stage.",
+        bad_example="RUN wget -q https://example.com/fa-2.7.4-cp311-cp311-linux_x86_64.whl \\\n"
+        "    && pip install --no-cache-dir fa-2.7.4-cp311-cp311-linux_x86_64.whl",
+        good_example="RUN wget -q https://example.com/fa-2.7.4-cp311-cp311-linux_x86_64.whl \\\n"
+        "    && pip install --no-cache-dir fa-2.7.4-cp311-cp311-linux_x86_64.whl \\\n"
+        "    && rm -f fa-2.7.4-cp311-cp311-linux_x86_64.whl",
+        limits="Where the file lands is read from curl/wget's options and the `cd`s of the RUN; "
+        "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
+        "in a variable) counts, and a download made inside a script the RUN runs is not "
+        "judged. Weight files are GSL202's.",
+    ),
+    Rule(
         id="GSL801",
         name="large-context-copy",
         category="size",
@@ -513,6 +658,44 @@ RULES: tuple[Rule, ...] = (
         good_example="COPY src/ /app/src/",
     ),
     Rule(
+        id="GSL905",
+        name="private-key-in-image",
+        category="security",
+        severity=E,
+        summary="A private key (an SSH `id_*` key, a PEM/OpenSSH private key file) is copied "
+        "into the image.",
+        rationale="Anyone who can pull the image (or a builder stage's cached layers) reads the "
+        "key and can log in, or clone, as its owner; deleting it in a later layer does not "
+        "remove it. An error when the copied file's content is a private key and the image "
+        "ships it; a warning for a key known only by name or kept in a builder stage.",
+        fix="Use `RUN --mount=type=ssh` (ssh-agent forwarding) or `RUN --mount=type=secret` for "
+        "the one step that needs it.",
+        bad_example="COPY id_ed25519 /root/.ssh/id_ed25519\n"
+        "RUN git clone git@github.com:org/private",
+        good_example="RUN --mount=type=ssh git clone git@github.com:org/private",
+        limits="Files of a COPY are opened to look for key armour only when their name suggests "
+        "a key (`id_*`, `*.pem`, `*.key`, files under `.ssh/`); a key under another name in a "
+        "`COPY .` is not found. Keys copied from another stage or image are not read.",
+        security_severity=9.0,
+    ),
+    Rule(
+        id="GSL906",
+        name="passwordless-sudo",
+        category="security",
+        severity=W,
+        summary="A sudoers rule gives a user `NOPASSWD: ALL`.",
+        rationale="The user becomes root without a password, so running the image as that user "
+        "(USER app) protects nothing: a compromised model server owns the container.",
+        fix="Drop sudo from the runtime image; do root work at build time, or allow only the "
+        "commands needed (`NOPASSWD: /usr/bin/apt-get`).",
+        bad_example="RUN echo 'app ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers\nUSER app",
+        good_example="RUN useradd -u 10001 app\nUSER 10001",
+        limits="Read from RUNs that write /etc/sudoers or /etc/sudoers.d and from sudoers files "
+        "copied there from the context; a rule written by a script the RUN runs counts when "
+        "the RUN names the sudoers path. Rules limited to some commands are not reported.",
+        security_severity=6.0,
+    ),
+    Rule(
         id="GSL901",
         name="secret-in-build-arg-or-env",
         category="security",
@@ -522,6 +705,8 @@ RULES: tuple[Rule, ...] = (
         rationale="ENV values are stored in the image config and ARG values in its history: "
         "anyone who can pull the image can read them.",
         fix="Use `RUN --mount=type=secret,id=hf_token,env=HF_TOKEN` (BuildKit secrets).",
+        limits="An ARG before the first FROM is seen by FROM lines only: no RUN, and so no "
+        "image history, has it unless a stage declares it again, and that ARG is reported.",
         bad_example="ARG HF_TOKEN\nRUN huggingface-cli login --token $HF_TOKEN",
         good_example="RUN --mount=type=secret,id=hf_token,env=HF_TOKEN python fetch.py",
         security_severity=8.0,

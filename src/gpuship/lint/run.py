@@ -1,4 +1,5 @@
-"""`gpuship lint` as a stage: find the Dockerfiles, lint each, add an image's checks, report.
+"""`gpuship lint` as a stage: find the Dockerfiles, lint each, add an image's checks; the
+Report is made in `lint/report.py`.
 
 Takes plain values (paths, build args, settings, the rule overrides) and, for `--image`,
 a function that checks an image: the command gives the image stage's, so lint needs no
@@ -12,23 +13,18 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Generic, TypeVar
+from typing import Generic
 
 from gpuship.errors import InputError
 from gpuship.limits import Limits
 from gpuship.lint.engine import lint_file
-from gpuship.lint.result import LintResult
-from gpuship.lint.rules import RULES
+from gpuship.lint.report import ImageChecked, ImageT, lint_report
 from gpuship.lint.settings import LintSettings
-from gpuship.report import Finding, Report, Rule, Table
-from gpuship.report.catalog import Overrides, apply_overrides, rules_by_id
-from gpuship.report.result import Counts
+from gpuship.report import Report
+from gpuship.report.catalog import Overrides
 
-ImageT = TypeVar("ImageT")
-
-# The image stage's checks of one image (REF, the Dockerfile its findings point into):
-# findings, their rules, and the image result.
-ImageCheck = Callable[[str, Path | None], tuple[Sequence[Finding], Mapping[str, Rule], ImageT]]
+# The image stage's checks of one image (REF, the Dockerfile its findings point into).
+ImageCheck = Callable[[str, Path | None], ImageChecked[ImageT]]
 
 # Directories never searched when discovering Dockerfiles.
 SKIP_DIRS = frozenset(
@@ -57,7 +53,7 @@ class LintRequest(Generic[ImageT]):
     platform: str | None  # sets TARGETARCH & co. (None: this machine's)
     context: Path | None
     settings: LintSettings
-    overrides: Overrides
+    overrides: Overrides  # the engine checks no rule they turn off
     limits: Limits
     check_image: ImageCheck[ImageT] | None = None
 
@@ -148,16 +144,13 @@ def select_files(paths: Sequence[str], with_images: bool) -> tuple[list[Path], l
     return list(dict.fromkeys(files)), unmatched
 
 
-def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
+def run_lint(command: str, request: LintRequest[ImageT]) -> Report:
     """Lint every selected Dockerfile (and check every image) into one report."""
     files, unmatched = select_files(request.paths, bool(request.images))
     if request.context is not None and not request.context.is_dir():
         raise InputError(f"--context {request.context}: not a directory")
-    report = Report(command=command, rules=rules_by_id(RULES))
-    summaries = []
-    suppressed = 0
-    for path in files:
-        linted = lint_file(
+    linted = [
+        lint_file(
             path,
             display=_display(path),
             context_dir=request.context,
@@ -168,44 +161,13 @@ def lint_report(command: str, request: LintRequest[ImageT]) -> Report:
             platform=request.platform,
             limits=request.limits,
         )
-        report.findings.extend(linted.findings)
-        summaries.append(linted.summary)
-        suppressed += linted.suppressed
-    images = []
+        for path in files
+    ]
+    images: list[ImageChecked[ImageT]] = []
     if request.check_image is not None:
         dockerfile = files[0] if len(files) == 1 else None
-        for reference in request.images:
-            findings, catalog, image = request.check_image(reference, dockerfile)
-            report.findings.extend(findings)
-            report.rules = {**report.rules, **catalog}
-            images.append(image)
-    # The image stage's findings get the configured severities before they are counted.
-    apply_overrides(report, request.overrides)
-    counts = Counts(**report.counts())
-    report.result = LintResult(tuple(summaries), suppressed, counts, tuple(images) or None)
-    report.tables.append(
-        Table(
-            title="Dockerfiles",
-            headers=("file", "stages", "targets linted", "findings", "suppressed"),
-            rows=tuple(
-                (
-                    s.file,
-                    str(len(s.stages)),
-                    ", ".join(s.targets) or "-",
-                    str(s.findings),
-                    str(s.suppressed),
-                )
-                for s in summaries
-            ),
-        )
-    )
-    checked = f"{len(files)} Dockerfile(s)" + (f", {len(images)} image(s)" if images else "")
-    report.headline = (
-        f"{checked}: {counts.error} error(s), {counts.warning} warning(s), {counts.note} note(s)"
-    )
-    if not files and not images and unmatched:
-        report.warnings.append(f"no Dockerfile matched: {' '.join(unmatched)}")
-    return report
+        images = [request.check_image(reference, dockerfile) for reference in request.images]
+    return lint_report(command, linted, images, unmatched)
 
 
 def _display(path: Path) -> str:

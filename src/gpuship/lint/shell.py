@@ -21,10 +21,25 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.dockerfile.source import Span, Text
+from gpuship.lint.stages import Env, expand
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 # Leading words that run the rest of the line as a command.
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "stdbuf"})
+# Wrapper options whose value is the next word (`sudo -u app pip ...`, `nice -n 10 make`).
+_WRAPPER_VALUE_OPTIONS = {
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+}
+# `conda run -n ENV CMD...` (also mamba, micromamba): CMD runs inside the environment. Options of
+# `run` that take a value (conda's `run --help`; micromamba adds `-r/--root-prefix`).
+_ENV_RUNNERS = frozenset({"conda", "mamba", "micromamba"})
+_ENV_RUN_VALUE_OPTIONS = frozenset(
+    {"-n", "--name", "-p", "--prefix", "--cwd", "-r", "--root-prefix", "--rc-file", "-a"}
+)
 _OPERATORS = ("&&", "||", ";;", ">>", "&>", ">&", "<<", "<>", ";", "|", "&", "(", ")", ">", "<")
 _RESERVED = frozenset(
     {
@@ -273,15 +288,25 @@ def _children(node: Any) -> Iterator[Any]:
 
 
 def _normalise(command: Command) -> Command:
-    """Drop wrappers (`sudo`, `env A=1`) so `name` is the program that really runs."""
+    """Drop wrappers (`sudo -u app`, `env A=1`, `conda run -n ml`) so `name` is the program
+    that really runs."""
     words = list(command.words)
     assignments = list(command.assignments)
-    while words and os.path.basename(words[0].text) in _WRAPPERS:
+    while words:
+        inner = _env_run_command(words)
+        if inner is not words:
+            words = inner
+            continue
+        wrapper = os.path.basename(words[0].text)
+        if wrapper not in _WRAPPERS:
+            break
         words.pop(0)
         while words and (words[0].text.startswith("-") or _is_assignment(words[0].text)):
             skipped = words.pop(0)
             if _is_assignment(skipped.text):
                 assignments.append(skipped)
+            elif skipped.text in _WRAPPER_VALUE_OPTIONS.get(wrapper, ()) and words:
+                words.pop(0)
     if len(words) == len(command.words):
         return command
     return Command(
@@ -293,6 +318,29 @@ def _normalise(command: Command) -> Command:
         command.source,
         command.file,
     )
+
+
+def _env_run_command(words: list[Word]) -> list[Word]:
+    """`conda run -n ml --no-capture-output pip install x` -> `pip install x`; other words as
+    they are."""
+    if len(words) < 3 or os.path.basename(words[0].text) not in _ENV_RUNNERS:
+        return words
+    if words[1].text != "run":
+        return words
+    index = 2
+    while index < len(words) and words[index].text.startswith("-"):
+        option = words[index].text
+        index += 2 if option in _ENV_RUN_VALUE_OPTIONS else 1
+    return words[index:] if index < len(words) else words
+
+
+def expand_shell(text: str, env: Env) -> tuple[str, bool]:
+    """A shell word with its variables expanded; a command substitution (`$(...)`, backquotes)
+    is decided when the build runs, so a word holding one is unknown (False), never a value."""
+    value, complete = expand(text, env)
+    if "$(" in value or "`" in value:
+        return text, False
+    return value, complete
 
 
 def _is_assignment(text: str) -> bool:
@@ -347,6 +395,7 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
             continue
         start = index
         value: list[str] = []
+        quoted = False  # `''` is an empty word; a bare line continuation is none
         while index < length:
             plain = _PLAIN_RUN.match(text, index)
             if plain is not None:  # ordinary characters in one step: megabyte scripts stay fast
@@ -365,6 +414,7 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
                 value.append(text[index:close])
                 index = close
             elif char in "'\"":
+                quoted = True
                 close = text.find(char, index + 1)
                 close = length if close < 0 else close
                 value.append(text[index + 1 : close])
@@ -372,7 +422,7 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
             else:
                 value.append(char)
                 index += 1
-        if index > start:
+        if value or quoted:
             token = "".join(value)
             if token.isdigit() and text.startswith((">", "<"), index):
                 continue  # a file descriptor: `2>&1`

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from gpuship.compat.readings import EccErrors, GpuReading, MigDeviceReading, NvmlReadings
 from gpuship.cuda.gpus import brand_from_nvml
 from gpuship.cuda.version import cuda_version_from_nvml
 from gpuship.errors import GpuUnavailable
-from gpuship.nvml.readings import EccErrors, GpuReading, MigDeviceReading, NvmlReadings
 
 # NVML error code -> the one-line verdict for problems that stop the probe. Codes from
 # pynvml's NVML_ERROR_* constants (reference cuda-compat.md §6).

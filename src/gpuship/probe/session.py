@@ -18,7 +18,7 @@ from gpuship.probe import rules
 from gpuship.probe.analysis import image_result
 from gpuship.probe.config import ProbeConfig, TargetConfig
 from gpuship.probe.gate import Check, Status, judge
-from gpuship.probe.present import probe_report
+from gpuship.probe.report import probe_report
 from gpuship.probe.requests import SHORTAGE_FIELD, load_requests
 from gpuship.probe.run import Running, Workload, load_steps, run_trials
 from gpuship.registry.reference import parse_reference

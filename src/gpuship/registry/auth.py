@@ -40,6 +40,7 @@ from gpuship.limits import DEFAULT_LIMITS
 from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.origin import Origin, may_carry_credentials
+from gpuship.registry.transport import document_of
 
 # token.md: "expires_in ... defaults to 60 seconds"; renew a little early so a slow request
 # started on an almost-expired token does not fail.
@@ -274,7 +275,8 @@ class Authenticator:
                     status=response.status_code,
                 )
             try:
-                body = load_json(response.content, f"token answer from {realm}", DEFAULT_LIMITS)
+                with document_of(response) as data:  # empty or cut short: RegistryUnavailable
+                    body = load_json(data, f"token answer from {realm}", DEFAULT_LIMITS)
             except InputError:
                 body = None
         value = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None

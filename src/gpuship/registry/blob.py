@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +11,8 @@ import urllib3
 
 from gpuship.errors import RegistryUnavailable
 from gpuship.registry.errors import DigestMismatch
+from gpuship.registry.reference import digest_hash
+from gpuship.registry.transport import ended_by_close
 
 
 class BlobReader(io.RawIOBase):
@@ -24,8 +25,8 @@ class BlobReader(io.RawIOBase):
 
     def __init__(self, response: requests.Response, digest: str, where: str) -> None:
         super().__init__()
-        algorithm, _, self._expected_hex = digest.partition(":")
-        self._hash = hashlib.new(algorithm)
+        self._expected_hex = digest.partition(":")[2]
+        self._hash = digest_hash(digest, f"blob in {where}")
         self._response = response
         self._digest = digest
         self._where = where
@@ -73,6 +74,13 @@ class BlobReader(io.RawIOBase):
         if self.size is not None and self._read != self.size:
             raise DigestMismatch(
                 f"blob {self._digest} from {self._where}: got {self._read} of {self.size} bytes"
+            )
+        if self._hash.hexdigest() != self._expected_hex and ended_by_close(self._response):
+            # No length to hold the stream to: it ended where the connection closed.
+            raise DigestMismatch(
+                f"blob {self._digest} from {self._where}: the stream ended with its "
+                f"connection after {self._read} bytes, before the content matched its digest "
+                "(cut short or stalled)"
             )
         if self._hash.hexdigest() != self._expected_hex:
             raise DigestMismatch(

@@ -7,7 +7,6 @@ the scopes they need, so Bearer tokens are asked for exactly that access.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,6 +30,7 @@ from gpuship.registry.errors import (
     NotFound,
     RegistryAuthError,
     RegistryRequestError,
+    UnsupportedDigest,
 )
 from gpuship.registry.manifest import (
     MANIFEST_MEDIA_TYPES,
@@ -41,9 +41,15 @@ from gpuship.registry.manifest import (
 )
 from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
-from gpuship.registry.reference import Reference, Repository, sha256_digest
+from gpuship.registry.reference import (
+    Reference,
+    Repository,
+    check_digest,
+    content_matches,
+    sha256_digest,
+)
 from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error, speaks_tls
-from gpuship.registry.transport import Transport, uses_plain_http
+from gpuship.registry.transport import Transport, document_of, ended_by_close, uses_plain_http
 
 PULL = "pull"
 PUSH = "pull,push"
@@ -73,13 +79,16 @@ class FetchedDescriptor(NamedTuple):
     size: int
 
 
-def _digest_of(data: bytes, algorithm: str) -> str:
-    if algorithm == "sha256":
-        return sha256_digest(data)
+def _header_digest(response: requests.Response, what: str) -> str | None:
+    """The `Docker-Content-Digest` of an answer, if it sent one: a digest gpuship can verify, or
+    RegistryUnavailable (the registry's answer is at fault, not the user's input)."""
+    value = response.headers.get("Docker-Content-Digest")
+    if not value:
+        return None
     try:
-        return f"{algorithm}:{hashlib.new(algorithm, data).hexdigest()}"
-    except ValueError:
-        raise DigestMismatch(f"unsupported digest algorithm {algorithm!r}") from None
+        return check_digest(value.strip(), f"Docker-Content-Digest of {what}")
+    except UnsupportedDigest as error:
+        raise RegistryUnavailable(f"registry answer unusable: {error}") from None
 
 
 def _media_type(response: requests.Response, data: bytes | None) -> str:
@@ -96,8 +105,14 @@ def _media_type(response: requests.Response, data: bytes | None) -> str:
 
 
 def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
-    """OCI error codes and a short text from an error body (which may not be JSON at all)."""
-    text = response.text[:_ERROR_BODY_LIMIT].strip() if response.content else ""
+    """OCI error codes and a short text from an error body (which may not be JSON at all), on
+    one line: a body's line breaks would start lines of their own in a message."""
+    codes, text = _error_body(response)
+    return codes, " ".join(text.split())[:_ERROR_BODY_LIMIT]
+
+
+def _error_body(response: requests.Response) -> tuple[tuple[str, ...], str]:
+    text = response.text[:_ERROR_BODY_LIMIT] if response.content else ""
     try:
         body = (
             load_json(response.content, "error body", DEFAULT_LIMITS) if response.content else None
@@ -355,10 +370,13 @@ class RegistryClient:
         )
         with response:
             data = response.content
-            header_digest = response.headers.get("Docker-Content-Digest")
+            header_digest = _header_digest(response, f"GET {ref}")
             media_type = _media_type(response, data)
+            if not (ref.digest or header_digest) and ended_by_close(response):
+                with document_of(response) as body:  # nothing to verify it by: is it whole?
+                    load_json(body, f"manifest {ref}", self.limits)
         for expected in (ref.digest, header_digest):
-            if expected and _digest_of(data, expected.partition(":")[0]) != expected:
+            if expected and not content_matches(data, expected):
                 raise DigestMismatch(
                     f"manifest {ref} from {ref.registry} does not match digest {expected} "
                     f"(content is {sha256_digest(data)})"
@@ -380,7 +398,7 @@ class RegistryClient:
         with response:
             if response.status_code == 404:
                 return None
-            digest = response.headers.get("Docker-Content-Digest")
+            digest = _header_digest(response, f"HEAD {ref}")
             media_type = _media_type(response, None)
             length = response.headers.get("Content-Length", "")
         mismatch = ref.digest is not None and digest != ref.digest
@@ -454,6 +472,7 @@ class RegistryClient:
 
     def open_blob(self, repo: Repository, digest: str) -> BlobReader:
         """Stream blob `digest`; the returned reader verifies the digest when it hits EOF."""
+        check_digest(digest, f"blob in {repo}")  # before asking for what could not be verified
         response = self._request(
             "GET",
             repo,
@@ -707,12 +726,8 @@ class RegistryClient:
             response = self._request(
                 "GET", repo, url, access={repo.name: PULL}, ok=(200,), params=params
             )
-            with response:
-                body = (
-                    load_json(response.content, f"tag list of {repo}", self.limits)
-                    if response.content
-                    else {}
-                )
+            with response, document_of(response) as data:
+                body = load_json(data, f"tag list of {repo}", self.limits)
                 if not isinstance(body, dict):
                     raise InputError(f"tag list of {repo} is not a JSON object")
                 next_link = response.links.get("next", {}).get("url")
@@ -749,7 +764,8 @@ class RegistryClient:
                 if response.status_code == 404:
                     return found or self._referrers_by_tag(ref, artifact_type)
                 filtered = "artifactType" in response.headers.get("OCI-Filters-Applied", "")
-                index = _parse_index(response.content, f"referrers of {ref}")
+                with document_of(response) as data:
+                    index = _parse_index(data, f"referrers of {ref}")
                 next_link = response.links.get("next", {}).get("url")
                 page_url = response.url
             found += [

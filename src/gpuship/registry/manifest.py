@@ -6,11 +6,12 @@ pushed anywhere are always the original bytes, never a re-serialisation.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuship.documents import load_json
-from gpuship.errors import InputError
+from gpuship.errors import InputError, shown
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.registry.reference import is_digest
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -54,6 +55,15 @@ class Descriptor(_Document):
     platform: Platform | None = None
     annotations: dict[str, str] = Field(default_factory=dict)
     artifact_type: str | None = Field(default=None, alias="artifactType")
+
+    @field_validator("digest")
+    @classmethod
+    def _well_formed(cls, value: str) -> str:
+        # By the grammar only: an algorithm gpuship cannot verify is refused when content is
+        # read by it (`check_digest`), not in an entry nobody reads.
+        if not is_digest(value):
+            raise ValueError(f"{shown(value)} is not a digest (algorithm:encoded)")
+        return value
 
     @property
     def is_attestation(self) -> bool:

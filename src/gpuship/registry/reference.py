@@ -5,6 +5,13 @@ is a registry host only if it contains "." or ":", is "localhost", or has upper-
 otherwise the image lives on Docker Hub, and single-component Hub names get "library/".
 Name, tag and digest grammars are those of the OCI distribution-spec v1.1.1 (§1.1 of
 shared/reference/registry-release.md).
+
+Digests: `algorithm ":" encoded` (OCI image-spec v1.1 descriptor.md, "Digests"). Content is
+verified with the registered algorithms only, sha256 and sha512 ("Registered algorithms", each
+lower-case hex of a fixed length); a digest of any other algorithm is well-formed by the
+grammar but cannot be verified, so gpuship refuses to read content by it (`UnsupportedDigest`,
+an input error: the user or the image named it). A digest the registry sends in a header is
+the client's to judge (`registry/client.py`: a registry answer, exit 3).
 """
 
 from __future__ import annotations
@@ -12,8 +19,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpuship.errors import InputError
+from gpuship.errors import InputError, shown
+from gpuship.registry.errors import UnsupportedDigest
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_API_HOST = "registry-1.docker.io"
@@ -24,18 +36,57 @@ _COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
 _NAME_RE = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
 _TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
 _DIGEST_RE = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")
-_SHA256_HEX_RE = re.compile(r"^[a-f0-9]{64}$")
+# Registered algorithms and the length of their lower-case hex (image-spec descriptor.md).
+DIGEST_ALGORITHMS = {"sha256": 64, "sha512": 128}
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$")
 # Many clients cap `host/name` at 255 characters (distribution/reference NameTotalLengthMax).
 _MAX_NAME_LENGTH = 255
 
 
 def is_digest(text: str) -> bool:
-    """True if `text` is a well-formed content digest (`sha256:` digests must carry 64 hex)."""
-    if not _DIGEST_RE.match(text):
+    """True if `text` is a well-formed content digest by the grammar (`sha256:` and `sha512:`
+    digests must carry their 64 or 128 lower-case hex); its algorithm may be one gpuship
+    cannot verify (`check_digest`)."""
+    if not _DIGEST_RE.fullmatch(text):
         return False
     algorithm, _, encoded = text.partition(":")
-    return algorithm != "sha256" or bool(_SHA256_HEX_RE.match(encoded))
+    length = DIGEST_ALGORITHMS.get(algorithm)
+    return length is None or (len(encoded) == length and _is_lower_hex(encoded))
+
+
+def _is_lower_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def check_digest(text: str, where: str = "") -> str:
+    """`text` when it is a digest gpuship can verify content by; else UnsupportedDigest, after
+    `where` (what names it), saying why: malformed, or an algorithm other than sha256/sha512."""
+    prefix = f"{where}: " if where else ""
+    if not is_digest(text):
+        raise UnsupportedDigest(
+            f"{prefix}{shown(text)} is not a digest (algorithm:encoded, e.g. sha256:<64 "
+            "lower-case hex>)"
+        )
+    algorithm = text.partition(":")[0]
+    if algorithm not in DIGEST_ALGORITHMS:
+        raise UnsupportedDigest(
+            f"{prefix}digest {shown(text)} uses the algorithm {shown(algorithm)}, which gpuship "
+            f"cannot verify content by (it knows {' and '.join(DIGEST_ALGORITHMS)}, the "
+            "algorithms the OCI image spec registers)"
+        )
+    return text
+
+
+def digest_hash(digest: str, where: str = "") -> _Hash:
+    """A new hash of `digest`'s algorithm, to verify content against it (`check_digest`)."""
+    return hashlib.new(check_digest(digest, where).partition(":")[0])
+
+
+def content_matches(data: bytes, digest: str, where: str = "") -> bool:
+    """True if `data` hashes to `digest` (UnsupportedDigest when it cannot be verified)."""
+    hasher = digest_hash(digest, where)
+    hasher.update(data)
+    return hasher.hexdigest() == digest.partition(":")[2]
 
 
 def sha256_digest(data: bytes) -> str:
@@ -45,7 +96,7 @@ def sha256_digest(data: bytes) -> str:
 
 def is_valid_tag(text: str) -> bool:
     """True if `text` is a legal tag (OCI tag grammar, at most 128 characters)."""
-    return bool(_TAG_RE.match(text))
+    return bool(_TAG_RE.fullmatch(text))
 
 
 @dataclass(frozen=True)
@@ -67,10 +118,8 @@ class Repository:
         return Reference(self, tag, None)
 
     def at(self, digest: str) -> Reference:
-        """This repository at `digest`."""
-        if not is_digest(digest):
-            raise InputError(f"invalid digest {digest!r}: expected sha256:<64 hex>")
-        return Reference(self, None, digest)
+        """This repository at `digest` (one gpuship can verify: `check_digest`)."""
+        return Reference(self, None, check_digest(digest, str(self)))
 
     def __str__(self) -> str:
         return f"{self.registry}/{self.name}"
@@ -105,9 +154,7 @@ class Reference:
 
     def with_digest(self, digest: str) -> Reference:
         """The same reference pinned to `digest` (the tag is kept for display)."""
-        if not is_digest(digest):
-            raise InputError(f"invalid digest {digest!r}: expected sha256:<64 hex>")
-        return Reference(self.repository, self.tag, digest)
+        return Reference(self.repository, self.tag, check_digest(digest, str(self)))
 
     def __str__(self) -> str:
         text = str(self.repository)
@@ -123,7 +170,7 @@ def _split_registry(text: str) -> tuple[str, str]:
     looks_like_host = "." in first or ":" in first or first == "localhost" or first.lower() != first
     if not slash or not looks_like_host:
         return DOCKER_HUB, text
-    if not _HOST_RE.match(first):
+    if not _HOST_RE.fullmatch(first):
         raise ValueError(f"{first!r} is not a valid registry host")
     host = first.lower()
     if host in _HUB_ALIASES:
@@ -138,7 +185,7 @@ def normalise_registry(text: str) -> str:
     `https://host:5000`); raises InputError for anything that is not a host.
     """
     host = text.strip().split("://", 1)[-1].split("/", 1)[0].lower()
-    if not host or not _HOST_RE.match(host):
+    if not host or not _HOST_RE.fullmatch(host):
         raise InputError(f"{text!r} is not a registry host (expected e.g. ghcr.io or host:5000)")
     return DOCKER_HUB if host in _HUB_ALIASES else host
 
@@ -161,8 +208,11 @@ def _parse(text: str, default_tag: str | None) -> Reference:
     if "://" in text:
         raise ValueError("a reference has no URL scheme; drop the 'https://'")
     remainder, at, digest = text.partition("@")
-    if at and not is_digest(digest):
-        raise ValueError(f"{digest!r} is not a digest (expected sha256:<64 hex>)")
+    if at:
+        try:
+            check_digest(digest)
+        except UnsupportedDigest as error:
+            raise ValueError(str(error)) from None
     registry, path = _split_registry(remainder)
     tag: str | None = None
     last_slash = path.rfind("/")
@@ -173,7 +223,7 @@ def _parse(text: str, default_tag: str | None) -> Reference:
             raise ValueError(f"{tag!r} is not a valid tag")
     if registry == DOCKER_HUB and "/" not in path:
         path = f"library/{path}"
-    if not _NAME_RE.match(path):
+    if not _NAME_RE.fullmatch(path):
         raise ValueError(
             f"{path!r} is not a valid repository name (lower-case letters, digits, '.', '_', '-')"
         )

@@ -8,6 +8,12 @@ bounds each read, and a server that trickles a byte a second never trips it. Str
 (large by nature) are bounded by the socket timeout per read and by the deadline. Every
 timeout names the request.
 
+Ends: an answer whose body has neither a Content-Length nor chunks ends where its connection
+closes, which is also how a stalled or cut answer ends: an empty one to a GET is refused as cut
+(retried), as is any answer whose read the watchdog ended; `document_of` tells callers that
+parse a body whether a document that does not parse was cut (`RegistryUnavailable`, exit 3) or
+sent that way (`InputError`), and refuses an empty body where a document belongs.
+
 Size: answers are read here, at most the bytes `gpuship.limits` allows (`manifest-max-bytes`,
 `json-max-bytes`, `registry-error-body-max-bytes`); one that announces or sends more is refused
 (a manifest served without Content-Length that never ends stops at the limit).
@@ -27,7 +33,8 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,7 +42,7 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from gpuship.errors import LimitExceeded, RegistryUnavailable
+from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RetryPolicy
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
@@ -200,6 +207,10 @@ class Transport:
                 response = self._one(method, url, timeout, kwargs)
                 if not stream:
                     self._read_body(response, limit, method, url)
+                    if watch.fired or self._deadline_watch.fired:
+                        # The watchdog's shutdown reads as the end of a body the close delimits.
+                        response.close()
+                        raise _CutShort("the watchdog ended the answer")
             except _NETWORK_ERRORS as error:
                 if watch.fired:
                     raise _TimedOut(f"timed out after {timeout:.3g} s") from error
@@ -256,6 +267,9 @@ class Transport:
                 break
             chunks.append(chunk)
         response._content = b"".join(chunks)
+        if method == "GET" and not failed and not response._content and ended_by_close(response):
+            response.close()
+            raise _CutShort("headers came, then the connection closed with no body: stalled or cut")
         if complete:
             response.raw.release_conn()
         else:
@@ -286,9 +300,51 @@ class _TimedOut(OSError):
     """A watchdog shut the connection down: the attempt ran out of time."""
 
 
+class _CutShort(OSError):
+    """An answer ended before its body could have: a stall or a cut, tried again."""
+
+
+def ended_by_close(response: requests.Response) -> bool:
+    """True when the answer's body ends where its connection closes (no Content-Length, no
+    chunks; RFC 9112 §6.3): a body cut or stalled and closed ends the same way, so its end
+    proves nothing."""
+    if response.request.method == "HEAD" or response.status_code in (204, 304):
+        return False
+    headers = response.headers
+    chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
+    return "Content-Length" not in headers and not chunked
+
+
+@contextmanager
+def document_of(response: requests.Response) -> Iterator[bytes]:
+    """The body of an answer that must hold a document, for the caller to parse inside.
+
+    An empty body is no document (a tag list, an index, a token answer always has one), and a
+    document that does not parse in a body the connection's close ended was cut short: both
+    RegistryUnavailable naming the request, never an empty result. A body that has its length
+    and does not parse is what the registry sent: the parser's InputError stands.
+    """
+    what = f"{response.request.method} {_display(str(response.url))}"
+    if not response.content:
+        raise RegistryUnavailable(
+            f"{what}: HTTP {response.status_code} with an empty body, where a document belongs"
+        )
+    try:
+        yield response.content
+    except LimitExceeded:
+        raise
+    except InputError as error:
+        if not ended_by_close(response):
+            raise
+        raise RegistryUnavailable(
+            f"{what}: the answer ended with its connection before its document did "
+            f"(cut short): {error}"
+        ) from None
+
+
 def _reason(error: BaseException) -> str:
     """Why a request failed, in words: the timeout, else the error's kind."""
-    if isinstance(error, _TimedOut):
+    if isinstance(error, _TimedOut | _CutShort):
         return str(error)
     if isinstance(error, requests.Timeout | urllib3.exceptions.TimeoutError | TimeoutError):
         return "timed out"

@@ -6,6 +6,11 @@ per thread by the connection class below when a request is sent on them) and shu
 sockets down when its time is up (one scheduler thread for all watches); the blocked read
 then fails at once. The adapter installs
 that connection class through urllib3's `pool_classes_by_scheme`.
+
+The socket itself is held too, once the request is sent: an answer that will close its
+connection (`Connection: close`, or a body without a length, which the close ends) takes the
+socket over from the connection (http.client `getresponse` closes the connection, and its
+`sock` is None from then on), and its body is read from that socket alone.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class Watch:
         self._seconds = seconds
         self._lock = threading.Lock()
         self._connections: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     def start(self) -> None:
         if math.isfinite(self._seconds):
@@ -53,12 +59,23 @@ class Watch:
             if self.fired:
                 _shutdown(connection)
 
+    def hold(self, sock: socket.socket | None) -> None:
+        """Shut `sock` down with the rest, even once its connection has let go of it."""
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.add(sock)
+            if self.fired:
+                _shutdown_socket(sock)
+
     def fire(self) -> None:
-        """Shut down every connection attached so far, and any attached later."""
+        """Shut down every connection and socket attached so far, and any attached later."""
         with self._lock:
             self.fired = True
             for connection in list(self._connections):
                 _shutdown(connection)
+            for sock in list(self._sockets):
+                _shutdown_socket(sock)
 
 
 class _Scheduler:
@@ -124,17 +141,24 @@ def watching(*watches: Watch) -> Iterator[None]:
 def _shutdown(connection: urllib3.connection.HTTPConnection) -> None:
     sock = getattr(connection, "sock", None)
     if sock is not None:
-        with suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+        _shutdown_socket(sock)
+
+
+def _shutdown_socket(sock: socket.socket) -> None:
+    with suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 class WatchedConnectionMixin:
     """Registers itself with the watches of the thread that sends on it."""
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        for watch in getattr(_active, "watches", ()):
+        watches = getattr(_active, "watches", ())
+        for watch in watches:
             watch.attach(self)
         super().request(*args, **kwargs)  # type: ignore[misc]
+        for watch in watches:  # sent: the answer may take the socket over (see above)
+            watch.hold(getattr(self, "sock", None))
 
 
 class WatchedHTTPConnection(WatchedConnectionMixin, urllib3.connection.HTTPConnection):

@@ -14,6 +14,12 @@ releases cannot lose each other's records (DESIGN.md, many writers at once).
 - The history is the set of those tags (tags/list), read newest first. The current state of a
   tag is stored nowhere: it is the tag's actual digest, explained by the newest record that put
   the tag there (`explain`).
+- Before it moves any tag, a release stores the same record as an intent (`state: intent`)
+  under `<release.history-tag>.<release id>.intent`; once its tags are written it stores the
+  complete record and removes the intent. An intent without its complete record is a release
+  that is running or was interrupted (killed, the registry gone): history lists it as
+  unfinished, rollback can undo what it moved, prune never deletes what it names, and the same
+  command run again completes it.
 
 Before this scheme the tag `<release.history-tag>` itself held one OCI index listing every
 record, rewritten by every release (a lost update when two ran at once). It is still read, so
@@ -52,12 +58,22 @@ RECORD_ANNOTATION = "io.gpuship.release.record"
 RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 
 
+INTENT_SUFFIX = ".intent"
+
+
 @dataclass(frozen=True)
 class History:
-    """The records read, oldest first, and the manifest digest of each record tag read."""
+    """The complete records read, oldest first; the unfinished releases (intents without a
+    complete record), oldest first; and the manifest digest of each history tag read."""
 
     records: list[ReleaseRecord]
     artifacts: dict[str, str] = field(default_factory=dict)
+    unfinished: list[ReleaseRecord] = field(default_factory=list)
+
+    @property
+    def entries(self) -> list[ReleaseRecord]:
+        """Complete and unfinished releases together, oldest first: what moved the tags."""
+        return sorted([*self.records, *self.unfinished], key=lambda r: (r.time, r.id))
 
 
 class RecordUncertain(RegistryUnavailable):
@@ -82,6 +98,30 @@ def record_id_of(prefix: str, tag: str) -> str | None:
     return None
 
 
+def intent_tag(prefix: str, release_id: str) -> str:
+    """The tag of a release's intent: `<history-tag>.<release id>.intent`."""
+    return record_tag(prefix, release_id) + INTENT_SUFFIX
+
+
+def intent_id_of(prefix: str, tag: str) -> str | None:
+    """The release id an intent tag names, or None for any other tag."""
+    if not tag.endswith(INTENT_SUFFIX):
+        return None
+    return record_id_of(prefix, tag.removesuffix(INTENT_SUFFIX))
+
+
+def is_history_tag(prefix: str, tag: str) -> bool:
+    """True for the tags the history owns: records, intents, the old history index."""
+    return tag == prefix or record_id_of(prefix, tag) is not None or bool(intent_id_of(prefix, tag))
+
+
+def tag_of(prefix: str, record: ReleaseRecord) -> str:
+    """The tag `record` is stored under: its intent tag, or its record tag once complete."""
+    if record.state == "intent":
+        return intent_tag(prefix, record.id)
+    return record_tag(prefix, record.id)
+
+
 def record_manifest(record: ReleaseRecord, subject: dict[str, object]) -> bytes:
     """The artifact manifest for one record (its layer is `record.to_json()`, its annotation
     the same JSON, so one GET reads it)."""
@@ -100,8 +140,12 @@ def store_record(
     prefix: str,
     record: ReleaseRecord,
     subject: dict[str, object],
+    *,
+    config_present: bool = False,
 ) -> str:
-    """Store `record` under its own tag; returns the record manifest's digest.
+    """Store `record` under its own tag (`tag_of`: an intent under its intent tag); returns
+    the record manifest's digest. `config_present`: the empty config blob is known to be in
+    `repo` (a release's intent, stored just before, put it there).
 
     A PUT that fails may still have landed (its answer lost; a registry holding tags immutable,
     ECR, then refuses the retry), so the tag is read before giving up. Raises the error that
@@ -109,8 +153,9 @@ def store_record(
     """
     manifest = record_manifest(record, subject)
     digest = sha256_digest(manifest)
-    tag = record_tag(prefix, record.id)
-    ensure_empty_config(client, repo)
+    tag = tag_of(prefix, record)
+    if not config_present:
+        ensure_empty_config(client, repo)
     client.push_blob(repo, record.to_json())
     try:
         client.put_manifest(repo.tag(tag), manifest, MEDIA_OCI_MANIFEST)
@@ -154,27 +199,53 @@ def load_history(
     tags: Sequence[str] | None = None,
 ) -> History:
     """The records of `repo`, oldest first: the `newest` N record tags (all when None) and the
-    index of before per-record tags; empty when nothing was ever recorded. `tags`: the
-    repository's tag list, when the caller has just read it (else it is listed here)."""
+    index of before per-record tags, and the newest N unfinished releases; empty when nothing
+    was ever recorded. `tags`: the repository's tag list, when the caller has just read it
+    (else it is listed here)."""
     if tags is None:
         try:
             tags = client.list_tags(repo)
         except NotFound:
             return History([])
     named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
+    intents = _unpaired_intents(prefix, tags)
     if newest is not None:
-        named = _newest(named, newest)
-    read = read_each(partial(_read_record, client, repo, prefix), named)
+        named, intents = _newest(named, newest), _newest(intents, newest)
+    read = read_each(partial(read_history_tag, client, repo, prefix), [*named, *intents])
     stored = [found for found in read if found is not None]
-    records = {record.id: record for record, _ in stored}
-    artifacts = {record_tag(prefix, record.id): digest for record, digest in stored}
+    records = {record.id: record for record, _ in stored if record.state == "complete"}
+    artifacts = {tag_of(prefix, record): digest for record, digest in stored}
     if prefix in tags:
         for record in _legacy_records(client, repo, prefix):
             records.setdefault(record.id, record)
-    ordered = sorted(records.values(), key=lambda r: (r.time, r.id))
+    unfinished = [r for r, _ in stored if r.state == "intent" and r.id not in records]
+    ordered = _ordered(records.values(), newest)
+    return History(ordered, artifacts, _ordered(unfinished, newest))
+
+
+def unfinished_releases(
+    client: RegistryClient, repo: Repository, prefix: str, tags: Sequence[str]
+) -> list[ReleaseRecord]:
+    """The intents in `tags` without a complete record, oldest first: one read each, the
+    complete records are not read."""
+    read_tag = partial(read_history_tag, client, repo, prefix)
+    read = read_each(read_tag, _unpaired_intents(prefix, tags))
+    return _ordered((record for record, _ in filter(None, read)), None)
+
+
+def _unpaired_intents(prefix: str, tags: Iterable[str]) -> list[str]:
+    tags = list(tags)
+    complete = {record_id_of(prefix, tag) for tag in tags} - {None}
+    return sorted(
+        tag for tag in tags if (found := intent_id_of(prefix, tag)) and found not in complete
+    )
+
+
+def _ordered(records: Iterable[ReleaseRecord], newest: int | None) -> list[ReleaseRecord]:
+    ordered = sorted(records, key=lambda r: (r.time, r.id))
     if newest is not None:
         ordered = ordered[-newest:] if newest > 0 else []
-    return History(ordered, artifacts)
+    return ordered
 
 
 def _newest(tags: list[str], count: int) -> list[str]:
@@ -189,10 +260,11 @@ def _newest(tags: list[str], count: int) -> list[str]:
     return [tag for tag in tags if tag.rsplit("-", 1)[0] >= second]
 
 
-def _read_record(
+def read_history_tag(
     client: RegistryClient, repo: Repository, prefix: str, tag: str
 ) -> tuple[ReleaseRecord, str] | None:
-    """The record under `tag` and its manifest digest; None if the tag went away meanwhile."""
+    """The record (or intent) under `tag` and its manifest digest; None if the tag went away
+    meanwhile (an intent is removed once its release is complete)."""
     where = f"{repo}:{tag}"
     try:
         fetched = client.get_manifest(repo.tag(tag))
@@ -205,8 +277,10 @@ def _read_record(
             "tag or set release.history-tag to another prefix"
         )
     record = _record_of(client, repo, document, where)
-    if record_tag(prefix, record.id) != tag:
-        raise InputError(f"{where} holds the record of release {record.id}, not its own")
+    if tag_of(prefix, record) != tag:
+        raise InputError(
+            f"{where} holds the {record.state} record of release {record.id}, not its own"
+        )
     return record, fetched.digest
 
 

@@ -4,8 +4,15 @@ Order: read the source manifest (digest verified) and every target tag (GET: the
 checked against the bytes, and the old bytes are kept for a restore); refuse immutable
 conflicts before writing anything; copy content to another repository if needed (untagged, so
 harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
-SBOMs); write each tag and read it back; store the release record under its own tag. A record
-exists only for a release whose tags were all written.
+SBOMs); store the release's intent; write each tag and read it back; store the complete release
+record under its own tag; read the written tags once more (a prune that deleted the digest
+meanwhile took them away: they are written again); remove the intent. A complete record exists
+only for a release whose tags were all written.
+
+Stopped part-way (SIGINT or SIGTERM, the registry gone, the process killed), a release puts
+back what it wrote, as after any failure, and removes its intent; what it could not put back
+(killed, the registry gone, a second signal) keeps the intent, which `history` lists as
+unfinished, `rollback` can undo, and the same command run again completes (`release/intent.py`).
 
 Registries have no compare-and-swap on tags, so other writers are expected:
 - a floating tag read back at another digest was moved by a later writer: the release still
@@ -30,7 +37,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from gpuship.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EnvironmentUnavailable, GpushipError
+from gpuship.errors import (
+    EXIT_ENVIRONMENT,
+    EXIT_FAILED,
+    EnvironmentUnavailable,
+    GpushipError,
+    interrupt_exit_code,
+    interrupt_name,
+)
 from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
@@ -38,7 +52,15 @@ from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
-from gpuship.release.history import RecordUncertain, delete_record, store_record
+from gpuship.release.history import (
+    RecordUncertain,
+    delete_record,
+    record_manifest,
+    store_record,
+    tag_of,
+    unfinished_releases,
+)
+from gpuship.release.intent import resumable, steps_of
 from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
 from gpuship.release.record import (
     RecordState,
@@ -90,6 +112,8 @@ class TagResult:
     now: str | None
     known: bool = True
     note: str = ""
+    # Its PUT got no answer (a timeout, a signal): it may still land after this run ends.
+    in_flight: bool = False
 
 
 @dataclass
@@ -102,11 +126,24 @@ class ReleaseOutcome:
     record_digest: str | None = None
     record_state: RecordState = "none"
     error: str | None = None
-    # Exit code of a failed release: 3 when the registry stopped answering, else 1.
+    # Exit code of a failed release: 3 when the registry stopped answering, 128 + the signal
+    # when one stopped it, else 1.
     exit_code: int = EXIT_FAILED
     copy: CopyStats | None = None
     # Signatures, attestations and SBOMs copied along with the image (promote --to).
     referrers: list[ReferrerCopy] = field(default_factory=list)
+    # The unfinished release this run completes (its id is the record's), if any.
+    resumed: str | None = None
+    # The intent's PUT was sent (so it may be stored) and it was not removed since; its
+    # manifest digest once the registry said it is stored.
+    intent_sent: bool = False
+    intent_digest: str | None = None
+    # The tags this run writes (those not yet at the digest).
+    writes: list[TagStep] = field(default_factory=list)
+    # Things to tell that change nothing about the outcome.
+    warnings: list[str] = field(default_factory=list)
+    # The signal that stopped the run (SIGINT, SIGTERM), if one did.
+    stopped_by: str | None = None
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -152,27 +189,73 @@ def release(
     manifest = client.get_manifest(request.source)
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
-    before = {tag: fetched.digest if fetched else None for tag, fetched in old.items()}
-    steps = plan_tags(request.tags, before, manifest.digest)
-    record = _record(request, manifest, steps, provenance(environ), now, config_digest)
-    outcome = ReleaseOutcome(steps=steps, record=record)
-    outcome.tags = {
-        step.tag: TagResult(step, _FIRST_FATE.get(step.action, TagFate.NOT_WRITTEN), step.before)
-        for step in steps
-    }
-    if _refused(request, outcome, before):
-        return outcome
+    before = {tag: _digest(fetched) for tag, fetched in old.items()}
+    unfinished = _unfinished(client, target, config)
+    resumed = resumable(unfinished, request.kind, manifest.digest, before)
+    if resumed is not None:
+        steps, record = steps_of(resumed), resumed.as_state("complete")
+    else:
+        steps = plan_tags(request.tags, before, manifest.digest)
+        record = _record(request, manifest, steps, provenance(environ), now, config_digest)
+    resumed_id = resumed.id if resumed is not None else None
+    outcome = ReleaseOutcome(steps=steps, record=record, resumed=resumed_id)
+    outcome.tags = {step.tag: _first(step, before[step.tag], resumed) for step in steps}
+    outcome.writes = [s for s in steps if s.writes and before[s.tag] != s.after]
+    try:
+        _carry_out(client, request, config, manifest, old, outcome, progress)
+    except KeyboardInterrupt as interrupt:
+        _stopped(client, target, config, manifest, old, outcome, interrupt)
+    return outcome
+
+
+def _unfinished(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig
+) -> list[ReleaseRecord]:
+    """The releases of `repo` still under way or interrupted (intents without a record)."""
+    try:
+        tags = client.list_tags(repo)
+    except NotFound:
+        return []  # a repository promote --to creates
+    return unfinished_releases(client, repo, config.history_tag, tags)
+
+
+def _first(step: TagStep, now: str | None, resumed: ReleaseRecord | None) -> TagResult:
+    """A tag's fate before this run writes anything."""
+    if resumed is not None and step.writes and now == step.after:
+        note = f"written by the interrupted run of release {resumed.id}"
+        return TagResult(step, TagFate.UNCHANGED, now, note=note)
+    return TagResult(step, _FIRST_FATE.get(step.action, TagFate.NOT_WRITTEN), now)
+
+
+def _carry_out(
+    client: RegistryClient,
+    request: ReleaseRequest,
+    config: ReleaseConfig,
+    manifest: FetchedManifest,
+    old: Mapping[str, FetchedManifest | None],
+    outcome: ReleaseOutcome,
+    progress: BlobProgress | None,
+) -> None:
+    """Everything after the reads: refuse, copy, intent, tags, record, re-check."""
+    target = request.target
+    if _refused(request, outcome, {tag: _digest(fetched) for tag, fetched in old.items()}):
+        return
     if target != request.source.repository and not _copy(
         client, request, manifest, outcome, progress
     ):
-        return outcome
-    writes = [step for step in steps if step.writes]
-    if not _write_all(client, target, writes, manifest, outcome):
-        _undo(client, target, writes, old, manifest, outcome)
-        return outcome
-    if writes:
-        _store(client, target, config, manifest, writes, old, outcome)
-    return outcome
+        return
+    if not outcome.writes and outcome.resumed is None:
+        return  # every tag already at the digest: nothing to record
+    if outcome.resumed is None and not _store_intent(client, target, config, manifest, outcome):
+        return
+    if not _write_all(client, target, outcome.writes, manifest, outcome):
+        _undo(client, target, outcome.writes, old, manifest, outcome)
+        _settle_intent(client, target, config, outcome)
+        return
+    _store(client, target, config, manifest, outcome.writes, old, outcome)
+    if outcome.record_state == "stored":
+        _recheck(client, target, manifest, outcome)
+    _settle_intent(client, target, config, outcome)
 
 
 _FIRST_FATE = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}
@@ -268,6 +351,7 @@ def _write_all(
     """Write each tag and read it back; False (outcome failed) at the first that fails."""
     for step in writes:
         result = outcome.tags[step.tag]
+        result.fate = TagFate.PENDING  # from the PUT on it may be written (a signal, no answer)
         try:
             client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
         except GpushipError as error:
@@ -275,13 +359,12 @@ def _write_all(
             # immutable, ECR, then refuses the retry): the read below tells.
             if not _holds(client, repo, step.tag, manifest.digest):
                 outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
-                result.fate = TagFate.PENDING
+                result.in_flight = isinstance(error, EnvironmentUnavailable)
                 return False
         try:
-            now = read_tag(client, repo, step.tag)
+            now = _read_back(client, repo, step.tag, manifest)
         except GpushipError as error:
             outcome.fail(f"reading tag {step.tag} back after writing it failed: {error}", error)
-            result.fate = TagFate.PENDING
             return False
         result.now = _digest(now)
         if result.now == manifest.digest:
@@ -300,6 +383,50 @@ def _write_all(
     return True
 
 
+def _read_back(
+    client: RegistryClient, repo: Repository, tag: str, manifest: FetchedManifest
+) -> FetchedManifest | None:
+    """The tag just written, read back. Gone already: a prune's DELETE of the digest (planned
+    before this release) took effect after the write, and took the tag with it; it is written
+    once more (this run's intent, stored before, keeps prune from deleting it again)."""
+    found = read_tag(client, repo, tag)
+    if found is None:
+        client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
+        found = read_tag(client, repo, tag)
+    return found
+
+
+def _subject(manifest: FetchedManifest) -> dict[str, object]:
+    """The released image, as the `subject` of its record."""
+    return {"mediaType": manifest.media_type, "digest": manifest.digest, "size": len(manifest.data)}
+
+
+def _store_intent(
+    client: RegistryClient,
+    repo: Repository,
+    config: ReleaseConfig,
+    manifest: FetchedManifest,
+    outcome: ReleaseOutcome,
+) -> bool:
+    """Store the intent before any tag moves; False (outcome failed, nothing written) if not."""
+    intent = outcome.record.as_state("intent")
+    outcome.intent_sent = True
+    try:
+        outcome.intent_digest = store_record(
+            client, repo, config.history_tag, intent, _subject(manifest)
+        )
+        return True
+    except RecordUncertain as error:
+        outcome.fail(f"storing the release intent failed: {error}; no tag was written", error)
+        outcome.record_state = "not stored"
+        _drop_intent(client, repo, config, outcome)  # it may have landed, its answer lost
+    except GpushipError as error:
+        outcome.fail(f"storing the release intent failed: {error}; no tag was written", error)
+        outcome.record_state = "not stored"
+        outcome.intent_sent = False
+    return False
+
+
 def _store(
     client: RegistryClient,
     repo: Repository,
@@ -310,33 +437,158 @@ def _store(
     outcome: ReleaseOutcome,
 ) -> None:
     """Store the record; if that fails, undo the tags (and a record that may have landed)."""
-    subject = {
-        "mediaType": manifest.media_type,
-        "digest": manifest.digest,
-        "size": len(manifest.data),
-    }
+    outcome.record_state = "unknown"  # until the registry answers
     try:
         outcome.record_digest = store_record(
-            client, repo, config.history_tag, outcome.record, subject
+            client,
+            repo,
+            config.history_tag,
+            outcome.record,
+            _subject(manifest),
+            config_present=outcome.intent_digest is not None,
         )
         outcome.record_state = "stored"
         return
     except RecordUncertain as error:
         outcome.fail(f"storing the release record failed: {error}", error)
-        outcome.record_state = "unknown"
-        uncertain: RecordUncertain | None = error
     except GpushipError as error:
         outcome.fail(f"storing the release record failed: {error}", error)
         outcome.record_state = "not stored"
-        uncertain = None
     _undo(client, repo, writes, old, manifest, outcome)
-    if uncertain is not None:
+    if outcome.record_state == "unknown":
+        _remove_record(client, repo, config, manifest, outcome)
+
+
+def _remove_record(
+    client: RegistryClient,
+    repo: Repository,
+    config: ReleaseConfig,
+    manifest: FetchedManifest,
+    outcome: ReleaseOutcome,
+) -> None:
+    """Remove the complete record a failed run may have stored (its answer lost)."""
+    tag = tag_of(config.history_tag, outcome.record)
+    digest = sha256_digest(record_manifest(outcome.record, _subject(manifest)))
+    with client.deadline.cleanup():
+        try:
+            delete_record(client, repo, tag, digest)
+            outcome.record_state = "removed"
+        except GpushipError:
+            outcome.error = f"{outcome.error}; the record tag {tag} may remain"
+
+
+def _recheck(
+    client: RegistryClient, repo: Repository, manifest: FetchedManifest, outcome: ReleaseOutcome
+) -> None:
+    """Read every tag written once more, now that the record is stored. A tag gone means a
+    prune's DELETE of the digest took effect after the read-back (prune, once it sees this
+    record, puts it back itself; this covers a DELETE that took effect before that): it is
+    written again."""
+    for tag, result in outcome.tags.items():
+        if result.fate is not TagFate.WRITTEN:
+            continue
+        try:
+            if client.head_manifest(repo.tag(tag)) is not None:
+                continue
+            client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
+        except GpushipError as error:
+            outcome.warnings.append(
+                f"tag {tag} could not be read again (or written back) after recording: {error}"
+            )
+            return
+        result.note = "taken away by a concurrent prune's delete; written again"
+
+
+def _settle_intent(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
+) -> None:
+    """Remove the intent once the release is recorded, or once nothing this run wrote is
+    left. It stays while a tag may hold what this run (or the interrupted run it resumed)
+    wrote: history lists it as unfinished and the same command completes it."""
+    if not outcome.intent_sent and outcome.resumed is None:
+        return
+    written = (TagFate.WRITTEN, TagFate.SUPERSEDED, TagFate.PENDING, TagFate.NOT_RESTORED)
+    left = outcome.with_fate(*written, TagFate.UNKNOWN)
+    left += [tag for tag, result in outcome.tags.items() if result.in_flight]
+    if outcome.record_state != "stored" and (left or outcome.resumed is not None):
+        if outcome.record_state != "unknown":
+            outcome.record_state = "intent"
+        return
+    _drop_intent(client, repo, config, outcome)
+
+
+def _drop_intent(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
+) -> None:
+    """Remove the intent tag (read first when this run did not store it: the one a resumed
+    run completes was stored by another); if that fails it stays, harmless once the record
+    is stored."""
+    tag = tag_of(config.history_tag, outcome.record.as_state("intent"))
+    with client.deadline.cleanup():
+        try:
+            digest = outcome.intent_digest
+            if digest is None:
+                head = client.head_manifest(repo.tag(tag))
+                digest = head.digest if head is not None else None
+            if digest is not None:
+                delete_record(client, repo, tag, digest)
+            outcome.intent_sent, outcome.intent_digest = False, None
+        except GpushipError as error:
+            # Beside its record an intent is ignored: a registry that deletes no manifests
+            # (GHCR through the registry API, ECR) keeps both, which is no reason to warn.
+            if outcome.record_state != "stored":
+                outcome.warnings.append(f"the intent tag {tag} could not be removed: {error}")
+                outcome.record_state = "intent"
+
+
+def _stopped(
+    client: RegistryClient,
+    repo: Repository,
+    config: ReleaseConfig,
+    manifest: FetchedManifest,
+    old: Mapping[str, FetchedManifest | None],
+    outcome: ReleaseOutcome,
+    interrupt: KeyboardInterrupt,
+) -> None:
+    """A signal stopped the run: put back what it wrote, as after any failure, and say so.
+
+    A second signal stops that too: what is not yet put back is reported, and the intent
+    stays for the same command to complete."""
+    name = interrupt_name(interrupt)
+    if outcome.record_state == "stored":
+        outcome.warnings.append(f"{name} arrived after the release was recorded; it is complete")
+        return
+    earlier = f" (while handling: {outcome.error})" if outcome.error else ""
+    outcome.error = f"interrupted by {name}{earlier}"
+    outcome.exit_code = interrupt_exit_code(interrupt)
+    outcome.stopped_by = name
+    for result in outcome.tags.values():
+        result.in_flight = result.in_flight or result.fate is TagFate.PENDING
+    if outcome.record_state == "none":
+        outcome.record_state = "not stored"
+    try:
         with client.deadline.cleanup():
-            try:
-                delete_record(client, repo, uncertain.tag, uncertain.digest)
-                outcome.record_state = "removed"
-            except GpushipError:
-                outcome.error = f"{outcome.error}; the record tag {uncertain.tag} may remain"
+            _undo(client, repo, outcome.writes, old, manifest, outcome)
+            if outcome.record_state == "unknown":
+                _remove_record(client, repo, config, manifest, outcome)
+            _settle_intent(client, repo, config, outcome)
+    except KeyboardInterrupt:
+        _cut_short(outcome)
+
+
+def _cut_short(outcome: ReleaseOutcome) -> None:
+    """A second signal stopped the undo: say where each tag it had not reached may be."""
+    outcome.error = f"{outcome.error}; a second signal stopped putting tags back"
+    for result in outcome.tags.values():
+        if result.fate is TagFate.WRITTEN:
+            result.fate, result.note = TagFate.NOT_RESTORED, "the undo was stopped"
+        elif result.fate is TagFate.PENDING:
+            result.fate, result.known = TagFate.UNKNOWN, False
+            result.note = "its write may have landed; the undo was stopped"
+        elif result.fate is TagFate.SUPERSEDED:
+            result.fate = TagFate.LEFT
+    if outcome.record_state != "stored":
+        outcome.record_state = "intent"
 
 
 def _explain(error: GpushipError) -> str:
@@ -385,10 +637,14 @@ def _restore(
         result.note = f"could not be read to put it back: {error}"
         return
     result.now, result.known = current, True
+    if current == manifest.digest:
+        result.in_flight = False  # it landed: nothing of it is left to land later
     if current == step.before:
         pending = result.fate is TagFate.PENDING
         result.fate = TagFate.NOT_WRITTEN if pending else TagFate.LEFT
         result.note = "its write did not land" if pending else "already back at its digest"
+        if pending and result.in_flight:
+            result.note += " (yet: it got no answer and may still, so the intent stays)"
         return
     if current != manifest.digest:
         result.fate = TagFate.LEFT

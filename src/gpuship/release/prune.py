@@ -2,11 +2,13 @@
 
 Times: the release record that put the tag on its digest (newest), else the image config's
 `created` (for an index, its first runnable child's config). References: index children
-(recursively) and referrers (referrers API, else the `sha256-<hex>` tag) of every kept digest.
-Right before deleting, every kept tag is resolved again, and every tag of the digest about to
-go: a digest a kept tag now points at, or whose tags moved, is skipped (a release may have run
-in between, or one answer of the registry was wrong). Release records are never touched: their
-tags are left out, and records that refer to a deleted image are not its orphans.
+(recursively) and referrers (referrers API, else the `sha256-<hex>` tag) of every kept digest,
+and of every digest an unfinished release names. Right before each delete, the tags and the
+release history are read again (`release/claims.py`): a digest any tag points at now, or a
+release recorded or under way since the plan names, or whose tags moved, is skipped; after
+each delete the history is read once more, and a digest a release claimed meanwhile is put
+back. Release records are never touched: their tags are left out, and records that refer to a
+deleted image are not its orphans.
 
 A DELETE whose answer was lost is settled by reading the digest again: gone is deleted, there
 is failed, unreadable is reported as unknown.
@@ -19,14 +21,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gpuship.documents import load_json
-from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError
+from gpuship.errors import (
+    EnvironmentUnavailable,
+    GpushipError,
+    InputError,
+    interrupt_exit_code,
+    interrupt_name,
+)
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
-from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
+from gpuship.registry.manifest import ImageIndex
 from gpuship.registry.reference import Repository
+from gpuship.release.claims import Claims, ContentReader, claims_at_plan
 from gpuship.release.config import ReleaseConfig
-from gpuship.release.history import RECORD_TYPE, load_history, record_id_of
+from gpuship.release.history import is_history_tag, load_history
 from gpuship.release.policy import matches_any
 from gpuship.release.retention import (
     DigestDecision,
@@ -50,8 +59,14 @@ class PrunePlan:
     failed: dict[str, str] = field(default_factory=dict)
     # Deletes whose outcome could not be read back (the registry stopped answering).
     unknown: dict[str, str] = field(default_factory=dict)
-    # Why the run could not finish its work, when the registry stopped answering.
+    # Digests deleted, then put back because a release claimed them meanwhile.
+    restored: dict[str, str] = field(default_factory=dict)
+    # Why the run could not finish its work: the registry stopped answering, or a signal.
     interrupted: str | None = None
+    # The exit code of a run stopped by a signal (128 + its number).
+    signal_exit: int | None = None
+    # What the plan read, to check each delete against the registry at that moment.
+    claims: Claims | None = field(default=None, repr=False, compare=False)
 
     @property
     def to_delete(self) -> list[DigestDecision]:
@@ -68,77 +83,50 @@ def _parse_time(value: object) -> datetime | None:
         return None
 
 
-class _Reader:
-    """Reads manifests and configs once each."""
-
-    def __init__(self, client: RegistryClient, repo: Repository) -> None:
-        self.client = client
-        self.repo = repo
-        self._documents: dict[str, ImageManifest | ImageIndex | None] = {}
-
-    def document(self, digest: str) -> ImageManifest | ImageIndex | None:
-        if digest not in self._documents:
-            try:
-                fetched = self.client.get_manifest(self.repo.at(digest))
-                self._documents[digest] = parse_manifest(fetched.data, fetched.media_type)
-            except NotFound:
-                self._documents[digest] = None
-        return self._documents[digest]
-
-    def created(self, digest: str) -> datetime | None:
-        document = self.document(digest)
-        if isinstance(document, ImageIndex):
-            runnable = [d for d in document.manifests if not d.is_attestation]
-            return self.created(runnable[0].digest) if runnable else None
-        if document is None:
-            return None
-        data = self.client.read_blob(self.repo, document.config.digest)
-        try:
-            config = load_json(data, f"config {document.config.digest}", self.client.limits)
-        except InputError:
-            return None
-        return _parse_time(config.get("created")) if isinstance(config, dict) else None
-
-    def references(self, digest: str) -> list[str]:
-        """Index children and referrers; release records refer to images but belong to the
-        history, not to the image."""
-        document = self.document(digest)
-        children = (
-            [d.digest for d in document.manifests] if isinstance(document, ImageIndex) else []
-        )
-        referrers = [
-            d.digest
-            for d in self.client.referrers(self.repo.at(digest))
-            if d.artifact_type != RECORD_TYPE
-        ]
-        return children + referrers
+def _created(reader: ContentReader, digest: str) -> datetime | None:
+    document = reader.document(digest)
+    if isinstance(document, ImageIndex):
+        runnable = [d for d in document.manifests if not d.is_attestation]
+        return _created(reader, runnable[0].digest) if runnable else None
+    if document is None:
+        return None
+    data = reader.client.read_blob(reader.repo, document.config.digest)
+    try:
+        config = load_json(data, f"config {document.config.digest}", reader.client.limits)
+    except InputError:
+        return None
+    return _parse_time(config.get("created")) if isinstance(config, dict) else None
 
 
 def plan_prune(
     client: RegistryClient, repo: Repository, config: ReleaseConfig, now: datetime
 ) -> PrunePlan:
     """Read the repository and decide; writes nothing."""
-    reader = _Reader(client, repo)
+    reader = ContentReader(client, repo)
+    prefix = config.history_tag
     tags = client.list_tags(repo)
-    history = load_history(client, repo, config.history_tag, newest=config.history_limit, tags=tags)
+    history = load_history(client, repo, prefix, newest=config.history_limit, tags=tags)
     released: dict[tuple[str, str], datetime] = {}
     for record in history.records:
         for change in record.tags:
             released[(change.tag, change.after)] = record.time
     states: list[TagState] = []
     governed = [rule.pattern for rule in config.retention.keep]
-    # Release records are history, never retention's to decide.
-    candidates = [tag for tag in tags if record_id_of(config.history_tag, tag) is None]
+    # Release records and intents are history, never retention's to decide.
+    candidates = [tag for tag in tags if tag == prefix or not is_history_tag(prefix, tag)]
     heads = read_each(lambda tag: client.head_manifest(repo.tag(tag)), candidates)
     for tag, head in zip(candidates, heads, strict=True):
         if head is None:
             continue  # deleted since listing
         created: datetime | None = released.get((tag, head.digest))
         if created is None and matches_any(governed, tag):
-            created = reader.created(head.digest)
+            created = _created(reader, head.digest)
         states.append(TagState(tag, head.digest, created))
     decisions = select_tags(states, config, now)
-    references = {d.digest: reader.references(d.digest) for d in decisions if d.keep}
+    # A release under way (or interrupted) claims its digest before its tags move.
+    claimed = {record.digest for record in history.unfinished}
+    roots = [d.digest for d in decisions if d.keep] + sorted(claimed)
+    references = {digest: reader.references(digest) for digest in roots}
     # Children of kept indexes need their own references too (nested indexes, referrers).
     pending = [child for children in references.values() for child in children]
     while pending:
@@ -146,12 +134,14 @@ def plan_prune(
         if digest not in references:
             references[digest] = reader.references(digest)
             pending.extend(references[digest])
-    digests = select_digests(states, decisions, references)
-    return PrunePlan(decisions, digests + _orphans(reader, digests, set(references)))
+    digests = select_digests(states, decisions, references, claimed)
+    claims = claims_at_plan(client, repo, prefix, reader, tags, history.unfinished)
+    orphans = _orphans(reader, digests, set(references))
+    return PrunePlan(decisions, digests + orphans, claims=claims)
 
 
 def _orphans(
-    reader: _Reader, digests: list[DigestDecision], protected: set[str]
+    reader: ContentReader, digests: list[DigestDecision], protected: set[str]
 ) -> list[DigestDecision]:
     """Children and referrers of deleted digests that nothing kept references.
 
@@ -177,53 +167,99 @@ def _orphans(
 def apply_prune(
     client: RegistryClient, repo: Repository, plan: PrunePlan, delete: Deleter
 ) -> PrunePlan:
-    """Delete the selected digests, re-checking kept tags first; failures are recorded."""
-    kept_now: dict[str, str] = {}
-    for decision in plan.tags:
-        if decision.keep:
-            head = client.head_manifest(repo.tag(decision.tag))
-            if head is not None:
-                kept_now[head.digest] = decision.tag
-    for target in plan.to_delete:
-        if target.digest in kept_now:
-            plan.skipped[target.digest] = f"kept tag {kept_now[target.digest]} points at it now"
-            continue
-        moved = _moved_since(client, repo, target, plan)
-        if moved:
-            plan.skipped[target.digest] = moved
-            continue
-        try:
-            delete(target.digest, target.tags)
-        except EnvironmentUnavailable as error:
-            plan.unknown[target.digest] = str(error)
-            plan.interrupted = plan.interrupted or str(error)
-            continue
-        except GpushipError as error:
-            plan.failed[target.digest] = str(error)
-            continue
-        plan.deleted.append(target.digest)
+    """Delete the selected digests, each only if nothing claims it right before its delete,
+    and put back one a release claimed meanwhile; failures are recorded. A signal stops the
+    run after settling the delete in flight."""
+    assert plan.claims is not None, "apply the plan plan_prune made"
+    current: DigestDecision | None = None  # the digest whose delete (or re-check) runs
+    try:
+        for target in plan.to_delete:
+            why = _blocker(plan.claims, target, plan)
+            if why:
+                plan.skipped[target.digest] = why
+                continue
+            current = target
+            _delete(delete, target, plan)
+            if target.digest in plan.deleted:
+                _reclaim(plan.claims, target, plan)
+            elif target.digest in plan.failed:
+                _claimed_meanwhile(plan.claims, target, plan)
+            current = None
+    except KeyboardInterrupt as interrupt:
+        plan.interrupted = f"interrupted by {interrupt_name(interrupt)}"
+        plan.signal_exit = interrupt_exit_code(interrupt)
+        if current is not None:
+            _interrupted_at(client, current, plan)
     _settle(client, repo, plan)
     return plan
 
 
-def _moved_since(
-    client: RegistryClient, repo: Repository, target: DigestDecision, plan: PrunePlan
-) -> str:
-    """Why `target` must not be deleted now ("" if it may): one of its tags reads otherwise."""
-    for tag in target.tags:
-        try:
-            head = client.head_manifest(repo.tag(tag))
-        except GpushipError as error:
-            if isinstance(error, EnvironmentUnavailable):
-                plan.interrupted = plan.interrupted or str(error)
-            return f"could not read tag {tag} again before deleting: {error}"
-        if head is not None and head.digest != target.digest:
-            return f"tag {tag} now points at {head.digest}, not at this digest"
-    return ""
+def _interrupted_at(client: RegistryClient, target: DigestDecision, plan: PrunePlan) -> None:
+    """Settle the digest a signal interrupted: its DELETE may or may not have landed (read
+    again by `_settle`), or it was deleted and the re-check after it had not run."""
+    assert plan.claims is not None
+    if target.digest in plan.deleted:  # not put back yet, or not known to be needed
+        with client.deadline.cleanup():
+            _reclaim(plan.claims, target, plan)
+    elif all(target.digest not in found for found in (plan.failed, plan.unknown, plan.restored)):
+        plan.unknown[target.digest] = f"{plan.interrupted} while deleting it"
+
+
+def _blocker(claims: Claims, target: DigestDecision, plan: PrunePlan) -> str:
+    """Why `target` must not be deleted now ("" if it may)."""
+    try:
+        return claims.blocker(target)
+    except GpushipError as error:
+        if isinstance(error, EnvironmentUnavailable):
+            plan.interrupted = plan.interrupted or str(error)
+        return f"could not read the tags and history again before deleting: {error}"
+
+
+def _delete(delete: Deleter, target: DigestDecision, plan: PrunePlan) -> None:
+    try:
+        delete(target.digest, target.tags)
+    except EnvironmentUnavailable as error:
+        plan.unknown[target.digest] = str(error)
+        plan.interrupted = plan.interrupted or str(error)
+        return
+    except GpushipError as error:
+        plan.failed[target.digest] = str(error)
+        return
+    plan.deleted.append(target.digest)
+
+
+def _claimed_meanwhile(claims: Claims, target: DigestDecision, plan: PrunePlan) -> None:
+    """A DELETE refused while a release wrote the same manifest is no failure of prune: the
+    digest is claimed now, as the check before it would have found a moment later
+    (registry:2 answers 400 DIGEST_INVALID when a DELETE meets a PUT of its manifest)."""
+    try:
+        why = claims.blocker(target)
+    except GpushipError:
+        return
+    if why:
+        error = plan.failed.pop(target.digest)
+        plan.skipped[target.digest] = f"{why} (claimed while its DELETE ran; it failed: {error})"
+
+
+def _reclaim(claims: Claims, target: DigestDecision, plan: PrunePlan) -> None:
+    """Put `target` back if a release claimed it while it was being deleted."""
+    try:
+        why = claims.reclaim(target)
+    except GpushipError as error:
+        plan.interrupted = plan.interrupted or (
+            f"{target.digest} was deleted, then whether a release claimed it meanwhile could "
+            f"not be read: {error}"
+        )
+        return
+    if why:
+        plan.deleted.remove(target.digest)
+        plan.restored[target.digest] = f"deleted, then put back: {why}"
 
 
 def _settle(client: RegistryClient, repo: Repository, plan: PrunePlan) -> None:
-    """Read again each digest whose DELETE got no answer: gone, still there, or unknown."""
+    """Read again each digest whose DELETE got no answer: gone (then checked for a release
+    that claimed it meanwhile), still there, or unknown."""
+    targets = {target.digest: target for target in plan.to_delete}
     with client.deadline.cleanup():
         for digest, error in list(plan.unknown.items()):
             try:
@@ -233,8 +269,10 @@ def _settle(client: RegistryClient, repo: Repository, plan: PrunePlan) -> None:
             del plan.unknown[digest]
             if present:
                 plan.failed[digest] = error
-            else:
-                plan.deleted.append(digest)
+                continue
+            plan.deleted.append(digest)
+            if plan.claims is not None:
+                _reclaim(plan.claims, targets[digest], plan)
 
 
 def registry_deleter(client: RegistryClient, repo: Repository) -> Deleter:

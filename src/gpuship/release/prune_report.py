@@ -7,7 +7,7 @@ from gpuship.errors import EXIT_ENVIRONMENT
 from gpuship.registry.reference import Repository
 from gpuship.release.prune import PrunePlan
 from gpuship.release.result import PruneResult
-from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, RULES
+from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, PRUNE_RESTORED, RULES
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
 
@@ -34,7 +34,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
                     d.digest[:19],
                     ", ".join(d.tags),
                     _state(d.digest, d.delete, plan, applied),
-                    plan.skipped.get(d.digest, d.reason),
+                    plan.skipped.get(d.digest) or plan.restored.get(d.digest) or d.reason,
                 )
                 for d in plan.digests
             ),
@@ -49,6 +49,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
         skipped=dict(plan.skipped),
         failed=dict(plan.failed),
         unknown=dict(plan.unknown),
+        restored=dict(plan.restored),
         tags=tuple(plan.tags),
     )
     report.outputs = {
@@ -58,16 +59,20 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
     }
     if plan.interrupted:
         left = [d for d in selected if d not in plan.deleted]
+        why = plan.interrupted
+        if not plan.signal_exit:
+            why = f"the registry stopped answering ({why})"
         report.add(
             Finding(
                 PRUNE_FAILED.id,
                 Severity.ERROR,
-                f"the registry stopped answering ({plan.interrupted}); {len(plan.deleted)} "
-                f"digests deleted, {len(left)} selected digests not (or not known to be) deleted",
+                f"{why}; {len(plan.deleted)} digests deleted, {len(left)} selected digests not "
+                "(or not known to be) deleted; run it again to finish",
             )
         )
-        report.failed_exit_code = EXIT_ENVIRONMENT
+        report.failed_exit_code = plan.signal_exit or EXIT_ENVIRONMENT
     report.failed = bool(plan.failed or plan.unknown or plan.interrupted)
+    report.changes = applied
     kept = sum(d.keep for d in plan.tags)
     report.headline = f"{kept} of {len(plan.tags)} tags kept; " + (
         f"{len(plan.deleted)} of {len(selected)} selected digests deleted"
@@ -90,6 +95,9 @@ def _delete_findings(report: Report, plan: PrunePlan, applied: bool) -> None:
                 f"answering ({plan.unknown[digest]})"
             )
             report.add(Finding(PRUNE_FAILED.id, Severity.ERROR, message))
+        elif digest in plan.restored:
+            message = f"{digest} (tags: {', '.join(target.tags)}): {plan.restored[digest]}"
+            report.add(Finding(PRUNE_RESTORED.id, Severity.NOTE, message))
         elif digest not in plan.skipped:
             message = f"{verb} {digest} (tags: {', '.join(target.tags)})"
             report.add(Finding(PRUNE_DELETE.id, Severity.NOTE, message))
@@ -104,6 +112,8 @@ def _state(digest: str, delete: bool, plan: PrunePlan, applied: bool) -> str:
         return "deleted"
     if digest in plan.skipped:
         return "skipped"
+    if digest in plan.restored:
+        return "put back"
     if digest in plan.unknown:
         return "UNKNOWN"
     return "FAILED" if digest in plan.failed else "keep"

@@ -19,8 +19,10 @@ from gpuship.release.policy import TagAction, TagKind, TagStep
 RECORD_SCHEMA: Literal["gpuship.release/v1"] = "gpuship.release/v1"
 
 # Where a run's record ended: stored; not stored (the release failed first); removed (by the
-# undo); unknown (its write or removal got no answer); none (nothing to record).
-RecordState = Literal["stored", "not stored", "removed", "unknown", "none"]
+# undo); unknown (its write or removal got no answer); none (nothing to record); intent (the
+# release did not finish and its intent record stays: history lists it as unfinished, and the
+# same command run again completes it).
+RecordState = Literal["stored", "not stored", "removed", "unknown", "none", "intent"]
 
 
 class TagChange(BaseModel):
@@ -61,6 +63,15 @@ class ReleaseRecord(BaseModel):
     tags: list[TagChange]
     config_digest: str | None = None
     rollback_of: str | None = None
+    # "intent": stored before any tag moves, saying what the release is about to do; the same
+    # record as "complete" is stored once every tag is written. An intent with no complete
+    # record is a release still running, or one that was interrupted (history says so).
+    state: Literal["intent", "complete"] = "complete"
+
+    def as_state(self, state: Literal["intent", "complete"]) -> ReleaseRecord:
+        """The same release in another state (the intent and the complete record differ only
+        there, so any run that completes a release stores the same bytes)."""
+        return self.model_copy(update={"state": state})
 
     def to_json(self) -> bytes:
         """Compact JSON with the `schema` key spelled as stored."""

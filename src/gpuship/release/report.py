@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuship.errors import InputError
 from gpuship.files import write_atomically
 from gpuship.release.plan_report import add_referrers, referrer_results
 from gpuship.release.policy import TagAction
@@ -34,7 +35,8 @@ def release_report(
     """The report of a promote or rollback; files are written only when it succeeded.
 
     Whatever happened, the table and the result say what each tag holds at the end, as far
-    as this run could read it.
+    as this run could read it. A file that cannot be written is a warning: the release is in
+    the registry either way, and the exit code and step outputs must say so.
     """
     record = outcome.record
     report = Report(command=command, rules=rules_by_id(RULES), subject=record.repository)
@@ -76,6 +78,8 @@ def release_report(
         )
     report.failed = not outcome.succeeded
     report.failed_exit_code = outcome.exit_code
+    report.changes = True
+    report.warnings.extend(outcome.warnings)
     changed = [s.tag for s in outcome.steps if s.writes]
     report.result = _result(outcome)
     report.outputs = {
@@ -137,18 +141,23 @@ def _holds(result: TagResult) -> str:
 
 
 def _summary(outcome: ReleaseOutcome) -> str:
+    record = outcome.record
     parts = [
         f"{tag} {result.fate.value} ({_short(result.now) if result.known else 'unknown'})"
         for tag, result in outcome.tags.items()
     ]
-    record = {
+    state = {
         "stored": "release record stored",
         "not stored": "no release record",
         "removed": "release record removed",
         "unknown": "the release record may remain",
         "none": "no release record",
+        "intent": (
+            f"its intent {record.id} stays (history lists it as unfinished; the same command "
+            "run again completes it)"
+        ),
     }[outcome.record_state]
-    return ", ".join([*parts, record])
+    return ", ".join([*parts, state])
 
 
 def _result(outcome: ReleaseOutcome) -> ReleaseResult:
@@ -190,15 +199,21 @@ def _result(outcome: ReleaseOutcome) -> ReleaseResult:
 def _write_files(
     report: Report, record: ReleaseRecord, record_file: Path | None, instructions_file: Path | None
 ) -> None:
-    if record_file is not None:
-        record_json = record.model_dump_json(by_alias=True, indent=2) + "\n"
-        write_atomically(record_file, record_json, "release record")
-        report.outputs["record-file"] = str(record_file)
     instructions = render_instructions(record)
-    if instructions_file is not None:
-        write_atomically(instructions_file, instructions, "instructions")
-        report.outputs["instructions-file"] = str(instructions_file)
     report.details = instructions
+    files = (
+        (record_file, record.model_dump_json(by_alias=True, indent=2) + "\n", "record-file"),
+        (instructions_file, instructions, "instructions-file"),
+    )
+    for path, text, output in files:
+        if path is None:
+            continue
+        try:
+            write_atomically(path, text, output.replace("-", " "))
+        except InputError as error:
+            report.warnings.append(f"{error}; the release itself is done and recorded")
+            continue
+        report.outputs[output] = str(path)
 
 
 def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
@@ -211,13 +226,21 @@ def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
             f"{verb} {_short(record.digest)} to {len(outcome.steps)} tags of "
             f"{record.repository} ({len(changed)} changed)"
             + (f", release {record.id}" if stored else ", nothing to record")
+            + (", completing its interrupted run" if outcome.resumed else "")
             + (f"; since moved by another writer: {', '.join(moved_since)}" if moved_since else "")
         )
     if outcome.conflicts:
         return "refused: immutable tags already point elsewhere; nothing was written"
+    failed = f"{record.kind} " + (
+        f"interrupted by {outcome.stopped_by}" if outcome.stopped_by else "failed"
+    )
     stuck = outcome.with_fate(TagFate.NOT_RESTORED, TagFate.UNKNOWN)
     if stuck:
-        return f"{record.kind} failed; SOME TAGS NOT RESTORED: {', '.join(stuck)}"
+        return f"{failed}; SOME TAGS NOT RESTORED: {', '.join(stuck)}" + (
+            f"; run it again to complete release {record.id}"
+            if outcome.record_state == "intent"
+            else ""
+        )
     if outcome.with_fate(TagFate.RESTORED):
-        return f"{record.kind} failed; every tag it wrote was put back or left to a later writer"
-    return f"{record.kind} failed; no tag was changed by this run"
+        return f"{failed}; every tag it wrote was put back or left to a later writer"
+    return f"{failed}; no tag was changed by this run"

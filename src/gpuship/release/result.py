@@ -115,4 +115,5 @@ class PruneResult:
     skipped: Mapping[str, str]  # digest -> why it was not deleted after all
     failed: Mapping[str, str]  # digest -> why deleting it failed (it is still there)
     unknown: Mapping[str, str]  # digest -> why whether it is gone is unknown
+    restored: Mapping[str, str]  # digest -> deleted, then put back: the release that claimed it
     tags: tuple[TagDecision, ...]

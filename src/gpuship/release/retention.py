@@ -126,17 +126,20 @@ def select_digests(
     states: Sequence[TagState],
     decisions: Sequence[TagDecision],
     references: Mapping[str, Iterable[str]],
+    claimed: Iterable[str] = (),
 ) -> list[DigestDecision]:
     """Which digests to delete.
 
     `references` maps a digest to the digests it keeps alive (index children, referrers,
-    records); the closure over the kept tags' digests is protected.
+    records); the closure over the kept tags' digests and the `claimed` ones (named by a
+    release under way or interrupted) is protected.
     """
     keep_tag = {d.tag: d.keep for d in decisions}
     tags_of: dict[str, list[str]] = {}
     for state in states:
         tags_of.setdefault(state.digest, []).append(state.tag)
-    kept_roots = {d.digest for d in decisions if d.keep}
+    claimed = set(claimed)
+    kept_roots = {d.digest for d in decisions if d.keep} | claimed
     protected = _closure(kept_roots, references)
     result: list[DigestDecision] = []
     for digest, tags in tags_of.items():
@@ -146,6 +149,8 @@ def select_digests(
         kept_tags = [t for t in ordinary if keep_tag.get(t, True)]
         if kept_tags:
             reason = f"tag {kept_tags[0]} is kept"
+        elif digest in claimed:
+            reason = "an unfinished release names it (under way, or interrupted: run it again)"
         elif digest in protected:
             reason = "referenced by a kept digest (index child, referrer or record)"
         else:

@@ -10,6 +10,7 @@ from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository, is_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import explain, find_release, load_history
+from gpuship.release.intent import unfinished_rollback
 from gpuship.release.policy import TagAction, classify_tags
 from gpuship.release.promote import ReleaseRequest, read_tag
 from gpuship.release.record import ReleaseRecord
@@ -78,14 +79,20 @@ def rollback_request(
     """The release that points floating `tag` at `to` (or its previous digest), recorded as
     a rollback.
 
-    Decided from the tag's digest read here; the release refuses to write if the tag has moved
-    by the time it reads it again (another writer).
+    Decided from the tag's digest read here and every release, unfinished ones included (an
+    interrupted promote's moves can be rolled back; an interrupted rollback that already
+    moved the tag is completed, not rolled back further); the release refuses to write if the
+    tag has moved by the time it reads it again (another writer).
     """
     requests = tuple(classify_tags(config.tags, [], [tag]))
     history = load_history(client, repo, config.history_tag, newest=config.history_limit)
     fetched = read_tag(client, repo, tag)
     current = fetched.digest if fetched is not None else None
-    digest, rollback_of = rollback_target(history.records, tag, current, to)
+    stopped = unfinished_rollback(history.unfinished, tag, current) if to is None else None
+    if stopped is not None:
+        digest, rollback_of = stopped.digest, stopped.rollback_of
+    else:
+        digest, rollback_of = rollback_target(history.entries, tag, current, to)
     return ReleaseRequest(
         repo.at(digest), repo, requests, "rollback", rollback_of, expected={tag: current}
     )

@@ -104,6 +104,24 @@ PRUNE_FAILED = Rule(
     configurable=False,
 )
 
+PRUNE_RESTORED = Rule(
+    id="GSR203",
+    name="prune-put-back",
+    category="release",
+    severity=Severity.NOTE,
+    summary="A digest was deleted while a release claimed it, and prune put it back.",
+    rationale=(
+        "Registries have no compare-and-swap: a promote or rollback can tag a digest between "
+        "prune's last check and its DELETE taking effect. After each delete prune reads the "
+        "release history again and puts back the manifest and the tags that release wrote."
+    ),
+    fix=(
+        "Nothing to do; to avoid the race, run retention and releases of one repository in "
+        "one `concurrency:` group (docs/operations/registry-access.md)."
+    ),
+    configurable=False,
+)
+
 RULES: tuple[Rule, ...] = (
     IMMUTABLE_CONFLICT,
     RELEASE_FAILED,
@@ -112,4 +130,5 @@ RULES: tuple[Rule, ...] = (
     REFERRER_TAG_KEPT,
     PRUNE_DELETE,
     PRUNE_FAILED,
+    PRUNE_RESTORED,
 )

@@ -8,13 +8,15 @@ Every stage declares its catalog the same way, in its own `rules.py`:
 
 and looks rules up with `rules_by_id(RULES)` (a read-only mapping, built once per catalog)
 rather than keeping a `BY_ID` dict of its own. `gpuship rules` and the generated rule pages
-gather the stages' `RULES` in `gpuship.rules_catalog`.
+gather the stages' `RULES` in `gpuship.cli.rules_catalog` (as `Stage`s, defined here so
+the docs stage can be handed the catalog without importing the stages).
 
 Severity overrides (`rules:` and `lint:` in gpuship.yaml) are resolved by `resolve_overrides`
 (called by `rules_catalog.rule_overrides` with every catalog) into `Overrides`;
-`apply_overrides` applies them to every command's Report at the CLI boundary, so no stage
-reads them itself. Lint also passes them to its engine, because pragmas and its per-file
-counts depend on which rules are on.
+`apply_overrides` applies them, once, to every command's Report at the CLI boundary, so no
+stage sets a configured severity itself. Lint's engine reads only which rules they turn off
+(a rule turned off is not checked, so no pragma counts for it), and lint counts its findings
+by severity in `Report.summarise`, after they are applied.
 """
 
 from __future__ import annotations
@@ -133,10 +135,16 @@ def apply_overrides(report: Report, overrides: Overrides) -> None:
     A stage verdict that failed (`report.failed`: verify's checks, fleet, `lock --check`) only
     through error findings the config lowered or turned off no longer fails; the stage's own
     result data still says what it found. Rules whose findings report what happened (a failed
-    write) are never overridden, so such a failure always stands.
+    write) are never overridden, so such a failure always stands. Then the stage's
+    `summarise`, if any, sees the findings as they will be reported.
     """
-    if not overrides:
-        return
+    if overrides:
+        _configure(report, overrides)
+    if report.summarise is not None:
+        report.summarise(report)
+
+
+def _configure(report: Report, overrides: Overrides) -> None:
     findings = []
     lowered_error = False
     for finding in report.findings:
@@ -150,3 +158,25 @@ def apply_overrides(report: Report, overrides: Overrides) -> None:
     report.findings = findings
     if lowered_error and not any(f.severity is Severity.ERROR for f in findings):
         report.failed = False
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage whose rules appear in findings, and its catalog."""
+
+    name: str
+    title: str
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A rule and the stage that reports it."""
+
+    stage: Stage
+    rule: Rule
+
+
+def catalog_entries(stages: Sequence[Stage]) -> list[CatalogEntry]:
+    """Every rule of every stage, in catalog order."""
+    return [CatalogEntry(stage, rule) for stage in stages for rule in stage.rules]

@@ -1,7 +1,9 @@
-"""`--format k8s`: a command's Kubernetes documents (route's PodSpec fragments) as YAML.
+"""`--format k8s` and `--format arc`: a command's Kubernetes documents as YAML.
 
-One YAML document per image, each a PodSpec fragment (`affinity`, `tolerations`) headed by a
-comment naming the image, ready to merge into a Deployment's or Job's pod template.
+k8s: one YAML document per image, each a PodSpec fragment (`affinity`, `tolerations`) headed
+by a comment naming the image, ready to merge into a Deployment's or Job's pod template.
+arc: one YAML document per Actions Runner Controller scale set, gha-runner-scale-set Helm
+values headed by comments naming its images and how a job targets it.
 """
 
 from __future__ import annotations
@@ -38,4 +40,31 @@ def render_kubernetes(report: Report) -> str:
             continue
         body = yaml.dump(fragment, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False)
         parts.append(f"# {document['image']}\n{body}")
+    return "---\n" + "---\n".join(parts)
+
+
+ARC_KEY = "arc"
+
+
+def render_arc(report: Report) -> str:
+    """The scale sets' Helm values; images no node can run are named in a comment."""
+    result = to_json(report.result)
+    scale_sets = result.get(ARC_KEY) if isinstance(result, dict) else None
+    documents = result.get(KUBERNETES_KEY) if isinstance(result, dict) else None
+    if not isinstance(scale_sets, list) or not isinstance(documents, list):
+        raise UsageError(f"--format arc: 'gpuship {report.command}' has no ARC output")
+    parts = []
+    for scale_set in scale_sets:
+        body = yaml.dump(
+            scale_set["values"], Dumper=_PlainDumper, sort_keys=False, default_flow_style=False
+        )
+        images = "".join(f"#   {image}\n" for image in scale_set["images"])
+        labels = " or ".join(scale_set["labels"])
+        target = f"runs-on: {scale_set['name']}" + (
+            f" (ARC >= 0.14 also: runs-on: {labels})" if labels else ""
+        )
+        parts.append(f"# scale set {scale_set['name']}, for\n{images}# {target}\n{body}")
+    placed = {image for scale_set in scale_sets for image in scale_set["images"]}
+    nowhere = [d["image"] for d in documents if d["image"] not in placed]
+    parts += [f"# {image}: no node can run this image\n{{}}\n" for image in nowhere]
     return "---\n" + "---\n".join(parts)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -65,6 +65,8 @@ class Rule:
     fix: str = ""
     bad_example: str = ""
     good_example: str = ""
+    # What the rule cannot judge (where gpuship's knowledge stops) and so leaves unreported.
+    limits: str = ""
     # SARIF `security-severity` (0.0-10.0); GitHub shows it for security-relevant rules only.
     security_severity: float | None = None
     hadolint: tuple[str, ...] = ()
@@ -182,6 +184,13 @@ class Report:
     # Things to tell the user that are not findings of a rule and never fail the command
     # (`gpuship lint` globs that matched no file): a warning line, a warning annotation.
     warnings: list[str] = field(default_factory=list)
+    # What a stage derives from its findings as reported (lint's counts and headline): run
+    # once gpuship.yaml's rule severities are applied (`catalog.apply_overrides`).
+    summarise: Callable[[Report], None] | None = field(default=None, repr=False, compare=False)
+    # The command wrote to a registry (promote, rollback, prune --apply): what it did stands
+    # whatever happens to its report files, so one that cannot be written (a full disk, a bad
+    # path) is a warning and the exit code and step outputs still say what happened.
+    changes: bool = False
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
+from gpuship.errors import InputError, redact_credentials
 from gpuship.files import write_atomically
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
@@ -15,9 +16,9 @@ from gpuship.report.model import Report
 from gpuship.report.sarif import render_sarif
 from gpuship.report.text import render_text
 
-FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s")
+FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s", "arc")
 # Formats only some commands produce; a command lists those it has in its FORMATS.
-DOCUMENT_FORMATS = frozenset({"k8s"})
+DOCUMENT_FORMATS = frozenset({"k8s", "arc"})
 
 
 def default_format(environ: Mapping[str, str]) -> str:
@@ -26,23 +27,39 @@ def default_format(environ: Mapping[str, str]) -> str:
 
 
 def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = False) -> str:
-    """The report in one format, as text."""
+    """The report in one format, as text, credentials in URLs hidden (`redact_credentials`)."""
+    return redact_credentials(_render(report, fmt, environ, colour))
+
+
+def _render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool) -> str:
     if fmt == "json":
         return render_json(report)
     if fmt == "sarif":
         return render_sarif(report, environ)
     if fmt == "markdown":
         return render_markdown(report)
-    if fmt == "k8s":
+    if fmt in ("k8s", "arc"):
         # Imported here: it needs PyYAML, which no other output (and no `gpuship lint`) does.
-        from gpuship.report.kubernetes import render_kubernetes
+        from gpuship.report.kubernetes import render_arc, render_kubernetes
 
-        return render_kubernetes(report)
+        return render_kubernetes(report) if fmt == "k8s" else render_arc(report)
     if fmt == "github":
+        # For the runner's log: the text quotes file names and registry answers, and only the
+        # annotations (escaped by `workflow_command`) may be commands.
         annotations = render_annotations(report, environ)
-        text = render_text(report)
+        text = gha.neutralise(render_text(report))
         return text + "".join(line + "\n" for line in annotations.lines)
     return render_text(report, colour=colour)
+
+
+def _for_the_log(text: str, fmt: str) -> str:
+    """What goes to stdout under Actions, where the runner reads it for commands: `github`
+    output is made so already; JSON keeps its data, `##[` written with an escape."""
+    if fmt == "github":
+        return text
+    if fmt in ("json", "sarif"):
+        return gha.neutralise_json(text)
+    return gha.neutralise(text)
 
 
 def emit(
@@ -52,22 +69,35 @@ def emit(
     environ: Mapping[str, str],
     output_file: str | None = None,
     sarif_file: str | None = None,
-) -> None:
+) -> list[str]:
     """Write the report where it was asked for, and to the runner's files under Actions.
 
     With `--output FILE` the chosen format goes to the file and stdout gets the human view.
+    A file that cannot be written is an error (InputError), except for a report that
+    `changes` a registry: then everything else is still written and the problems are
+    returned, for the caller to warn about.
     """
+    problems: list[str] = []
     colour = stdout.isatty() and "NO_COLOR" not in environ
-    human = default_format(environ)
+    shown = default_format(environ) if output_file else fmt
     if output_file:
-        write_atomically(Path(output_file), render(report, fmt, environ), "report")
-        stdout.write(render(report, human, environ, colour))
-    else:
-        stdout.write(render(report, fmt, environ, colour))
+        _write_file(report, Path(output_file), lambda: render(report, fmt, environ), problems)
+    text = render(report, shown, environ, colour)
+    stdout.write(_for_the_log(text, shown) if gha.in_github_actions(environ) else text)
     if sarif_file:
-        write_atomically(Path(sarif_file), render_sarif(report, environ), "report")
+        _write_file(report, Path(sarif_file), lambda: render(report, "sarif", environ), problems)
     if gha.in_github_actions(environ):
-        _write_runner_files(report, environ, sarif_file)
+        _write_runner_files(report, environ, sarif_file, problems)
+    return problems
+
+
+def _write_file(report: Report, path: Path, text: Callable[[], str], problems: list[str]) -> None:
+    try:
+        write_atomically(path, text(), "report")
+    except InputError as error:
+        if not report.changes:
+            raise
+        problems.append(str(error))
 
 
 def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str]:
@@ -86,11 +116,26 @@ def step_outputs(report: Report, sarif_file: str | None = None) -> dict[str, str
     return outputs
 
 
-def _write_runner_files(report: Report, environ: Mapping[str, str], sarif_file: str | None) -> None:
+def _write_runner_files(
+    report: Report, environ: Mapping[str, str], sarif_file: str | None, problems: list[str]
+) -> None:
+    """Step outputs first: what later steps act on matters more than the job summary."""
+    output = environ.get("GITHUB_OUTPUT")
+    if output:
+        outputs = {k: redact_credentials(v) for k, v in step_outputs(report, sarif_file).items()}
+        _append(report, output, lambda: gha.write_outputs(Path(output), outputs), problems)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         not_shown = render_annotations(report, environ).not_shown
-        gha.append_summary(Path(summary), render_markdown(report, not_annotated=not_shown))
-    output = environ.get("GITHUB_OUTPUT")
-    if output:
-        gha.write_outputs(Path(output), step_outputs(report, sarif_file))
+        markdown = render_markdown(report, not_annotated=not_shown)
+        redacted = redact_credentials(markdown)
+        _append(report, summary, lambda: gha.append_summary(Path(summary), redacted), problems)
+
+
+def _append(report: Report, path: str, write: Callable[[], None], problems: list[str]) -> None:
+    try:
+        write()
+    except OSError as error:
+        if not report.changes:
+            raise
+        problems.append(f"{path}: cannot write the runner's file: {error.strerror or error}")

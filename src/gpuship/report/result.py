@@ -1,8 +1,9 @@
 """Typed command results, and the JSON they become.
 
 A command's `Report.result` is a frozen dataclass its stage defines next to the code that
-fills it (`lint/result.py`, `image/result.py`, `verify/result.py`, ...). `to_json` turns it
-into the `result` of `--format json`; the command module's `result_type()` names the type,
+fills it (`lint/result.py`, `verify/result.py`, ...; the image stage's is `image_result.py`,
+below the stages, because build's result embeds it). `to_json` turns it into the `result` of
+`--format json`; the command module's `result_type()` names the type,
 and `gpuship schema --result COMMAND` derives the JSON Schema users script against from it
 (`report/result_schema.py`). The result of `gpuship kb check-require`, for example:
 

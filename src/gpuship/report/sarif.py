@@ -86,7 +86,8 @@ def _rule(rule: Rule | None, rule_id: str) -> dict[str, Any]:
             "fullDescription": {"text": rule_id},
             "help": {"text": rule_id},
         }
-    help_text = "\n\n".join(part for part in (rule.rationale, f"Fix: {rule.fix}") if part)
+    limits = f"Not judged: {rule.limits}" if rule.limits else ""
+    help_text = "\n\n".join(part for part in (rule.rationale, f"Fix: {rule.fix}", limits) if part)
     help_markdown = help_text
     if rule.bad_example:
         help_markdown += f"\n\nBad:\n\n```\n{rule.bad_example}\n```"

@@ -22,8 +22,9 @@ class RouteConfig(Section):
         "with most hosts first.",
     )
     runs_on: list[str] = Field(
-        default_factory=lambda: ["self-hosted"],
-        description="Labels put before the chosen pool in each `runs-on` list.",
+        default=["self-hosted"],  # a literal, so the config reference shows it (pydantic copies it)
+        description="Labels put before the chosen pool in each `runs-on` list; `[]` for "
+        "Actions Runner Controller scale sets, which carry no `self-hosted` label.",
     )
     max_audit_age: str = Field(
         default="24h",

@@ -4,18 +4,19 @@ Label names are GFD's (NVIDIA/k8s-device-plugin `docs/gpu-feature-discovery/READ
 "Generated Labels"; written by `internal/lm/nvml.go` and `internal/lm/resource.go`):
 
 - `nvidia.com/cuda.driver-version.major|minor|revision`: the driver version's parts (GFD
-  v0.15.0 on; the older `nvidia.com/cuda.driver.major|minor|rev` are still written but marked
-  deprecated);
-- `nvidia.com/cuda.runtime-version.major|minor`: the CUDA version the driver supports (used
-  for a CUDA minor newer than the knowledge base's table);
+  v0.15.0 on, the labels this output needs; `revision` is empty for a two-part driver; the
+  older `nvidia.com/cuda.driver.major|minor|rev` are still written but marked deprecated);
+- `nvidia.com/cuda.runtime-version.major|minor`: the CUDA version the driver supports (NVML's
+  `cudaDriverVersion`, "runtime" in GFD's naming; v0.15.0 on);
 - `nvidia.com/gpu.compute.major|minor`: the GPU's compute capability;
 - `nvidia.com/gpu.memory`: memory per GPU in MiB (per MIG device under the `single` strategy);
 - `nvidia.com/gpu.count`: GPUs (MIG devices under `single`);
-- `nvidia.com/gpu.slices.gi`: present only for MIG devices (`single` strategy).
+- `nvidia.com/gpu.slices.gi`: present only for MIG devices (`single` strategy);
+- `kubernetes.io/arch`: the node's CPU architecture (the kubelet's, GOARCH names).
 
-A node matches when the image runs on it without relying on compatibility modes: the driver
-is at least the one that runs the image's CUDA natively, every GPU architecture is covered by
-SASS (or by PTX where `verify.ptx-jit` allows JIT), memory, count and MIG as `verify:` asks.
+A node matches exactly when verify passes on it (`compat.regions`: the verdict's own checks,
+asked once per region of label values), given what no label shows: every GPU brand must pass,
+and the host state checks (runtime, CDI spec) come from the fleet's audits by host name.
 Node selector values are strings; `Gt`/`Lt` read them as integers (Kubernetes
 `NodeSelectorRequirement`), which is how versions are compared here, never as text.
 """
@@ -23,18 +24,20 @@ Node selector values are strings; `Gt`/`Lt` read them as integers (Kubernetes
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuship.cuda.arch import ArchTarget, ComputeCapability, CoverageKind, kernel_coverage
-from gpuship.cuda.drivers import minor_compat_floor
-from gpuship.cuda.errors import UnknownVersion
-from gpuship.cuda.knowledge import knowledge_base
-from gpuship.cuda.version import Version
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.fleet import required_driver
-from gpuship.verify.needs import ImageGpuNeeds
+from gpuship import platforms
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.regions import (
+    MINORS,
+    Capabilities,
+    Region,
+    Span,
+    device_needs,
+    passing_regions,
+)
 
 DRIVER_MAJOR = "nvidia.com/cuda.driver-version.major"
 DRIVER_MINOR = "nvidia.com/cuda.driver-version.minor"
@@ -48,6 +51,9 @@ GPU_MEMORY = "nvidia.com/gpu.memory"
 GPU_COUNT = "nvidia.com/gpu.count"
 MIG_SLICES = "nvidia.com/gpu.slices.gi"
 HOSTNAME = "kubernetes.io/hostname"
+ARCH = "kubernetes.io/arch"
+DRIVER_KEYS = (DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REVISION)
+CUDA_KEYS = (CUDA_MAJOR, CUDA_MINOR)
 
 Requirement = dict[str, Any]
 Term = list[Requirement]
@@ -60,92 +66,135 @@ def _req(key: str, operator: str, *values: object) -> Requirement:
     return requirement
 
 
+def node_selector_terms(
+    needs: Mapping[str, ImageGpuNeeds], config: VerifyConfig, excluded_hosts: Sequence[str] = ()
+) -> list[Term]:
+    """The ORed terms of `requiredDuringSchedulingIgnoredDuringExecution` for an image with
+    these needs per platform; [] = no node can run it. Platforms whose needs give the same
+    terms share them under one `kubernetes.io/arch In` list."""
+    common = _device_terms(config)
+    if excluded_hosts:
+        common.append(_req(HOSTNAME, "NotIn", *sorted(excluded_hosts)))
+    arches: dict[str, list[str]] = {}
+    rendered: dict[str, list[Term]] = {}
+    for platform, platform_needs in sorted(needs.items()):
+        terms = [
+            term
+            for region in passing_regions(platform_needs, config, platform)
+            for term in region_terms(region)
+        ]
+        if terms:
+            key = repr(terms)
+            arches.setdefault(key, []).append(platforms.architecture(platform))
+            rendered[key] = terms
+    return [
+        [_req(ARCH, "In", *sorted(set(arches[key]))), *common, *term]
+        for key, terms in rendered.items()
+        for term in terms
+    ]
+
+
+def _device_terms(config: VerifyConfig) -> Term:
+    """GPU count, memory per GPU and MIG, as the device checks count them."""
+    device = device_needs(config)
+    terms: Term = []
+    if device.count > 0:
+        terms.append(_req(GPU_COUNT, "Gt", device.count - 1))
+    if device.memory_mib is not None:
+        terms.append(_req(GPU_MEMORY, "Gt", device.memory_mib - 1))
+    if device.mig == "forbid":
+        terms.append(_req(MIG_SLICES, "DoesNotExist"))
+    elif device.mig == "require":
+        terms.append(_req(MIG_SLICES, "Exists"))
+    return terms
+
+
+def region_terms(region: Region) -> list[Term]:
+    """A region as ORed terms: its driver span x its CUDA span x its compute capabilities."""
+    return [
+        [*driver, *cuda, *capability]
+        for driver, cuda, capability in itertools.product(
+            span_terms(region.driver, DRIVER_KEYS, blank_last=True),
+            span_terms(region.cuda, CUDA_KEYS),
+            capability_terms(region.capabilities),
+        )
+    ]
+
+
+def span_terms(span: Span, keys: Sequence[str], *, blank_last: bool = False) -> list[Term]:
+    """Alternatives meaning low <= version < high, compared part by part on integer labels
+    `keys`. With `blank_last`, the last label may be empty and then reads as 0 (GFD's
+    revision of a two-part driver, which the verdict compares as `.0`)."""
+    return _range(span.low, span.high, list(keys), blank_last)
+
+
+def _range(
+    low: tuple[int, ...] | None, high: tuple[int, ...] | None, keys: list[str], blank: bool
+) -> list[Term]:
+    if len(keys) == 1:
+        return _part(keys[0], low[0] if low else None, high[0] if high else None, blank)
+    if low is not None and high is not None and low[0] == high[0]:
+        return [[*_equals(keys[0], low[0]), *t] for t in _range(low[1:], high[1:], keys[1:], blank)]
+    alternatives: list[Term] = []
+    first_low = None if low is None else low[0]
+    if low is not None and any(low[1:]):  # first part at the low end, the rest >= low's rest
+        alternatives += [
+            [*_equals(keys[0], low[0]), *t] for t in _range(low[1:], None, keys[1:], blank)
+        ]
+        first_low = low[0] + 1
+    first_high = None if high is None else high[0]
+    if first_low is None or first_high is None or first_low < first_high:
+        alternatives += _part(keys[0], first_low, first_high, False)
+    if high is not None:  # first part at the high end, the rest below high's rest
+        alternatives += [
+            [*_equals(keys[0], high[0]), *t] for t in _range(None, high[1:], keys[1:], blank)
+        ]
+    return alternatives
+
+
+def _part(key: str, low: int | None, high: int | None, blank: bool) -> list[Term]:
+    """low <= label < high on one integer label (a blank label reads as 0 with `blank`)."""
+    term: Term = []
+    if low is not None and low > 0:
+        term.append(_req(key, "Gt", low - 1))
+    if high is not None:
+        if high <= (low or 0):
+            return []
+        term.append(_req(key, "Lt", high))
+    if blank and term and (low is None or low <= 0) and (high is None or high > 0):
+        return [term, [_req(key, "In", "")]]
+    return [term]
+
+
 def _equals(key: str, value: int) -> Term:
     """key == value, as integers: Gt value-1 and Lt value+1."""
     return [_req(key, "Gt", value - 1), _req(key, "Lt", value + 1)]
 
 
-def at_least(floor: Version, keys: Sequence[str]) -> list[Term]:
-    """Alternatives (ORed) that together mean version >= floor, compared part by part on the
-    labels `keys` (major, minor[, revision])."""
-    parts = list(floor.parts[: len(keys)])
-    alternatives: list[Term] = []
-    for position, value in enumerate(parts):
-        prefix = [
-            req
-            for key, v in zip(keys[:position], parts[:position], strict=True)
-            for req in _equals(key, v)
-        ]
-        last = position == len(parts) - 1
-        # The last part may equal the floor; every earlier part must exceed it here.
-        alternatives.append([*prefix, _req(keys[position], "Gt", value - 1 if last else value)])
-    return alternatives
-
-
-def candidate_capabilities(targets: Sequence[ArchTarget]) -> list[ComputeCapability]:
-    """Every compute capability a node can report that matters here: the knowledge base's GPUs
-    and the image's own targets. A GPU newer than both is not admitted (not known to work)."""
-    known = {ComputeCapability.parse(row.compute_capability) for row in knowledge_base().gpus}
-    known.update(target.cc for target in targets)
-    return sorted(known)
-
-
-def capability_terms(targets: Sequence[ArchTarget], config: VerifyConfig) -> list[Term]:
-    """Alternatives admitting each compute capability the image has a kernel for."""
-    allowed: dict[int, list[int]] = {}
-    for cc in candidate_capabilities(targets):
-        kind = kernel_coverage(cc, targets).kind
-        if kind is CoverageKind.SASS or (kind is CoverageKind.PTX_JIT and config.ptx_jit == "warn"):
-            allowed.setdefault(cc.major, []).append(cc.minor)
-    return [
-        [_req(COMPUTE_MAJOR, "In", major), _req(COMPUTE_MINOR, "In", *minors)]
-        for major, minors in sorted(allowed.items())
-    ]
-
-
-def node_selector_terms(
-    needs: ImageGpuNeeds, config: VerifyConfig, excluded_hosts: Sequence[str] = ()
-) -> list[Term]:
-    """The ORed terms of `requiredDuringSchedulingIgnoredDuringExecution`; [] = no node can."""
-    common: Term = []
-    if config.min_memory_gib is not None:
-        common.append(_req(GPU_MEMORY, "Gt", math.ceil(config.min_memory_gib * 1024) - 1))
-    if config.gpus > 1:
-        common.append(_req(GPU_COUNT, "Gt", config.gpus - 1))
-    if config.mig == "forbid":
-        common.append(_req(MIG_SLICES, "DoesNotExist"))
-    elif config.mig == "require":
-        common.append(_req(MIG_SLICES, "Exists"))
-    if excluded_hosts:
-        common.append(_req(HOSTNAME, "NotIn", *sorted(excluded_hosts)))
-    groups: list[list[Term]] = []
-    version = _version_terms(needs)
-    if version is not None:
-        groups.append(version)
-    if needs.arch_targets is not None:
-        groups.append(capability_terms(needs.arch_targets, config))
-    if any(not group for group in groups):
-        return []
-    return [
-        [*common, *(req for term in combination for req in term)]
-        for combination in itertools.product(*groups)
-    ] or [common]
-
-
-def _version_terms(needs: ImageGpuNeeds) -> list[Term] | None:
-    """Driver >= the one that runs the image natively; when the knowledge base lacks the
-    release (a minor newer than its table) the driver's CUDA version >= the image's, which is
-    what verify then judges by. An unknown CUDA family is not judged (verify only warns)."""
-    floor = required_driver(needs)
-    if floor is not None:
-        return at_least(floor, (DRIVER_MAJOR, DRIVER_MINOR, DRIVER_REVISION))
-    if needs.cuda is None:
-        return None
-    try:
-        minor_compat_floor(needs.cuda)
-    except UnknownVersion:
-        return None
-    return at_least(Version.parse(needs.cuda).major_minor(), (CUDA_MAJOR, CUDA_MINOR))
+def capability_terms(capabilities: Capabilities) -> list[Term]:
+    """Alternatives admitting these compute capabilities: majors with the same minors share a
+    term, and the majors beyond the named ones are one `Gt`."""
+    by_minors: dict[tuple[int, ...], list[int]] = {}
+    majors = sorted({major for major, _ in capabilities.listed})
+    for major in majors:
+        minors = tuple(sorted(m for j, m in capabilities.listed if j == major))
+        by_minors.setdefault(minors, []).append(major)
+    every = tuple(MINORS)
+    terms: list[Term] = []
+    beyond = capabilities.beyond
+    for minors, group in by_minors.items():
+        listed = group
+        if minors == every and beyond is not None:
+            # A full run of majors up to the last named one joins the majors beyond it.
+            run = [m for m in group if all(k in group for k in range(m, beyond + 1))]
+            if run:
+                beyond = min(run) - 1
+                listed = [m for m in group if m not in run]
+        if listed:
+            terms.append([_req(COMPUTE_MAJOR, "In", *listed), _req(COMPUTE_MINOR, "In", *minors)])
+    if beyond is not None:
+        terms.append([_req(COMPUTE_MAJOR, "Gt", beyond), _req(COMPUTE_MINOR, "In", *every)])
+    return terms
 
 
 def pod_constraints(terms: list[Term], tolerations: Sequence[Requirement]) -> dict[str, Any]:

@@ -37,38 +37,68 @@ def route_findings(routing: Routing, config: RouteConfig) -> list[Finding]:
         )
         for pool in routing.missing_pools
     ]
-    for route in routing.routes:
-        findings += _image_findings(route)
+    unlabelled = [host.name for host in routing.hosts if not host.labels]
+    if unlabelled:
+        findings.append(
+            Finding(
+                rule=rules.UNLABELLED_RUNNER,
+                severity=Severity.WARNING,
+                message=f"{len(unlabelled)} runner(s) published an audit without labels and are "
+                f"in no pool: {_some(unlabelled)}",
+                fix="publish with --label <pool label> (GPUSHIP_RUNNER_LABELS for the runner "
+                "hook and timer)",
+            )
+        )
+    findings += _split_findings(routing)
+    findings += [_unroutable(route) for route in routing.routes if route.chosen is None]
     return findings
 
 
-def _image_findings(route: ImageRoute) -> list[Finding]:
-    name = route.image.name
-    findings = [
-        Finding(
-            rule=rules.SPLIT_POOL,
-            severity=Severity.WARNING,
-            message=f"{name}: pool {pool.pool} is split: {verdict.host.name} cannot run it "
-            f"({verdict.reason}) while {len(pool.verdicts) - len(pool.failing)} other host(s) can",
-            fix=f"update {verdict.host.name} (the fix verify gives on it) or take it out of pool "
-            f"{pool.pool} for this job",
-        )
-        for pool in route.pools
-        if pool.split
-        for verdict in pool.failing
-    ]
-    if route.chosen is None:
-        reasons = "; ".join(f"{p.pool}: {p.reason()}" for p in route.pools) or "no pools"
+def _split_findings(routing: Routing) -> list[Finding]:
+    """One warning per split pool, however many images and hosts it is split for: a label
+    every runner shares (`self-hosted`, `linux`) would otherwise give one per host and image."""
+    findings = []
+    for position, pool in enumerate(routing.pools):
+        verdicts = [route.pools[position] for route in routing.routes]
+        split = [(route.image.name, v) for route, v in zip(routing.routes, verdicts, strict=True)]
+        split = [(name, v) for name, v in split if v.split]
+        if not split:
+            continue
+        failing = sorted({f.host.name for _, v in split for f in v.failing})
+        name, first = split[0]
+        example = first.failing[0]
+        images = _some([n for n, _ in split])
         findings.append(
             Finding(
-                rule=rules.UNROUTABLE,
-                severity=Severity.ERROR,
-                message=f"{name} runs on no pool: {reasons}",
-                fix="update the driver of a pool, add its GPU architecture to the image, or "
-                "build a variant for an older CUDA",
+                rule=rules.SPLIT_POOL,
+                severity=Severity.WARNING,
+                message=f"pool {pool} is split for {len(split)} image(s) ({images}): "
+                f"{len(failing)} of its {len(first.verdicts)} host(s) cannot run them "
+                f"({_some(failing)}), e.g. {example.host.name} cannot run {name}: "
+                f"{example.reason}",
+                fix=f"update those hosts (the fix verify gives on them) or take them out of pool "
+                f"{pool} for these jobs; a label every runner shares is no pool: list the pools "
+                "in route.pools",
             )
         )
     return findings
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """The first few names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _unroutable(route: ImageRoute) -> Finding:
+    reasons = "; ".join(f"{p.pool}: {p.reason()}" for p in route.pools) or "no pools"
+    return Finding(
+        rule=rules.UNROUTABLE,
+        severity=Severity.ERROR,
+        message=f"{route.image.name} runs on no pool: {reasons}",
+        fix="update the driver of a pool, add its GPU architecture to the image, or "
+        "build a variant for an older CUDA",
+    )
 
 
 def route_tables(routing: Routing) -> list[Table]:
@@ -112,6 +142,7 @@ def route_result(
     config: RouteConfig,
     fleet: str,
     kubernetes: tuple[R.KubernetesDocument, ...] | None = None,
+    arc: tuple[R.ArcScaleSet, ...] | None = None,
 ) -> R.RouteResult:
     """The result: per image its pools and runs-on; the inventory's problems."""
     return R.RouteResult(
@@ -142,6 +173,7 @@ def route_result(
         unroutable=tuple(r.image.name for r in routing.unroutable),
         fleet=fleet,
         kubernetes=kubernetes,
+        arc=arc,
     )
 
 

@@ -7,12 +7,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpuship.compat.audit import HostAudit
 from gpuship.report.result import omitted_if_none
-from gpuship.verify.audit import HostAudit
 
 # A PodSpec fragment (`affinity`, `tolerations`) headed by the image it is for: Kubernetes's
 # own schema, which the route tests check against its OpenAPI document.
 KubernetesDocument = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ArcScaleSet:
+    """An Actions Runner Controller runner scale set for the images that share node constraints:
+    its name (`runs-on`), its labels (ARC >= 0.14: the images' cell ids) and its
+    gha-runner-scale-set Helm values."""
+
+    name: str
+    labels: tuple[str, ...]
+    images: tuple[str, ...]
+    values: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,7 @@ class RouteResult:
     unroutable: tuple[str, ...]
     fleet: str
     kubernetes: tuple[KubernetesDocument, ...] | None = omitted_if_none()
+    arc: tuple[ArcScaleSet, ...] | None = omitted_if_none()
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class KubernetesOnly:
 
     kubernetes: tuple[KubernetesDocument, ...]
     images: tuple[str, ...]
+    arc: tuple[ArcScaleSet, ...] | None = omitted_if_none()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Route images to runner pools: pure logic on audits and image needs.
 
 A pool is a runner label. An image can be routed to a pool when every known host of the pool
-can run it, judged by the verify stage's own `judge` on the host's audit (so route gives the
+can run it, judged by `compat.verdict.judge` on the host's audit (so route gives the
 verdict `gpuship verify` would give on that host) after the image has a variant for the host's
 CPU platform. A host whose audit is older than `route.max-audit-age` is unknown: it is left
 out of its pools (or fails the route, per `route.stale-audits`).
@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.verdict import Status, judge, judged_reading
 from gpuship.route.config import RouteConfig
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.verdict import Status, judge, judged_reading
 
 # uname -m -> the OCI platform architecture (image-spec config.md `architecture`, GOARCH names).
 _MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}

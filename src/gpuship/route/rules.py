@@ -9,6 +9,7 @@ SPLIT_POOL = "GSQ102"
 STALE_AUDIT = "GSQ201"
 MISSING_POOL = "GSQ202"
 UNREADABLE_ENTRY = "GSQ203"
+UNLABELLED_RUNNER = "GSQ204"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -59,5 +60,16 @@ RULES: tuple[Rule, ...] = (
         severity=Severity.WARNING,
         summary="Every entry of the fleet inventory is a readable gpuship audit",
         fix="Publish the runner's audit again with this gpuship version.",
+    ),
+    Rule(
+        id=UNLABELLED_RUNNER,
+        name="route-unlabelled-runner",
+        category="runtime",
+        severity=Severity.WARNING,
+        summary="Every runner publishes its audit with the labels that name its pool",
+        rationale="route picks runner labels; an audit without labels belongs to no pool, so "
+        "no job is ever routed to that runner, however well it could run the image.",
+        fix="Publish with --label <pool label> (GPUSHIP_RUNNER_LABELS for the runner hook and "
+        "timer; the scale set's name for an Actions Runner Controller scale set).",
     ),
 )

@@ -1,24 +1,32 @@
 """`gpuship route` end to end: read the inventory and the images, route, build the report.
 
-Takes plain values (settings, registry access, the time now); the registry and image readers are the
-only outside world it touches.
+Takes plain values (settings, registry access, the time now) and the image stage's reader of an
+image's needs, which the command passes in; the registry and that reader are the only outside
+world it touches.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gpuship.compat import rule_ids
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.fleet import needs_from_matrix
+from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
 from gpuship.labels import LABEL_CELL
+from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
+from gpuship.route.arc import scale_sets
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, read_inventory
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints
@@ -30,15 +38,16 @@ from gpuship.route.report import (
     route_result,
     route_tables,
 )
-from gpuship.route.result import KubernetesDocument, KubernetesOnly
+from gpuship.route.result import ArcScaleSet, KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
-from gpuship.verify import rules as verify_rules
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.fleet import needs_from_matrix
-from gpuship.verify.needs import ImageGpuNeeds
-from gpuship.verify.verdict import Status, judge
 
 DEFAULT_PLATFORM = "linux/amd64"
+# The platforms GPU nodes run (x86_64, and arm64 for Grace: GH200, GB200): Kubernetes
+# constraints cover each of them the image has, since the cluster's nodes are not audited.
+GPU_PLATFORMS = ("linux/amd64", "linux/arm64")
+# An image's needs for one platform (reference, platform); `PlatformMissing` when an index has
+# no entry for it. The command passes the image stage's reader, `--deep` included.
+ReadNeeds = Callable[[str, str], ImageGpuNeeds]
 
 
 @dataclass(frozen=True)
@@ -49,8 +58,8 @@ class RouteRequest:
     matrix: Path | None = None
     fleet: str | None = None
     platforms: Sequence[str] = ()
-    deep: bool = False
     kubernetes: bool = False
+    arc: bool = False  # Actions Runner Controller scale sets (implies `kubernetes`)
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
 
@@ -63,7 +72,9 @@ class Settings:
     access: RegistryAccess
 
 
-def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Report:
+def run_route(
+    request: RouteRequest, settings: Settings, now: datetime, read_needs: ReadNeeds
+) -> Report:
     """Route every image over the fleet's pools (and as Kubernetes constraints)."""
     if not request.images and request.matrix is None:
         raise UsageError("route: give at least one IMAGE or --matrix FILE")
@@ -73,19 +84,34 @@ def run_route(request: RouteRequest, settings: Settings, now: datetime) -> Repor
         if inventory
         else ()
     )
-    platforms = list(request.platforms) or sorted({h.platform for h in hosts}) or [DEFAULT_PLATFORM]
-    images, references = _images(request, settings, platforms)
+    platforms = (
+        list(request.platforms)
+        or sorted(
+            {h.platform for h in hosts} | (set(GPU_PLATFORMS) if request.kubernetes else set())
+        )
+        or [DEFAULT_PLATFORM]
+    )
+    images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
-        if request.kubernetes
+        if request.kubernetes or request.arc
         else None
     )
+    arc = None
+    if request.arc and kubernetes is not None:
+        arc = scale_sets(kubernetes, {n: references.get(n, n) != n for n in references})
     if inventory is None:
-        return _kubernetes_only_report(images, kubernetes)
-    if not inventory.entries:
-        raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
-    routing = route_images(hosts, images, settings.verify, settings.route)
-    return _report(routing, inventory, settings.route, references, kubernetes)
+        report = _kubernetes_only_report(images, kubernetes, arc)
+    else:
+        if not inventory.entries:
+            raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
+        routing = route_images(hosts, images, settings.verify, settings.route)
+        report = _report(routing, inventory, settings.route, references, kubernetes, arc)
+    if arc is not None:
+        report.outputs["scale-sets"] = json.dumps(
+            {image: found.name for found in arc for image in found.images}, separators=(",", ":")
+        )
+    return report
 
 
 def _read_fleet(fleet: str, settings: Settings) -> Inventory:
@@ -97,15 +123,15 @@ def _read_fleet(fleet: str, settings: Settings) -> Inventory:
 
 
 def _images(
-    request: RouteRequest, settings: Settings, platforms: Sequence[str]
+    request: RouteRequest, read_needs: ReadNeeds, platforms: Sequence[str]
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Images to route (by name) and what a GPU job pulls for each name."""
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     if request.matrix is not None:
-        images, references = cell_images(_matrix_cells(request.matrix))
+        images, references = cell_images(_matrix_cells(request.matrix), str(request.matrix))
     for reference in request.images:
-        by_platform = _read_image(reference, platforms, request.deep, settings)
+        by_platform = _read_image(reference, platforms, read_needs)
         first = next(iter(by_platform.values()))
         name = first.labels.get(LABEL_CELL) or reference
         images.append(ImageToRoute(name, by_platform))
@@ -132,20 +158,52 @@ def matrix_cells(matrix: object, where: str) -> list[tuple[Mapping[str, Any], Im
 
 
 def cell_images(
-    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]],
+    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]], where: str
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Matrix cells as images to route (by cell id), and the reference each is pushed as."""
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     for cell, needs in cells:
-        platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
         images.append(
-            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in platforms_of_cell})
+            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
         )
-        tags = cell.get("tags") or []
-        repository = str(cell.get("repository") or needs.reference)
-        references[needs.reference] = f"{repository}:{tags[0]}" if tags else repository
+        references[needs.reference] = cell_reference(cell, needs.reference, where)
     return images, references
+
+
+def _cell_platforms(cell: Mapping[str, Any]) -> list[str]:
+    platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
+    return [str(p) for p in platforms_of_cell]
+
+
+def cell_reference(cell: Mapping[str, Any], name: str, where: str) -> str:
+    """What a GPU job pulls for a cell: its first tag (a full reference, as `gpuship matrix`
+    writes it; a bare tag joins the cell's repository) or its digest. Never the repository
+    alone, which would pull whatever `latest` is then: that is an input error."""
+    from gpuship.registry.reference import is_digest, is_valid_tag, parse_reference
+
+    repository = str(cell.get("repository") or "")
+    tags = cell.get("tags") or []
+    digest = cell.get("digest")
+    if tags:
+        text = str(tags[0])
+        if is_valid_tag(text) and repository:
+            text = f"{repository}:{text}"
+    elif isinstance(digest, str) and is_digest(digest) and repository:
+        text = f"{repository}@{digest}"
+    else:
+        raise InputError(
+            f"{where}: cell {name} has no tag or digest: a bare repository would pull whatever "
+            "'latest' is; give the cell tags ('gpuship matrix' writes them) or route the "
+            "built image by digest"
+        )
+    try:
+        reference = parse_reference(text, default_tag=None)
+    except InputError as error:
+        raise InputError(f"{where}: cell {name}: {error}") from None
+    if reference.tag is None and reference.digest is None:
+        raise InputError(f"{where}: cell {name}: tag {text!r} names no tag or digest")
+    return text
 
 
 def pools_for_cells(
@@ -156,28 +214,23 @@ def pools_for_cells(
     hosts = fleet_hosts(
         [(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age
     )
-    images, _ = cell_images(matrix_cells(matrix, fleet))
+    images = [
+        ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
+        for cell, needs in matrix_cells(matrix, fleet)
+    ]
     routing = route_images(hosts, images, settings.verify, settings.route)
     return {route.image.name: route.runnable_pools for route in routing.routes}
 
 
 def _read_image(
-    reference: str, platforms: Sequence[str], deep: bool, settings: Settings
+    reference: str, platforms: Sequence[str], read_needs: ReadNeeds
 ) -> dict[str, ImageGpuNeeds]:
     """The image's needs for each platform it has among `platforms` (at least one)."""
-    from gpuship.image.source import PlatformMissing
-    from gpuship.verify.image_source import read_gpu_needs
-
     found: dict[str, ImageGpuNeeds] = {}
     missing: list[str] = []
     for platform in platforms:
         try:
-            needs = read_gpu_needs(
-                reference,
-                platform=platform,
-                access=settings.access,
-                deep=deep,
-            )
+            needs = read_needs(reference, platform)
         except PlatformMissing as error:
             missing.append(str(error))
             continue
@@ -199,8 +252,7 @@ def _kubernetes(
     documents: list[KubernetesDocument] = []
     excluded = _host_state_failures(config, inventory)
     for image in images:
-        needs = next(iter(image.needs.values()))
-        terms = node_selector_terms(needs, config, excluded)
+        terms = node_selector_terms(image.needs, config, excluded)
         document: dict[str, Any] = {"image": image.name}
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
@@ -225,6 +277,7 @@ def _report(
     config: RouteConfig,
     references: dict[str, str],
     kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
     findings += [
@@ -236,7 +289,7 @@ def _report(
         )
         for tag, reason in inventory.unreadable
     ]
-    result = route_result(routing, config, inventory.repository, kubernetes)
+    result = route_result(routing, config, inventory.repository, kubernetes, arc)
     return Report(
         command=NAME,
         findings=findings,
@@ -251,26 +304,31 @@ def _report(
 
 
 def _kubernetes_only_report(
-    images: Sequence[ImageToRoute], kubernetes: tuple[KubernetesDocument, ...] | None
+    images: Sequence[ImageToRoute],
+    kubernetes: tuple[KubernetesDocument, ...] | None,
+    arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     """Without a fleet: the Kubernetes constraints only (no runner pools to route to)."""
     if kubernetes is None:
-        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+        raise UsageError(
+            "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
+        )
     nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
     findings = [
         Finding(
             rule=rules.UNROUTABLE,
             severity=Severity.ERROR,
-            message=f"{name}: no GPU the knowledge base knows has a kernel of the image "
-            "(and verify: allows no PTX JIT for the rest)",
-            fix="add the GPUs' architectures to the image's arch list and rebuild",
+            message=f"{name}: verify passes on no node GPU Feature Discovery can label (no "
+            "driver, CUDA version and compute capability together run it under verify:)",
+            fix="check 'gpuship verify' with the image on a host that should run it: its "
+            "arch list, CUDA release, min-driver label or NVIDIA_REQUIRE_* rule it out",
         )
         for name in nowhere
     ]
     return Report(
         command=NAME,
         findings=findings,
-        result=KubernetesOnly(kubernetes, tuple(image.name for image in images)),
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
         rules=rules_by_id(rules.RULES),
         failed=bool(nowhere),
         headline=f"Kubernetes node constraints for {len(images)} image(s)",
@@ -278,4 +336,4 @@ def _kubernetes_only_report(
 
 
 # Checks of the host itself, which GPU Feature Discovery labels do not show.
-_HOST_STATE_RULES = frozenset({verify_rules.RUNTIME, verify_rules.CDI_SPEC})
+_HOST_STATE_RULES = frozenset({rule_ids.RUNTIME, rule_ids.CDI_SPEC})

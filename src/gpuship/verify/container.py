@@ -16,12 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
 
+from gpuship.compat.config import DEFAULT_UNIT_DIRS
+from gpuship.compat.container import (
+    CdiSpecReading,
+    ContainerReadings,
+    DockerReading,
+    SystemReading,
+    ToolReading,
+    UnitReading,
+)
 from gpuship.documents import load_json, load_yaml, read_file
 from gpuship.errors import DockerUnavailable, InputError
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.verify.config import DEFAULT_UNIT_DIRS
 
 DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
@@ -48,86 +55,6 @@ CDI_REFRESH_UNIT = "nvidia-cdi-refresh.service"
 _GENERATE_COMMAND = re.compile(r"nvidia-ctk\s+(?:[^\n]*\s)?cdi\s+generate")
 # A unit file is a few KiB; more than this is not one to read.
 _UNIT_FILE_LIMIT = 1 << 20
-
-
-class _Reading(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DockerReading(_Reading):
-    """What `docker info` says, or why it could not be asked."""
-
-    reachable: bool
-    error: str | None = None
-    server_version: str | None = None
-    runtimes: list[str] = Field(default_factory=list)
-    default_runtime: str | None = None
-    cdi_spec_dirs: list[str] = Field(default_factory=list)
-    cdi_devices: list[str] = Field(
-        default_factory=list, description="Devices the engine discovered (Docker >= 28)."
-    )
-
-
-class CdiSpecReading(_Reading):
-    """One CDI spec file and the fully qualified devices it declares."""
-
-    path: str
-    kind: str | None = None
-    devices: list[str] = Field(default_factory=list)
-    error: str | None = None
-    driver_versions: list[str] = Field(
-        default_factory=list,
-        description="Driver versions the spec names (libcuda.so.X, --host-driver-version=X): "
-        "the driver it was generated for.",
-    )
-
-
-class ToolReading(_Reading):
-    """An NVIDIA container toolkit binary: where it is and the version it reports."""
-
-    name: str
-    path: str | None = None
-    version: str | None = None
-
-
-class UnitReading(_Reading):
-    """A systemd unit that regenerates a CDI spec, and whether boot starts it."""
-
-    name: str
-    path: str
-    enabled: bool = Field(description="Linked from a *.wants/ directory: started at boot.")
-
-
-class ContainerReadings(_Reading):
-    """Everything about how GPUs reach containers on this host."""
-
-    docker: DockerReading
-    cdi_specs: list[CdiSpecReading] = Field(default_factory=list)
-    tools: list[ToolReading] = Field(default_factory=list)
-    cdi_refresh_units: list[UnitReading] | None = Field(
-        default=None,
-        description="Units that run 'nvidia-ctk cdi generate'; None: not read (older audit).",
-    )
-
-    def tool(self, name: str) -> ToolReading | None:
-        return next((tool for tool in self.tools if tool.name == name), None)
-
-    @property
-    def nvidia_runtime(self) -> bool:
-        """Docker has a runtime named like NVIDIA's (`nvidia`, `nvidia-cdi`, `nvidia-legacy`)."""
-        return any(name.startswith("nvidia") for name in self.docker.runtimes)
-
-    @property
-    def gpu_cdi_devices(self) -> list[str]:
-        """CDI devices of NVIDIA GPU kinds, from spec files and the engine's own discovery."""
-        found = {
-            device
-            for spec in self.cdi_specs
-            for device in spec.devices
-            if device.startswith("nvidia.com/")
-        }
-        found.update(d for d in self.docker.cdi_devices if d.startswith("nvidia.com/"))
-        return sorted(found)
 
 
 def read_container_side(
@@ -271,14 +198,6 @@ def read_tool(name: str, environ: Mapping[str, str]) -> ToolReading:
         return ToolReading(name=name, path=path)
     match = _VERSION_PATTERN.search(output)
     return ToolReading(name=name, path=path, version=match.group(1) if match else None)
-
-
-class SystemReading(_Reading):
-    """Kernel, OS and machine of the host."""
-
-    kernel: str
-    os: str | None = None
-    machine: str
 
 
 def read_system(os_release: Path = Path("/etc/os-release")) -> SystemReading:

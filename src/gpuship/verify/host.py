@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from gpuship.compat.audit import HostAudit, new_audit
+from gpuship.compat.config import VerifyConfig
 from gpuship.nvml.probe import read_nvml
-from gpuship.verify.audit import HostAudit, new_audit
-from gpuship.verify.config import VerifyConfig
 from gpuship.verify.container import read_container_side, read_system
 
 

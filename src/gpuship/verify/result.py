@@ -1,6 +1,6 @@
 """The verify stage's results: `gpuship verify` (a verdict on one host) and `gpuship fleet`
 (every image x runner). `gpuship audit`'s result is the audit document itself (`HostAudit`,
-schema in verify/audit.schema.json)."""
+schema in compat/audit.schema.json)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,24 @@
-"""The verify stage's rule catalog (`gpuship verify`, `gpuship fleet`): SARIF, docs, help links."""
+"""The verify stage's rule catalog (`gpuship verify`, `gpuship fleet`): SARIF, docs, help links.
+
+The ids of the verdict's checks are `compat.rule_ids` (route judges with them too).
+"""
 
 from __future__ import annotations
 
+from gpuship.compat.rule_ids import (
+    ARCH,
+    CDI_SPEC,
+    DEVICES,
+    DRIVER,
+    ECC,
+    MEMORY,
+    MIG,
+    PLATFORM,
+    REQUIRE,
+    RUNTIME,
+)
 from gpuship.report import Rule, Severity
 
-RUNTIME = "GSV101"
-DEVICES = "GSV102"
-MIG = "GSV103"
-MEMORY = "GSV104"
-ECC = "GSV105"
-CDI_SPEC = "GSV106"
-REQUIRE = "GSV201"
-DRIVER = "GSV202"
-ARCH = "GSV203"
-PLATFORM = "GSV204"
 SMOKE = "GSV301"
 FLEET_UNPLACEABLE = "GSV401"
 FLEET_EXCLUDE = "GSV402"

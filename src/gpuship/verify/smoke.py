@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpuship.compat.verdict import Check, Status
 from gpuship.docker.engine import Container, Engine, EngineRefused, GpuRequest, ImageMissing
 from gpuship.errors import DockerUnavailable
 from gpuship.verify import rules
-from gpuship.verify.verdict import Check, Status
 
 SMOKE_TIMEOUT_S = 120
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from gpuship.compat.audit import HostAudit
 from gpuship.report import Table
-from gpuship.verify.audit import HostAudit
 
 
 def _flag(value: bool | None) -> str:

@@ -11,7 +11,7 @@ from sample_bed import PLACEHOLDER_REGISTRY, SAMPLE, SampleProject, push_base
 
 from bed.docker_engine import DockerEngine
 from bed.registry import Registry
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.matrix.cells import base_references
 from gpuship.matrix.targets import image_targets
 

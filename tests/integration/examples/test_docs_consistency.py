@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuship.cli.registry import load_commands
-from gpuship.rules_catalog import all_rules
+from gpuship.cli.rules_catalog import all_rules
 
 pytestmark = pytest.mark.integration
 

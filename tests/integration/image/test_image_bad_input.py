@@ -19,8 +19,8 @@ from bed.registry import Registry
 from gpuship.errors import InputError
 from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
-from gpuship.image.findings import judge
 from gpuship.image.inspect import inspect_image
+from gpuship.image.report import judge
 
 pytestmark = pytest.mark.integration
 

@@ -20,8 +20,8 @@ from bed.registry import Registry
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
-from gpuship.image.findings import Judgement, judge
 from gpuship.image.inspect import inspect_image
+from gpuship.image.report import Judgement, judge
 from gpuship.registry.access import RegistryAccess
 from gpuship.report.result import to_json
 

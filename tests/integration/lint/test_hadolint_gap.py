@@ -96,3 +96,33 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
 ) -> None:
     assert ours <= gpuship_rules(case)
     assert hadolint_codes(CORPUS / case / "Dockerfile") <= {"DL3008"}
+
+
+@pytest.mark.parametrize(
+    ("case", "ours"),
+    [
+        ("wheels-other-stack", {"GSL511", "GSL702"}),  # wheel for torch 2.4 on 2.6, wheel left
+        ("model-by-make", {"GSL202", "GSL201"}),  # make downloads a model, COPY --from ships it
+        ("llama-cpp-native-arch", {"GSL506"}),  # ggml's native CUDA arch
+        ("ssh-key-and-sudo", {"GSL905", "GSL906"}),  # deploy key and NOPASSWD sudo
+        ("torch-extra-index-cu118", {"GSL510"}),  # PyPI's torch wins over the cu118 index
+    ],
+)
+def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str]) -> None:
+    """Issue #27: problems of real ML Dockerfiles that no DL or SC code of hadolint names: on
+    these files it reports only its generic pinning and style codes."""
+    assert ours <= gpuship_rules(case)
+    generic = {"DL3003", "DL3008", "DL3013", "DL3059", "DL4006"}
+    assert hadolint_codes(CORPUS / case / "Dockerfile") <= generic
+
+
+@pytest.mark.parametrize(
+    ("case", "code", "rule"),
+    [
+        ("shell-idioms", "DL3013", "GSL105"),  # `pip install --dry-run` installs nothing
+        ("arg-expanded-require", "DL3064", "GSL901"),  # a global ARG no RUN sees
+    ],
+)
+def test_hadolint_flags_idioms_gpuship_accepts(case: str, code: str, rule: str) -> None:
+    assert code in hadolint_codes(CORPUS / case / "Dockerfile")
+    assert rule not in gpuship_rules(case)

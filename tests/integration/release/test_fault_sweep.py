@@ -19,9 +19,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from sweep import SCENARIOS, Case, Verdict, run_case
+from sweep import SCENARIOS, SWEPT, Case, Verdict, run_case
 
-from bed import faults
 from bed.registry import Registry
 
 pytestmark = pytest.mark.integration
@@ -48,7 +47,7 @@ def test_every_fault_at_every_request(
     cases = [
         Case(scenario, 1 + number, position, fault)
         for number, (position, fault) in enumerate(
-            (position, fault) for position in range(clean.requests) for fault in faults.FAULTS
+            (position, fault) for position in range(clean.requests) for fault in SWEPT
         )
     ]
     verdicts: list[Verdict] = list(pool.map(run, cases, chunksize=2))
@@ -75,7 +74,7 @@ def _summary(scenario: str, verdicts: list[Verdict], requests: int, seconds: flo
     slowest = max(verdicts, key=lambda v: v.seconds)
     return (
         f"fault sweep of {scenario}: {len(verdicts)} runs ({requests} requests x "
-        f"{len(faults.FAULTS)} faults) in {seconds:.0f} s; "
+        f"{len(SWEPT)} faults) in {seconds:.0f} s; "
         f"exit codes {dict(sorted(codes.items()))}; "
         f"{sum(v.effective for v in verdicts)} with the fault in effect; slowest run "
         f"{slowest.seconds:.1f} s (#{slowest.case.position} {slowest.case.fault}); "

@@ -125,7 +125,11 @@ def test_failed_promote_steps_back_from_a_tag_another_writer_moved(
             moved.append(True)
         return "500"
 
-    hook = _on_request("PUT", f"/manifests/{HISTORY_TAG}.", other_writer_then_fail)
+    def hook(index: int, method: str, path: str) -> str | None:
+        # The complete record's PUT (the intent, stored before any tag moves, passes).
+        record_put = method == "PUT" and f"/manifests/{HISTORY_TAG}." in path
+        return other_writer_then_fail() if record_put and not path.endswith(".intent") else None
+
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli(
             "promote",

@@ -1,11 +1,13 @@
 """The fleet inventory in a real registry: `gpuship audit --publish` from NVML stand-in hosts,
-concurrent runners, --if-older-than, outages that leave the previous entry intact, and the
+concurrent runners, --if-older-than (skipped while fresh and unchanged, published at once after
+a driver update or a new CDI spec), outages that leave the previous entry intact, and the
 runner hook script run for real against the registry and against a stopped one."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,14 +19,15 @@ from typing import Any
 
 from bed import faults, hosts
 from bed.registry import Registry
+from gpuship.compat.audit import RunnerIdentity
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import entry_tag, read_entry, read_inventory
-from gpuship.verify.audit import RunnerIdentity
 from json_results import check_output
 
 ROOT = Path(__file__).resolve().parents[3]
 HOOK = ROOT / "deploy" / "runner" / "gpuship-audit-hook.sh"
+CDI_SPEC = ROOT / "tests" / "data" / "cdi" / "nvidia-550.54.15.yaml"
 HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]
 NO_DOCKER = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 
@@ -108,22 +111,75 @@ def test_concurrent_runners_never_lose_each_other(registry: Registry, nvml_host:
     assert sorted(e.audit.runner.runner_name for e in inventory.entries) == names
 
 
-def test_if_older_than_skips_a_fresh_entry_without_reading_nvml(
+def test_if_older_than_skips_a_fresh_entry_that_reads_as_the_host(
     registry: Registry, nvml_host: HostEnv
 ) -> None:
     fleet = f"{registry.host}/route/fresh"
     env = runner_env(nvml_host, hosts.A100_550, "fresh-1")
-    assert gpuship(["audit", "--publish", fleet], env).returncode == 0
+    assert gpuship(["audit", "--publish", fleet, "--label", "gpu-a100"], env).returncode == 0
     published = entry(registry.host, "route/fresh", "fresh-1")
-    # NVML that would fail to initialise proves the skip never reads the GPU.
-    broken = {**runner_env(nvml_host, hosts.DRIVER_NOT_LOADED, "fresh-1")}
-    skipped = gpuship(["audit", "--publish", fleet, "--if-older-than", "30m"], broken)
+    skipped = gpuship(
+        ["audit", "--publish", fleet, "--label", "gpu-a100", "--if-older-than", "30m"], env
+    )
     assert skipped.returncode == 0, skipped.stderr
     assert "not published" in skipped.stdout and "newer than 30m" in skipped.stdout
+    assert "the host reads as it says" in skipped.stdout
     assert entry(registry.host, "route/fresh", "fresh-1").digest == published.digest
-    # Older than the threshold: reads the host (and here fails on it, exit 3).
-    stale = gpuship(["audit", "--publish", fleet, "--if-older-than", "0s"], broken)
-    assert stale.returncode == 3 and "driver not loaded" in stale.stderr.lower()
+    # The host is read every time: NVML that fails to initialise is exit 3, even when fresh.
+    broken = runner_env(nvml_host, hosts.DRIVER_NOT_LOADED, "fresh-1")
+    unread = gpuship(["audit", "--publish", fleet, "--if-older-than", "30m"], broken)
+    assert unread.returncode == 3 and "driver not loaded" in unread.stderr.lower()
+    assert entry(registry.host, "route/fresh", "fresh-1").digest == published.digest
+
+
+def test_a_driver_update_is_published_at_once_however_fresh_the_entry(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    fleet = f"{registry.host}/route/updated"
+    args = ["audit", "--publish", fleet, "--label", "gpu-a100", "--if-older-than", "30m"]
+    first = gpuship(args, runner_env(nvml_host, hosts.A100_535, "upd-1"))
+    assert first.returncode == 0, first.stderr
+    updated = gpuship(args, runner_env(nvml_host, hosts.A100_550, "upd-1"))
+    assert updated.returncode == 0, updated.stderr
+    assert "(driver 535.230.02 -> 550.144.03)" in updated.stdout
+    assert entry(registry.host, "route/updated", "upd-1").audit.nvml.driver_version == "550.144.03"
+
+
+def test_a_new_cdi_spec_is_published_at_once(
+    registry: Registry, nvml_host: HostEnv, tmp_path: Path
+) -> None:
+    cdi = tmp_path / "cdi"
+    cdi.mkdir()
+    config = tmp_path / "gpuship.yaml"
+    config.write_text(f"verify:\n  cdi-spec-dirs: [{cdi}]\n")
+    fleet = f"{registry.host}/route/cdi"
+    args = ["audit", "--publish", fleet, "--label", "gpu-h100", "--if-older-than", "30m"]
+    args += ["--config", str(config)]
+    env = runner_env(nvml_host, hosts.H100_570, "cdi-1")
+    assert gpuship(args, env).returncode == 0
+    before = entry(registry.host, "route/cdi", "cdi-1")
+    assert gpuship(args, env).returncode == 0  # unchanged: skipped
+    assert entry(registry.host, "route/cdi", "cdi-1").digest == before.digest
+    # `nvidia-ctk cdi generate` wrote a spec (here, one left from the 550 driver).
+    shutil.copy(CDI_SPEC, cdi / "nvidia.yaml")
+    done = gpuship(args, env)
+    assert done.returncode == 0, done.stderr
+    assert "(CDI specs changed)" in done.stdout
+    after = entry(registry.host, "route/cdi", "cdi-1")
+    assert after.digest != before.digest
+    assert [s.driver_versions for s in after.audit.container.cdi_specs] == [["550.54.15"]]
+
+
+def test_publishing_without_labels_warns(registry: Registry, nvml_host: HostEnv) -> None:
+    fleet = f"{registry.host}/route/bare"
+    done = gpuship(
+        ["audit", "--publish", fleet, "--format", "json"],
+        runner_env(nvml_host, hosts.L4_550, "bare-1"),
+    )
+    assert done.returncode == 0, done.stderr
+    (finding,) = json.loads(done.stdout)["findings"]
+    assert finding["rule"] == "GSQ204" and finding["severity"] == "warning"
+    assert "runner bare-1 publishes its audit without labels" in finding["message"]
 
 
 def test_outage_mid_publish_exits_non_zero_and_leaves_the_previous_entry(
@@ -195,6 +251,15 @@ def test_runner_hook_publishes_then_skips_while_fresh(
     assert second.returncode == 0
     assert "not published" in second.stdout
     assert entry(registry.host, "route/hook", "hook-1").digest == published.digest
+
+
+def test_runner_hook_warns_when_the_runner_has_no_labels(
+    registry: Registry, nvml_host: HostEnv
+) -> None:
+    done = _hook(_hook_env(nvml_host, f"{registry.host}/route/hook-bare", GPUSHIP_RUNNER_LABELS=""))
+    assert done.returncode == 0, done.stderr
+    assert "::warning title=gpuship audit::GPUSHIP_RUNNER_LABELS is empty" in done.stdout
+    assert entry(registry.host, "route/hook-bare", "hook-1") is not None
 
 
 def test_runner_hook_never_fails_the_job_when_the_registry_is_down(nvml_host: HostEnv) -> None:

@@ -18,7 +18,7 @@ from verify_cli import NO_DOCKER, HostEnv, gpuship
 from bed import hosts
 from bed.docker_engine import DockerEngine
 from bed.images import build_scratch_image
-from gpuship.verify.audit import SCHEMA_PATH
+from gpuship.compat.audit import SCHEMA_PATH
 
 pytestmark = pytest.mark.integration
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from gpuship.builder.cell_spec import cell_from_dict
+from gpuship.builder.plan import BuildPlan
 from gpuship.builder.registry_auth import (
     DOCKER_HUB_KEY,
     engine_auth,
     scoped_docker_config,
 )
-from gpuship.builder.run_build import BuildPlan
 from gpuship.builder.secrets import check_secret_spec, check_ssh_spec, secret_ids, secret_values
 from gpuship.errors import InputError
 from gpuship.gha import mask_commands
-from gpuship.matrix.cell_spec import cell_from_dict
 from gpuship.registry.credentials import CredentialStore
 
 

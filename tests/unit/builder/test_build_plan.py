@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from gpuship import labels as L
-from gpuship.builder.run_build import BuildPlan
+from gpuship.builder.cell_spec import cell_from_dict, parse_cell
+from gpuship.builder.plan import BuildPlan
 from gpuship.cli.main import main
 from gpuship.errors import InputError
-from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
 from gpuship.matrix.cells import plan_image
 from gpuship.matrix.config import ImageConfig
 
@@ -81,6 +81,10 @@ def test_missing_dockerfile_is_an_input_error(tmp_path: Path) -> None:
         ("{not json", "--cell: not JSON"),
         ('{"id": "Bad Id", "image": "x", "repository": "r"}', "--cell: id:"),
         ('{"image": "x", "repository": "r"}', "--cell: id: Field required"),
+        (
+            '{"id": "x", "image": "x", "repository": "r", "labels": {"io.gpuship.cuda": "12.x"}}',
+            "--cell: cell x: label io.gpuship.cuda='12.x': invalid CUDA version '12.x'",
+        ),
     ],
 )
 def test_bad_cell_json_is_one_clear_line(cell: str, message: str) -> None:

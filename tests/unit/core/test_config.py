@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.config.load import load_config, with_overrides
+from gpuship.cli.config_catalog import load_config
+from gpuship.cli.rules_catalog import rule_overrides
+from gpuship.config.load import with_overrides
 from gpuship.config.locate import find_config_file
 from gpuship.errors import ConfigError
-from gpuship.rules_catalog import rule_overrides
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gpuship.cli.commands import docs as docs_command
 from gpuship.cli.context import Context
+from gpuship.cli.rules_catalog import all_rules
 from gpuship.docs.actions import discover_actions
 from gpuship.report.json_format import report_document
 from gpuship.report.model import DOCS_BASE
-from gpuship.rules_catalog import all_rules
 from json_results import checked
 
 REPO = Path(__file__).parents[3]
@@ -82,6 +82,6 @@ def test_rule_ids_are_unique_and_name_their_stage() -> None:
 
 def test_the_rules_command_offers_every_stage() -> None:
     from gpuship.cli.commands.rules import STAGE_NAMES
-    from gpuship.rules_catalog import STAGES
+    from gpuship.cli.rules_catalog import STAGES
 
     assert tuple(stage.name for stage in STAGES) == STAGE_NAMES

@@ -44,10 +44,19 @@ def test_the_tree_keeps_every_contract() -> None:
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("verify/verdict.py", "from gpuship.cli import context", "gpuship.verify.verdict"),
+        ("compat/verdict.py", "from gpuship.cli import context", "gpuship.compat.verdict"),
         ("registry/client.py", "import gpuship.release.policy", "gpuship.registry.client"),
-        ("lint/engine.py", "import gpuship.image.findings", "gpuship.lint.engine"),
-        ("image/findings.py", "import docker", "gpuship.image.findings -> docker"),
+        ("lint/engine.py", "import gpuship.image.report", "gpuship.lint.engine"),
+        # Stages are independent siblings: route judges through compat, never verify.
+        ("route/routing.py", "import gpuship.verify.report", "gpuship.route.routing"),
+        ("docs/pages.py", "import gpuship.matrix.cells", "gpuship.docs.pages"),
+        # compat sits below every stage and adapter.
+        ("compat/verdict.py", "import gpuship.image.needs", "gpuship.compat.verdict"),
+        ("compat/audit.py", "import gpuship.nvml.probe", "gpuship.compat.audit"),
+        ("image/report.py", "import docker", "gpuship.image.report -> docker"),
+        # The root config model no longer reaches into a stage (or compat) for its section.
+        ("config/model.py", "import gpuship.route.config", "gpuship.config.model"),
+        ("config/model.py", "import gpuship.compat.config", "gpuship.config.model"),
     ],
 )
 def test_a_forbidden_import_breaks_a_contract(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.config.load import load_config
+from gpuship.cli.config_catalog import load_config
 from gpuship.documents import load_json, load_yaml, read_file, read_json
 from gpuship.errors import ConfigError, InputError, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS, Limits

@@ -11,11 +11,12 @@ import pytest
 
 from bed.oci import make_image, write_oci_layout
 from gpuship.cli.main import main
+from gpuship.cli.rules_catalog import rule_overrides
 from gpuship.errors import InputError
+from gpuship.lint.engine import lint_file
 from gpuship.lint.settings import LintSettings
 from gpuship.report import Finding, Report, Severity
 from gpuship.report.catalog import apply_overrides
-from gpuship.rules_catalog import rule_overrides
 from json_results import checked
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
@@ -114,6 +115,34 @@ def test_a_verdict_failed_only_by_lowered_errors_passes() -> None:
     assert still.failed  # another error still fails it
 
 
+def test_the_lint_engine_leaves_severities_to_the_boundary(tmp_path: Path) -> None:
+    # Applied once, by apply_overrides: the engine only skips the rules turned off.
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM python\n# gpuship ignore=GSL103\nUSER 1\n")
+    result = lint_file(
+        path,
+        display="Dockerfile",
+        context_dir=tmp_path,
+        build_args={},
+        target=None,
+        config=LintSettings(),
+        policy={"GSL101": E, "GSL103": None},
+        platform="linux/amd64",
+    )
+    assert {f.rule: f.severity for f in result.findings}["GSL101"] is W
+    assert "GSL103" not in {f.rule for f in result.findings}
+    assert result.suppressed == 0  # a pragma naming a rule that is off silences nothing
+
+
+def test_a_stage_summarises_the_findings_as_reported() -> None:
+    seen: list[dict[str, int]] = []
+    for overrides in ({"GSL101": E}, {}):
+        report = Report(command="lint", summarise=lambda final: seen.append(final.counts()))
+        report.add(Finding("GSL101", W, "untagged base"))
+        apply_overrides(report, overrides)
+    assert seen == [{"error": 1, "warning": 0, "note": 0}, {"error": 0, "warning": 1, "note": 0}]
+
+
 def test_yaml_bare_off_turns_a_rule_off(tmp_path: Path) -> None:
     (tmp_path / "Dockerfile").write_text("FROM python\nUSER 1\n")
     code, document, _ = run(tmp_path, "rules:\n  GSL101: off\n", "lint", str(tmp_path))
@@ -146,6 +175,19 @@ def test_image(tmp_path: Path) -> None:
         tmp_path, config + "rules: {size: warning}\n", "inspect", f"oci:{layout}:1"
     )
     assert code == 0 and severities(document, "GSI")["GSI802"] == "warning"
+
+
+def test_lint_counts_an_images_findings_with_their_configured_severity(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12@sha256:" + "a" * 64 + "\nUSER 1\n")
+    layout = write_oci_layout(tmp_path / "layout", make_image([{"app/x": bytes(2 << 20)}]), "1")
+    config = "inspect:\n  size-budget-mib: 1\n  required-labels: []\nrules: {GSI802: note}\n"
+    argv = ("lint", str(tmp_path / "Dockerfile"), "--image", f"oci:{layout}:1")
+    code, document, _ = run(tmp_path, config, *argv)
+    assert code == 0, document["findings"]
+    assert severities(document, "GSI")["GSI802"] == "note"
+    result = document["result"]
+    assert isinstance(result, dict) and result["counts"] == document["summary"]
+    assert f"{result['counts']['note']} note(s)" in str(document["headline"])
 
 
 def test_build(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ def raw() -> dict[str, object]:
 
 def test_header() -> None:
     kb = knowledge_base()
-    assert kb.schema_version == 2
+    assert kb.schema_version == 3
     assert kb.updated
 
 
@@ -155,7 +155,7 @@ def test_loader_rejects_bad_version() -> None:
 
 def test_loader_rejects_unknown_schema() -> None:
     data = raw()
-    data["schema_version"] = 3
+    data["schema_version"] = 4
     with pytest.raises(KnowledgeBaseError):
         parse_knowledge_base(yaml.safe_dump(data))
 
@@ -237,11 +237,19 @@ MUTATIONS: dict[str, tuple[Callable[[Any], None], str]] = {
     ),
     "schema version": (
         lambda d: d.update(schema_version=1),
-        "schema_version: int 1 is not one of 2",
+        "schema_version: int 1 is not one of 3",
     ),
-    "schema version true is not 2": (
+    "schema version true is not 3": (
         lambda d: d.update(schema_version=True),
-        "schema_version: bool True is not one of 2",
+        "schema_version: bool True is not one of 3",
+    ),
+    "cudnn major without its source": (
+        lambda d: d["torch"]["releases"][0].pop("cudnn_major_source"),
+        "torch.releases[0].cudnn_major_source: required when cudnn_major is set",
+    ),
+    "retired variant not a variant": (
+        lambda d: d["torch"]["retired_variants"][0].update(name="cuda118"),
+        "torch.retired_variants[0].name: 'cuda118' does not match",
     ),
     "complete without its source": (
         lambda d: d["torch"]["releases"][0].pop("complete_source"),

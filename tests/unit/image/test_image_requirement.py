@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from gpuship.cuda.arch import parse_arch_list
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.image.analysis import CudaEvidence, GpuLibrary
-from gpuship.image.requirement import (
-    arch_label_targets,
-    cuda_requirement,
-    target_coverage,
-)
+from gpuship.image.requirement import cuda_requirement, sm_targets, target_coverage
 
 TORCH_128 = CudaEvidence("torch", "12.8", "/site-packages/torch/version.py")
 BASE_124 = CudaEvidence("CUDA_VERSION", "12.4", "env CUDA_VERSION")
@@ -72,9 +69,9 @@ def test_target_coverage_per_library() -> None:
     assert target_coverage("sm_86", libraries).missing == ("c.so",)
 
 
-def test_arch_label_parsing() -> None:
-    assert arch_label_targets({"io.gpuship.arch-list": "8.0;9.0+PTX"}) == ("sm_80", "sm_90")
-    assert arch_label_targets({}) == ()
+def test_sm_targets_of_an_arch_list() -> None:
+    assert sm_targets(parse_arch_list("9.0+PTX;8.0")) == ("sm_80", "sm_90")
+    assert sm_targets(()) == ()
 
 
 def test_arch_specific_code_runs_only_on_its_own_architecture() -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from gpuship.lint.config import LintConfig
 from gpuship.lint.engine import lint_file, rule_policy
-from gpuship.report import Finding
+from gpuship.report import Finding, Report
+from gpuship.report.catalog import apply_overrides
 
 
 def lint_text(
@@ -36,6 +37,7 @@ def lint_text(
     path = root / "Dockerfile"
     path.write_text(dockerfile)
     settings = (config or LintConfig()).settings()
+    policy = rule_policy(settings)
     result = lint_file(
         path,
         display="Dockerfile",
@@ -43,10 +45,13 @@ def lint_text(
         build_args=build_args or {},
         target=target,
         config=settings,
-        policy=rule_policy(settings),
+        policy=policy,
         platform=platform,
     )
-    return list(result.findings)
+    # The configured severities, set as the CLI sets every command's.
+    report = Report(command="lint", findings=list(result.findings))
+    apply_overrides(report, policy)
+    return report.findings
 
 
 def positions(findings: list[Finding], rule: str) -> list[tuple[int, int]]:
@@ -55,6 +60,20 @@ def positions(findings: list[Finding], rule: str) -> list[tuple[int, int]]:
         (f.location.line or 0, f.location.column or 0)
         for f in findings
         if f.rule == rule and f.location is not None
+    ]
+
+
+def assert_found_at(
+    lint: Linter,
+    rule: str,
+    dockerfile: str,
+    files: dict[str, str | bytes | int],
+    expected: list[tuple[int, int]],
+) -> None:
+    """`rule` is reported exactly at `expected` (line, column) pairs, and nowhere else."""
+    findings = lint(dockerfile, files)
+    assert positions(findings, rule) == expected, [
+        (f.rule, f.location, f.message) for f in findings
     ]
 
 

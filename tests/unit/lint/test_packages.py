@@ -6,7 +6,15 @@ import pytest
 
 from gpuship.lint.checks.cuda import _apt_cuda, _one_release
 from gpuship.lint.checks.security import _curl_short_k, is_secret_name
-from gpuship.lint.packages import classify, editable, parse_requirements, vcs_pinned
+from gpuship.lint.packages import (
+    WheelBuild,
+    classify,
+    editable,
+    is_version_tag,
+    parse_requirements,
+    vcs_pinned,
+    wheel_build,
+)
 from gpuship.lint.stages import expand, expand_word
 
 
@@ -98,3 +106,50 @@ def test_switches_about_credentials_are_not_credentials() -> None:
     assert not is_secret_name("SCCACHE_S3_NO_CREDENTIALS")
     assert not is_secret_name("HF_HUB_DISABLE_TOKEN")
     assert is_secret_name("HF_TOKEN") and is_secret_name("AWS_SECRET_ACCESS_KEY")
+
+
+@pytest.mark.parametrize(
+    ("location", "build"),
+    [
+        (
+            "https://github.com/o/fa/releases/download/v2.7.4/"
+            "flash_attn-2.7.4.post1+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+            WheelBuild("flash-attn", "12", "2.6", "3.11"),
+        ),
+        (
+            "flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl",
+            WheelBuild("flashinfer-python", "12.4", "2.6", None),
+        ),
+        (
+            "https://download.pytorch.org/whl/cu129/torch-2.9.0%2Bcu129-cp310-cp310-"
+            "manylinux_2_28_x86_64.whl",
+            WheelBuild("torch", "12.9", None, "3.10"),
+        ),
+        (
+            "/w/xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl",
+            WheelBuild("xformers", None, None, "3.11"),
+        ),
+        ("pkg-1.0-py3-none-any.whl", WheelBuild("pkg", None, None, None)),
+        ("dist/app-1.0.tar.gz", None),
+        ("https://example.com/download?file=x", None),
+    ],
+)
+def test_wheel_build_from_its_file_name(location: str, build: WheelBuild | None) -> None:
+    assert wheel_build(location) == build
+
+
+@pytest.mark.parametrize(
+    ("ref", "tag"),
+    [
+        ("v2.10", True),
+        ("2.0.1", True),
+        ("core_v0.13.0", True),
+        ("llvmorg-18.1.8", True),
+        ("release_v2.10", False),
+        ("release-1.2.3", False),
+        ("core_r0.13.0", False),
+        ("main", False),
+    ],
+)
+def test_release_tags_by_shape(ref: str, tag: bool) -> None:
+    assert is_version_tag(ref) is tag

@@ -15,7 +15,7 @@ from gpuship.lint.packages import (
     parse_conda_env,
     parse_requirements,
 )
-from gpuship.lint.shell import ShellParser
+from gpuship.lint.shell import ShellParser, expand_shell
 from gpuship.lint.stages import build_stages, expand
 
 
@@ -78,6 +78,46 @@ def test_shell_split_with_and_without_bashlex(budget: int) -> None:
     assert pip.span(pip.words[2]).column == source.index("'a>=1'") + 1
     curl, shell = script.commands[1], script.commands[2]
     assert curl.pipeline == shell.pipeline and shell.position == curl.position + 1
+
+
+@pytest.mark.parametrize("budget", [0, 100_000])
+def test_wrappers_and_environment_runners(budget: int) -> None:
+    """`sudo -u USER`, `conda run -n ENV --no-capture-output` and `micromamba run -n ENV` run
+    the command after them; `sudo`'s value options are not the command."""
+    source = (
+        "sudo -u app -H pip install a; conda run -n ml --no-capture-output pip install b; "
+        "micromamba run -n base python -m pip install c; mamba run -p /env -v uv pip install d"
+    )
+    script = ShellParser(budget=budget).parse(text(source))
+    assert [c.argv for c in script.commands] == [
+        ["pip", "install", "a"],
+        ["pip", "install", "b"],
+        ["python", "-m", "pip", "install", "c"],
+        ["uv", "pip", "install", "d"],
+    ]
+
+
+def test_a_line_continuation_is_no_word() -> None:
+    """`a && \\` then a newline: the next line's command is a command, not the argument of an
+    empty one; `''` stays an empty word."""
+    script = ShellParser(budget=0).parse(text("apt-get update && \\\n    conda install x ''"))
+    assert [c.argv for c in script.commands] == [
+        ["apt-get", "update"],
+        ["conda", "install", "x", ""],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("cu$(echo $V | tr -d .)", ("cu$(echo $V | tr -d .)", False)),
+        ("`git describe`", ("`git describe`", False)),
+        ("v${V}", ("v1.2", True)),
+        ("$UNSET", ("$UNSET", False)),
+    ],
+)
+def test_command_substitution_is_unknown(word: str, expected: tuple[str, bool]) -> None:
+    assert expand_shell(word, {"V": "1.2", "UNSET": None}) == expected
 
 
 def test_shell_compound_and_unsupported_syntax() -> None:

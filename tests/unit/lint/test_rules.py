@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Linter, positions
+from conftest import Linter, assert_found_at, positions
 
 # (rule, Dockerfile, context files, expected (line, column) of each finding)
 BAD = [
@@ -171,9 +171,16 @@ BAD = [
     (
         "GSL506",
         "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install --no-cache-dir "
-        "--no-build-isolation flash-attn==2.7.4.post1\n",
+        "--no-build-isolation git+https://github.com/NVIDIA/apex.git@25.08\n",
         {},
         [(2, 53)],
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        'RUN CMAKE_ARGS="-DGGML_CUDA=on" pip install --no-cache-dir llama-cpp-python\n',
+        {},
+        [(2, 60)],
     ),
     (
         "GSL507",
@@ -181,6 +188,21 @@ BAD = [
         'ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4 driver=>535"\n',
         {},
         [(2, 5)],
+    ),
+    (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "GSL511",
+        "FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nRUN pip install --no-cache-dir "
+        "https://example.com/fa/flash_attn-2.7.4+cu12torch2.4cxx11abiFALSE-cp311-cp311-"
+        "linux_x86_64.whl\n",
+        {},
+        [(2, 32)],
     ),
     (
         "GSL601",
@@ -195,6 +217,26 @@ BAD = [
         "/tmp/torch.whl\nRUN rm -f /tmp/torch.whl\n",
         {"torch.whl": b"PK"},
         [(4, 11)],
+    ),
+    (
+        "GSL702",
+        "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
+        "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl\n",
+        {},
+        [(2, 13)],
+    ),
+    (
+        "GSL905",
+        "FROM python:3.12\nCOPY deploy.pem /root/.ssh/id_rsa\n",
+        {"deploy.pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n"},
+        [(2, 6)],
+    ),
+    (
+        "GSL906",
+        "FROM python:3.12\nRUN useradd app && echo 'app ALL=(ALL) NOPASSWD:ALL' "
+        ">> /etc/sudoers\nUSER app\n",
+        {},
+        [(2, 25)],
     ),
     (
         "GSL901",
@@ -465,7 +507,63 @@ GOOD = [
     (
         "GSL506",
         'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n'
+        "RUN pip install --no-cache-dir --no-build-isolation git+https://github.com/NVIDIA/apex\n",
+        {},
+    ),
+    # flash-attn passes its own -gencode list (FLASH_ATTN_CUDA_ARCHS).
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
         "RUN pip install --no-cache-dir --no-build-isolation flash-attn==2.7.4.post1\n",
+        {},
+    ),
+    # NGC PyTorch images set TORCH_CUDA_ARCH_LIST themselves.
+    (
+        "GSL506",
+        "FROM nvcr.io/nvidia/pytorch:24.07-py3\n"
+        "RUN pip install --no-cache-dir --no-build-isolation git+https://github.com/NVIDIA/apex\n",
+        {},
+    ),
+    (
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN CMAKE_ARGS="
+        '"-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80;90" pip install llama-cpp-python\n',
+        {},
+    ),
+    (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch "
+        "--index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+    ),
+    (
+        "GSL510",
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir 'torch<2.7' "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+    ),
+    (
+        "GSL511",
+        "FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nRUN pip install --no-cache-dir "
+        "https://example.com/fa/flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-"
+        "linux_x86_64.whl\n",
+        {},
+    ),
+    (
+        "GSL702",
+        "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
+        "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl && rm pkg-*.whl\n",
+        {},
+    ),
+    (
+        "GSL905",
+        "FROM python:3.12\nCOPY id_ed25519.pub known_hosts /root/.ssh/\n",
+        {"id_ed25519.pub": "ssh-ed25519 AAAA\n", "known_hosts": "github.com ssh-ed25519 A\n"},
+    ),
+    (
+        "GSL906",
+        "FROM python:3.12\nRUN echo 'app ALL=(root) NOPASSWD: /usr/bin/apt-get' "
+        "> /etc/sudoers.d/app\n",
         {},
     ),
     (
@@ -590,10 +688,7 @@ def test_rule_fires_at_token(
     files: dict[str, str | bytes | int],
     expected: list[tuple[int, int]],
 ) -> None:
-    findings = lint(dockerfile, files)
-    assert positions(findings, rule) == expected, [
-        (f.rule, f.location, f.message) for f in findings
-    ]
+    assert_found_at(lint, rule, dockerfile, files, expected)
 
 
 @pytest.mark.parametrize(("rule", "dockerfile", "files"), GOOD)

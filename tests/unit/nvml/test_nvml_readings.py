@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from gpuship.nvml.readings import GpuReading, NvmlReadings
+from gpuship.compat.readings import GpuReading, NvmlReadings
 
 
 def reading(cc: str) -> GpuReading:

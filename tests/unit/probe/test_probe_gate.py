@@ -10,7 +10,7 @@ from gpuship.probe import rules
 from gpuship.probe.analysis import image_result
 from gpuship.probe.config import ProbeConfig
 from gpuship.probe.gate import Status, judge, verdict
-from gpuship.probe.present import probe_report
+from gpuship.probe.report import probe_report
 from gpuship.probe.schedule import Step
 from gpuship.report.result import to_json
 

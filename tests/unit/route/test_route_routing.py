@@ -8,14 +8,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.verdict import Status, judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
 from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
-from gpuship.verify.audit import HostAudit, RunnerIdentity
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import needs_from_env_and_labels
-from gpuship.verify.verdict import Status, judge
 from unit.verify.verify_builders import A100, H100, T4, audit, gpu
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -120,9 +120,43 @@ def test_pools_split_pools_arm64_and_mig() -> None:
     findings = route_findings(routed, RouteConfig())
     split = [f for f in findings if f.rule == "GSQ102"]
     assert (
-        len(split) == 1 and "a100-2" in split[0].message and "take it out of pool" in split[0].fix
+        len(split) == 1 and "a100-2" in split[0].message and "take them out of pool" in split[0].fix
     )
     assert not [f for f in findings if f.rule == "GSQ101"]
+
+
+def test_a_label_every_runner_shares_gives_one_split_warning_not_one_per_host_and_image() -> None:
+    # 40 runners all labelled `linux` (half on an old driver) and 25 images: the shared label
+    # is split for every image, and says so once.
+    fleet = [
+        runner(550 if n % 2 else 470, [gpu(**A100)], f"a100-{n}", ["linux", f"gpu-{n % 2}"])
+        for n in range(40)
+    ]
+    images = [image("12.4", "8.0;9.0")] * 25
+    findings = route_findings(
+        route_images(hosts(fleet), images, CONFIG, RouteConfig()), RouteConfig()
+    )
+    split = [f for f in findings if f.rule == "GSQ102"]
+    assert len(split) == 1
+    assert split[0].message.startswith("pool linux is split for 25 image(s)")
+    assert "20 of its 40 host(s) cannot run them (a100-0, a100-10, a100-12 and 17 more)" in (
+        split[0].message
+    )
+
+
+def test_runners_without_labels_are_named_once() -> None:
+    fleet = [
+        *FLEET,
+        runner(550, [gpu(**A100)], "bare-1", []),
+        runner(550, [gpu(**A100)], "bare-2", []),
+    ]
+    findings = route_findings(
+        route_images(hosts(fleet), [image("12.4", "8.0;9.0")], CONFIG, RouteConfig()), RouteConfig()
+    )
+    (unlabelled,) = [f for f in findings if f.rule == "GSQ204"]
+    assert "2 runner(s) published an audit without labels and are in no pool: bare-1, bare-2" in (
+        unlabelled.message
+    )
 
 
 def test_mig_slices_too_small_keep_the_mig_pool_out() -> None:

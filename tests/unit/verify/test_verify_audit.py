@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from verify_builders import A100, audit, gpu
 
+from gpuship.compat.audit import SCHEMA_PATH, audit_json_schema, load_audit
 from gpuship.errors import InputError
-from gpuship.verify.audit import SCHEMA_PATH, audit_json_schema, load_audit
 
 
 def test_published_schema_matches_the_model() -> None:

@@ -13,10 +13,10 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 from verify_builders import A100, audit, gpu
 
-from gpuship.verify.config import VerifyConfig
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.verdict import Status, judge
 from gpuship.verify.container import parse_cdi_spec, read_cdi_refresh_units
 from gpuship.verify.rules import CDI_SPEC
-from gpuship.verify.verdict import Status, judge
 
 CDI_DATA = Path(__file__).parents[2] / "data" / "cdi"
 SPEC_550 = CDI_DATA / "nvidia-550.54.15.yaml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpuship.compat.container import ContainerReadings
 from gpuship.verify.container import (
-    ContainerReadings,
     docker_reading_from_info,
     parse_cdi_spec,
     read_cdi_specs,

@@ -12,13 +12,13 @@ from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
 from gpuship.cli.main import main
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.fleet import build_fleet, needs_from_matrix
+from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.verdict import Status
 from gpuship.errors import InputError
 from gpuship.report.result import to_json
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.fleet import build_fleet, needs_from_matrix
-from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.verify.present import fleet_report
-from gpuship.verify.verdict import Status
+from gpuship.verify.report import fleet_report
 from json_results import checked
 
 FLEET = [

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuship.verify.audit import HostAudit, audit_from_document
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.verify.verdict import judge, judged_reading
+from gpuship.compat.audit import HostAudit, audit_from_document
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.verdict import judge, judged_reading
 from unit.verify.verify_builders import A100, H100, T4, audit, gpu
 
 READINGS = Path(__file__).parents[2] / "data" / "gpu-readings"

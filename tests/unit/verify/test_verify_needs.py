@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from require_values import IMAGES
 
+from gpuship.compat.needs import env_from_list, needs_from_config, with_scan
 from gpuship.errors import InputError
-from gpuship.verify.needs import env_from_list, needs_from_config, with_scan
 
 
 def config_of(env: dict[str, str], labels: dict[str, str] | None = None) -> dict[str, object]:

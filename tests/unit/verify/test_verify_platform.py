@@ -13,7 +13,7 @@ from verify_builders import audit, gpu
 from bed.oci import Platform, make_image, make_index, write_oci_layout
 from gpuship import platforms
 from gpuship.cli.main import main
-from gpuship.verify.container import SystemReading
+from gpuship.compat.container import SystemReading
 
 AMD64 = Platform("linux", "amd64")
 ARM64 = Platform("linux", "arm64", "v8")

@@ -11,12 +11,12 @@ import jsonschema
 import pytest
 
 from bed.gpu_probe import VARIANTS, build_probes
+from gpuship.compat import rule_ids as rules
+from gpuship.compat.audit import SCHEMA_PATH, load_audit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.verdict import Status, judge
+from gpuship.image.needs import read_gpu_needs
 from gpuship.registry.access import RegistryAccess
-from gpuship.verify import rules
-from gpuship.verify.audit import SCHEMA_PATH, load_audit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.image_source import read_gpu_needs
-from gpuship.verify.verdict import Status, judge
 
 READINGS = Path(__file__).resolve().parents[2] / "data" / "gpu-readings"
 AUDITS = sorted(READINGS.glob("*.audit.json"))

@@ -8,12 +8,12 @@ import pytest
 from require_values import IMAGES, require_cuda
 from verify_builders import A100, H100, H200, L4, RTX3090, RTX4090, T4, audit, gpu, image
 
+from gpuship.compat import rule_ids as rules
+from gpuship.compat.audit import HostAudit
+from gpuship.compat.config import VerifyConfig
+from gpuship.compat.needs import with_scan
+from gpuship.compat.verdict import Check, Status, Verdict, judge
 from gpuship.errors import InputError
-from gpuship.verify import rules
-from gpuship.verify.audit import HostAudit
-from gpuship.verify.config import VerifyConfig
-from gpuship.verify.needs import with_scan
-from gpuship.verify.verdict import Check, Status, Verdict, judge
 
 DEFAULT = VerifyConfig()
 

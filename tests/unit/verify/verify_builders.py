@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gpuship.nvml.readings import EccErrors, GpuReading, MigDeviceReading, NvmlReadings
-from gpuship.verify.audit import HostAudit, RunnerIdentity
-from gpuship.verify.container import (
+from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.container import (
     CdiSpecReading,
     ContainerReadings,
     DockerReading,
     SystemReading,
     ToolReading,
 )
-from gpuship.verify.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.readings import EccErrors, GpuReading, MigDeviceReading, NvmlReadings
 
 GIB = 2**30
 

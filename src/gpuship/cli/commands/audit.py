@@ -35,15 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--if-older-than",
         metavar="DURATION",
-        help="with --publish: skip when this runner's entry is newer (90s, 30m, 6h; a bare "
-        "number is minutes)",
+        help="with --publish: skip the upload while this runner's entry is newer (90s, 30m, "
+        "6h; a bare number is minutes) and the host still reads as it says (a driver update "
+        "or a new CDI spec is published at once)",
     )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the host and report it; NVML problems are exit 3 with one line."""
+    from gpuship.compat.config import VerifyConfig
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import audit_report
+    from gpuship.verify.report import audit_report
 
     if args.if_older_than and not args.publish:
         from gpuship.errors import UsageError
@@ -51,48 +53,58 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError("audit --if-older-than needs --publish REGISTRY/REPO")
     if args.publish:
         return _publish(args, ctx)
-    audit = audit_this_host(ctx.environ, ctx.config.verify, args.label)
+    audit = audit_this_host(ctx.environ, ctx.config.section(VerifyConfig), args.label)
     return audit_report(NAME, audit, _json_file(args))
 
 
 def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
+    from gpuship.compat.audit import this_runner
+    from gpuship.compat.config import VerifyConfig
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
-    from gpuship.route.publish import publish_or_skip
+    from gpuship.report.catalog import rules_by_id
+    from gpuship.route.publish import label_findings, publish_or_skip
     from gpuship.route.result import Published, PublishSkipped
-    from gpuship.verify.audit import this_runner
+    from gpuship.route.rules import RULES
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import audit_report
+    from gpuship.verify.report import audit_report
 
     try:
         fresh_for = parse_duration(args.if_older_than) if args.if_older_than else None
     except ValueError as error:
         raise UsageError(f"--if-older-than: {error}") from None
+    runner = this_runner(ctx.environ, args.label)
     outcome = publish_or_skip(
         args.publish,
-        this_runner(ctx.environ, args.label),
-        lambda: audit_this_host(ctx.environ, ctx.config.verify, args.label),
+        runner,
+        lambda: audit_this_host(ctx.environ, ctx.config.section(VerifyConfig), args.label),
         if_older_than=fresh_for,
         now=datetime.now(timezone.utc),
         access=ctx.registry_access(),
     )
     where = f"{outcome.repository}:{outcome.tag}"
+    findings = label_findings(runner)
     if outcome.audit is None:
         return Report(
             command=NAME,
+            findings=findings,
+            rules=rules_by_id(RULES),
             result=PublishSkipped(False, where, outcome.skipped_because or ""),
             outputs={"published": "false", "entry": where},
             headline=f"not published: {where} {outcome.skipped_because}",
         )
     report = audit_report(NAME, outcome.audit, _json_file(args))
+    report.findings += findings
+    report.rules = {**report.rules, **rules_by_id(RULES)}
     report.result = Published(True, where, outcome.audit)
     report.outputs.update({"published": "true", "entry": where})
     replaced = (
         f", replacing the audit taken {outcome.previous.audit.taken_at}" if outcome.previous else ""
     )
-    report.headline += f"; published to {where}{replaced}"
+    changed = f" ({outcome.changed})" if outcome.changed else ""
+    report.headline += f"; published to {where}{replaced}{changed}"
     return report
 
 
@@ -103,7 +115,7 @@ def _json_file(args: argparse.Namespace) -> Path | None:
 def result_type() -> object:
     """The audit document itself (the schema `gpuship fleet` reads), or with --publish what
     was published."""
+    from gpuship.compat.audit import HostAudit
     from gpuship.route.result import Published, PublishSkipped
-    from gpuship.verify.audit import HostAudit
 
     return HostAudit | Published | PublishSkipped

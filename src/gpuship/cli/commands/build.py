@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 from gpuship.cli.context import Context
 from gpuship.errors import ConfigError, UsageError
 from gpuship.report import Report
+from gpuship.report.progress import Progress
 
 if TYPE_CHECKING:
-    from gpuship.builder.run_build import ImageCheck, ImageCheckResult
+    from gpuship.builder.report import ImageCheckResult
+    from gpuship.builder.run_build import ImageCheck
 
 NAME = "build"
 HELP = "build one matrix cell with its labels and push its candidate tag"
@@ -92,14 +93,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
-    from gpuship.builder.run_build import BuildPlan, execute
+    from gpuship.builder.cell_spec import cell_from_dict, parse_cell
+    from gpuship.builder.plan import BuildPlan
+    from gpuship.builder.run_build import execute
     from gpuship.builder.secrets import (
         check_secret_spec,
         check_ssh_spec,
         secret_ids,
         secret_values,
     )
-    from gpuship.matrix.cell_spec import cell_from_dict, parse_cell
 
     directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
     if args.cell:
@@ -129,17 +131,20 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         provenance=args.provenance,
         sbom=args.sbom,
     )
-    return execute(plan, ctx.environ, _progress(cell.id), _image_check(ctx))
+    # The builder's output, a line each, on a terminal as in CI logs.
+    progress = Progress(prefix=f"[{cell.id}] ")
+    return execute(plan, ctx.environ, progress.line, _image_check(ctx))
 
 
 def _image_check(ctx: Context) -> ImageCheck:
     """The image stage's checks of a pushed image, as the `inspect:` config sets them."""
+    from gpuship.image.config import ImageStageConfig
     from gpuship.image.run import inspect_and_judge
 
     def check(image: str, dockerfile: Path) -> ImageCheckResult:
         judgement = inspect_and_judge(
             image,
-            ctx.config.inspect,
+            ctx.config.section(ImageStageConfig),
             access=ctx.registry_access(),
             dockerfile=dockerfile,
         )
@@ -150,6 +155,7 @@ def _image_check(ctx: Context) -> ImageCheck:
 
 def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
     """The one cell of `--image` whose values match every `--set`."""
+    from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.project import load_project, plan_images, select_images
 
     wanted: dict[str, str] = {}
@@ -158,7 +164,9 @@ def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {pair}: expected AXIS=VALUE")
         wanted[name.strip()] = value.strip()
-    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    project = load_project(
+        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
+    )
     (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
     chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
     if len(chosen) == 1:
@@ -202,14 +210,6 @@ def _created(environ: Mapping[str, str]) -> str:
         else datetime.datetime.now(tz=datetime.timezone.utc)
     )
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _progress(cell_id: str) -> Any:
-    def emit(line: str) -> None:
-        sys.stderr.write(f"[{cell_id}] {line}\n")
-        sys.stderr.flush()
-
-    return emit
 
 
 def result_type() -> object:

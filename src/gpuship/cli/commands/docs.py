@@ -38,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
+    from gpuship.cli.config_catalog import config_schema
     from gpuship.cli.registry import command_names, load_command
+    from gpuship.cli.rules_catalog import STAGES
     from gpuship.docs.pages import generated_pages
     from gpuship.docs.result import PagesResult
     from gpuship.docs.rules import RULES, STALE
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     root = Path(args.root)
     # Each command's result type, for the result reference (docs/results/).
     results = {name: load_command(name).result_type() for name in command_names()}
-    pages = generated_pages(root, results)
+    pages = generated_pages(root, results, STAGES, config_schema())
     report = Report(command=NAME, rules=rules_by_id(RULES))
     for path, text in pages.items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
@@ -80,21 +82,26 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 
 def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
-    from gpuship.docs.image_map import render_image_map
     from gpuship.docs.result import ImageMapResult
+    from gpuship.matrix.config import ImageConfig
+    from gpuship.matrix.image_map import render_image_map
     from gpuship.matrix.project import load_project, plan_images
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    project = load_project(
+        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
+    )
     plans = plan_images(project, project.images, ctx.environ)
     pools = None
     if args.fleet:
         from datetime import datetime, timezone
 
+        from gpuship.compat.config import VerifyConfig
+        from gpuship.route.config import RouteConfig
         from gpuship.route.run import Settings, pools_for_cells
 
         settings = Settings(
-            verify=ctx.config.verify,
-            route=ctx.config.route,
+            verify=ctx.config.section(VerifyConfig),
+            route=ctx.config.section(RouteConfig),
             access=ctx.registry_access(),
         )
         matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}

@@ -35,9 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Load audits and image needs, judge every pair, report the grid."""
-    from gpuship.verify.audit import load_audit
-    from gpuship.verify.fleet import build_fleet, needs_from_matrix
-    from gpuship.verify.present import fleet_report
+    from gpuship.compat.audit import load_audit
+    from gpuship.compat.config import VerifyConfig
+    from gpuship.compat.fleet import build_fleet, needs_from_matrix
+    from gpuship.verify.report import fleet_report
 
     audits = [load_audit(path, ctx.limits) for path in audit_paths(args.audits)]
     images = []
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         matrix = read_json(path, "matrix", ctx.limits)
         images.extend(needs_from_matrix(matrix, str(path)))
     if args.image:
-        from gpuship.verify.image_source import read_gpu_needs
+        from gpuship.image.needs import read_gpu_needs
 
         images.extend(
             read_gpu_needs(
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             )
             for ref in args.image
         )
-    return fleet_report(build_fleet(audits, images, ctx.config.verify))
+    return fleet_report(build_fleet(audits, images, ctx.config.section(VerifyConfig)))
 
 
 def audit_paths(arguments: list[str]) -> list[Path]:

@@ -20,16 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.history import explain, load_history
     from gpuship.release.result import HistoryResult
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
-    config = ctx.config.release
+    config = ctx.config.section(ReleaseConfig)
     with ctx.registry_client() as client:
         history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None
-    records = history.records
+    # Unfinished releases (running, or interrupted) are listed too: they may have moved tags.
+    records = history.entries
     placed = None
     if reference.tag is not None:
         records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         (
             record.id,
             record.time.isoformat(timespec="seconds"),
-            record.kind,
+            record.kind if record.state == "complete" else f"{record.kind} (UNFINISHED)",
             record.actor or "-",
             record.digest[:19],
             ", ".join(
@@ -61,17 +63,23 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         current_release=placed.id if placed is not None else None,
         records=tuple(shown),
     )
+    unfinished = sum(record.state == "intent" for record in records)
     report.headline = f"{len(records)} releases recorded for {reference}" + (
-        f"; {reference.tag} is at {current.digest}" if current is not None else ""
+        f" ({unfinished} unfinished: under way, or interrupted; the same command run again "
+        "completes one)"
+        if unfinished
+        else ""
     )
+    report.headline += f"; {reference.tag} is at {current.digest}" if current is not None else ""
     if current is not None:
         report.headline += (
             f", put there by release {placed.id}"
             if placed is not None
             else ", which no recorded release put there"
         )
-    if shown:
-        report.outputs["latest-release"] = shown[0].id
+    complete = [record for record in shown if record.state == "complete"]
+    if complete:
+        report.outputs["latest-release"] = complete[0].id
     return report
 
 

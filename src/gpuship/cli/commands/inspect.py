@@ -47,9 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Inspect the image and return the judged report."""
-    from gpuship.image.run import inspect_and_judge, inspect_report
+    from gpuship.image.config import ImageStageConfig
+    from gpuship.image.report import inspect_report
+    from gpuship.image.run import inspect_and_judge
 
-    settings = ctx.config.inspect
+    settings = ctx.config.section(ImageStageConfig)
     overrides: dict[str, object] = {}
     if args.target:
         overrides["targets"] = list(args.target)
@@ -72,6 +74,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
 def result_type() -> object:
     """What gpuship read from the image."""
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
 
     return ImageResult

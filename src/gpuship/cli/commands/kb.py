@@ -62,17 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Dispatch to the kb stage's lookup for the sub-command."""
-    from gpuship.kb import lookups
+    from gpuship.kb import report
 
     if args.kb_command == "driver-for":
-        return lookups.driver_for(args.cuda)
+        return report.driver_for(args.cuda)
     if args.kb_command == "torch":
-        return lookups.torch(args.version)
+        return report.torch(args.version)
     if args.kb_command == "gpu":
-        return lookups.gpu(args.name)
+        return report.gpu(args.name)
     if args.kb_command == "show":
-        return lookups.show()
-    return lookups.check_require(_parse_env(args.env), _host(args))
+        return report.show()
+    return report.check_require(_parse_env(args.env), _host(args))
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from gpuship.errors import UsageError
 from gpuship.report import Finding, Report, Rule
 
 if TYPE_CHECKING:
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
     from gpuship.lint.run import ImageCheck
 
 NAME = "lint"
@@ -75,11 +75,15 @@ def _build_args(pairs: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Lint every selected Dockerfile (and --image) and return one report."""
-    from gpuship.lint.run import LintRequest, lint_report
+    from gpuship.lint.run import LintRequest, run_lint
     from gpuship.lint.settings import LintSettings
 
     # No file, no GPUSHIP_* variable: the defaults, without building (or importing) pydantic.
-    settings = ctx.config.lint.settings() if ctx.has_config_input else LintSettings()
+    settings = LintSettings()
+    if ctx.has_config_input:
+        from gpuship.lint.config import LintConfig
+
+        settings = ctx.config.section(LintConfig).settings()
     request = LintRequest(
         paths=tuple(args.paths),
         images=tuple(args.image),
@@ -92,11 +96,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         limits=ctx.limits,
         check_image=_image_check(ctx, args.platform) if args.image else None,
     )
-    return lint_report(NAME, request)
+    return run_lint(NAME, request)
 
 
 def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
     """The image stage's checks of an image, as the `inspect:` config sets them."""
+    from gpuship.image.config import ImageStageConfig
     from gpuship.image.run import inspect_and_judge
 
     def check(
@@ -104,7 +109,7 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
     ) -> tuple[list[Finding], Mapping[str, Rule], ImageResult]:
         judgement = inspect_and_judge(
             reference,
-            ctx.config.inspect,
+            ctx.config.section(ImageStageConfig),
             access=ctx.registry_access(),
             platform=platform,
             dockerfile=dockerfile,
@@ -116,7 +121,7 @@ def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
 
 def result_type() -> object:
     """Every Dockerfile linted, with the image stage's result for each --image."""
-    from gpuship.image.result import ImageResult
+    from gpuship.image_result import ImageResult
     from gpuship.lint.result import LintResult
 
     return LintResult[ImageResult]

@@ -26,10 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the bases through the registry API and write or check the lock file."""
+    from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.lock import lock_bases
     from gpuship.matrix.project import load_project
 
-    project = load_project(ctx.config_path, ctx.config.images, args.lock, ctx.limits)
+    project = load_project(
+        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
+    )
     with ctx.registry_client() as client:
         return lock_bases(NAME, project, check=args.check, client=client)
 

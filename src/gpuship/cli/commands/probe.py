@@ -4,12 +4,12 @@ tail latency, GPU memory and overload behaviour, against SLOs and against `stabl
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from gpuship.cli.context import Context
 from gpuship.errors import UsageError
 from gpuship.report import Report
+from gpuship.report.progress import Progress
 
 NAME = "probe"
 HELP = "load-test a candidate image on a GPU runner: tail latency, GPU memory, OOM, vs stable"
@@ -45,14 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Probe the image (or the job) and report."""
     from gpuship.config.load import with_overrides
+    from gpuship.probe.config import ProbeConfig
 
-    config = with_overrides(ctx.config, {"probe.compare.trials": args.trials}).probe
+    overridden = with_overrides(ctx.config, {"probe.compare.trials": args.trials})
+    config = overridden.section(ProbeConfig)
     base = ctx.config_path.parent if ctx.config_path else Path.cwd()
 
-    def progress(line: str) -> None:
-        sys.stderr.write(f"gpuship probe: {line}\n")
-        sys.stderr.flush()
-
+    progress = Progress(prefix="gpuship probe: ").line
     if args.job:
         from gpuship.probe.job import run_job
 

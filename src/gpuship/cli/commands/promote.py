@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gpuship.cli.context import Context
 from gpuship.errors import InputError
 from gpuship.report import Report
+from gpuship.report.progress import Progress
 
 NAME = "promote"
 HELP = "promote an image by digest to version and floating tags (no pull), recording every move."
@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Promote, store the release record in the target repository, report every tag."""
     from gpuship.registry.reference import parse_reference, parse_repository
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.policy import classify_tags
     from gpuship.release.promote import ReleaseRequest, release
     from gpuship.release.report import release_report
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             "so what was tested is exactly what is released"
         )
     target = parse_repository(args.to) if args.to else source.repository
-    config = ctx.config.release
+    config = ctx.config.section(ReleaseConfig)
     tags = classify_tags(config.tags, args.tag, args.move)
     progress = CopyProgress()
     with ctx.registry_client() as client:
@@ -100,24 +101,20 @@ def result_type() -> object:
 
 
 class CopyProgress:
-    """Progress of blob copies on stderr: one updating line on a terminal, else a line per
-    blob when it completes (compact in CI logs)."""
+    """Progress of blob copies on stderr: one updating line on a terminal; in CI logs only
+    the total, once every blob is copied."""
 
-    def __init__(self, sizes: dict[str, int] | None = None) -> None:
+    def __init__(self) -> None:
         self._done: dict[str, int] = {}
-        self._sizes = sizes or {}
-        self._tty = sys.stderr.isatty()
+        self._progress = Progress()
 
     def __call__(self, digest: str, count: int) -> None:
         self._done[digest] = self._done.get(digest, 0) + count
         total = sum(self._done.values())
-        if self._tty:
-            sys.stderr.write(f"\rcopying {digest[:19]}: {total / 1e6:.1f} MB copied")
-            sys.stderr.flush()
+        self._progress.update(live=f"copying {digest[:19]}: {total / 1e6:.1f} MB copied")
 
     def finish(self) -> None:
         """End the progress display with one summary line."""
         if self._done:
             total = sum(self._done.values())
-            prefix = "\n" if self._tty else ""
-            sys.stderr.write(f"{prefix}copied {len(self._done)} blobs, {total / 1e6:.1f} MB\n")
+            self._progress.line(f"copied {len(self._done)} blobs, {total / 1e6:.1f} MB")

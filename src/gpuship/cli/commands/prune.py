@@ -25,13 +25,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Plan (and with --apply, delete); lists what is kept and why."""
     from gpuship.registry.reference import parse_repository
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
     from gpuship.release.prune_report import prune_report
 
     repo = parse_repository(args.repository)
     with ctx.registry_client() as client:
-        plan = plan_prune(client, repo, ctx.config.release, datetime.now(timezone.utc))
+        plan = plan_prune(
+            client, repo, ctx.config.section(ReleaseConfig), datetime.now(timezone.utc)
+        )
         if args.apply and plan.to_delete:
             deleter: Deleter
             if repo.registry == "ghcr.io":

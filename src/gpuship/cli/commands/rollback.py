@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the rollback target from the registry-held history and move the tag there."""
     from gpuship.registry.reference import parse_reference
+    from gpuship.release.config import ReleaseConfig
     from gpuship.release.promote import release
     from gpuship.release.report import release_report
     from gpuship.release.rollback import rollback_request
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     if reference.tag is None or reference.digest is not None:
         raise InputError(f"rollback {args.target}: name one tag, REPO:TAG, without a digest")
     with ctx.registry_client() as client:
-        config = ctx.config.release
+        config = ctx.config.section(ReleaseConfig)
         request = rollback_request(client, reference.repository, reference.tag, args.to, config)
         if args.dry_run:
             from gpuship.release.plan import plan_release

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.report import Report
+
+if TYPE_CHECKING:
+    from gpuship.compat.needs import ImageGpuNeeds
+    from gpuship.registry.access import RegistryAccess
+    from gpuship.route.run import ReadNeeds
 
 NAME = "route"
 HELP = (
     "pick the runner labels (or Kubernetes node constraints) that can run each image, from the "
     "fleet inventory, before any GPU job is queued"
 )
-FORMATS = ("k8s",)
+FORMATS = ("k8s", "arc")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY[=VALUE][:EFFECT]",
-        help="add a toleration to the Kubernetes output (e.g. nvidia.com/gpu:NoSchedule)",
+        help="add a toleration to the Kubernetes and ARC output (e.g. nvidia.com/gpu:NoSchedule)",
     )
 
 
@@ -49,13 +55,17 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Route with the config's verify: and route: sections; exit 1 when an image runs nowhere."""
     from datetime import datetime, timezone
 
+    from gpuship.compat.config import VerifyConfig
     from gpuship.config.load import with_overrides
     from gpuship.errors import UsageError
+    from gpuship.route.config import RouteConfig
     from gpuship.route.kubernetes import parse_toleration
     from gpuship.route.run import RouteRequest, Settings, run_route
 
-    if not args.fleet and args.format != "k8s":
-        raise UsageError("route needs --fleet REGISTRY/REPO (or --format k8s for Kubernetes)")
+    if not args.fleet and args.format not in FORMATS:
+        raise UsageError(
+            "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
+        )
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
     )
@@ -64,16 +74,28 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         matrix=Path(args.matrix) if args.matrix else None,
         fleet=args.fleet,
         platforms=args.platform,
-        deep=args.deep,
         kubernetes=args.format == "k8s",
+        arc=args.format == "arc",
         tolerations=[parse_toleration(t) for t in args.toleration],
     )
+    access = ctx.registry_access()
     settings = Settings(
-        verify=config.verify,
-        route=config.route,
-        access=ctx.registry_access(),
+        verify=config.section(VerifyConfig), route=config.section(RouteConfig), access=access
     )
-    return run_route(request, settings, datetime.now(timezone.utc))
+    read_needs = _needs_reader(access, deep=args.deep)
+    return run_route(request, settings, datetime.now(timezone.utc), read_needs)
+
+
+def _needs_reader(access: RegistryAccess, *, deep: bool) -> ReadNeeds:
+    """The image stage's reader of an image's needs, for route to call per platform (imported
+    when an image is read: routing a matrix reads none)."""
+
+    def read(reference: str, platform: str) -> ImageGpuNeeds:
+        from gpuship.image.needs import read_gpu_needs
+
+        return read_gpu_needs(reference, platform=platform, access=access, deep=deep)
+
+    return read
 
 
 def result_type() -> object:

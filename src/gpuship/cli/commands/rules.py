@@ -22,13 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """The catalog as a table and as JSON, with the severity gpuship.yaml sets for each."""
-    from gpuship.rules_catalog import rules_report
+    from gpuship.cli.rules_catalog import rules_report
 
     return rules_report(NAME, args.stage, args.category, ctx.rule_overrides)
 
 
 def result_type() -> object:
     """The categories and the rules."""
-    from gpuship.rules_catalog import RulesResult
+    from gpuship.cli.rules_catalog import RulesResult
 
     return RulesResult

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 
         schema = document_schema(args.result, load_command(args.result).result_type())
     else:
-        from gpuship.config.schema import config_schema
+        from gpuship.cli.config_catalog import config_schema
 
         schema = config_schema()
     return Report(command=NAME, result=JsonDocument(schema), document=json.dumps(schema, indent=2))

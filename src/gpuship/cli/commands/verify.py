@@ -11,7 +11,7 @@ from gpuship.errors import UsageError
 from gpuship.report import Report
 
 if TYPE_CHECKING:
-    from gpuship.verify.verdict import Check
+    from gpuship.compat.verdict import Check
 
 NAME = "verify"
 HELP = "check that this GPU host can run an image (driver, NVIDIA_REQUIRE_*, arch, runtime)"
@@ -62,18 +62,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read (or load) the host audit, read the image's needs, judge, report."""
+    from gpuship.compat.audit import load_audit
+    from gpuship.compat.config import VerifyConfig
+    from gpuship.compat.verdict import judge
     from gpuship.config.load import with_overrides
     from gpuship.platforms import host_platform
-    from gpuship.verify.audit import load_audit
     from gpuship.verify.host import audit_this_host
-    from gpuship.verify.present import verdict_report
-    from gpuship.verify.verdict import judge
+    from gpuship.verify.report import verdict_report
 
     if args.smoke and not args.image:
         raise UsageError("verify --smoke needs an IMAGE to start")
     config = with_overrides(
         ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
-    ).verify
+    ).section(VerifyConfig)
     audit = (
         load_audit(Path(args.audit), ctx.limits)
         if args.audit
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     needs = None
     if args.image:
-        from gpuship.verify.image_source import read_host_needs
+        from gpuship.image.needs import read_host_needs
 
         needs = read_host_needs(
             args.image,

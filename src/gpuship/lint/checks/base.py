@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Stage
+from gpuship.lint.stages import Env, Stage, State, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -104,15 +104,20 @@ def is_python(command: Command) -> bool:
 
 
 def removes(run: Run, *, paths: tuple[str, ...] = (), after: Command | None = None) -> bool:
-    """True when the RUN deletes something at or under one of `paths` (rm or find -delete)."""
-    started = after is None
+    """True when the RUN deletes something at or under one of `paths` (rm or find -delete)
+    after `after`. A command in a script the RUN runs has no known order against the RUN's
+    other scripts, so there any deletion in the RUN counts."""
+    started = after is None or after.file is not None
     for command in run.commands:
         if command is after:
             started = True
             continue
         if not started:
             continue
-        arguments = [w.text for w in command.words[1:] if not w.text.startswith("-")]
+        env = run.env_at(command)
+        arguments = [
+            home_path(w.text, env) for w in command.words[1:] if not w.text.startswith("-")
+        ]
         if command.name == "rm":
             for argument in arguments:
                 if any(_under(argument, p) for p in paths):
@@ -122,15 +127,35 @@ def removes(run: Run, *, paths: tuple[str, ...] = (), after: Command | None = No
             for word in command.words[1:]:
                 if word.text.startswith(("-", "(", "!", "\\")):
                     break
-                roots.append(word.text)
+                roots.append(home_path(word.text, env))
             if any(_under(root, p) for root in roots for p in paths):
                 return True
     return False
 
 
+def home(env: Env) -> str:
+    """$HOME as RUN commands see it: an ENV HOME, else root's."""
+    return env.get("HOME") or "/root"
+
+
+def user_cache(env: Env, tool: str, variable: str) -> str:
+    """Where `tool` caches: its own variable, else $XDG_CACHE_HOME/tool, else ~/.cache/tool."""
+    return (
+        env.get(variable)
+        or f"{env.get('XDG_CACHE_HOME') or home(env) + '/.cache'}".rstrip("/") + f"/{tool}"
+    )
+
+
+def home_path(text: str, env: Env) -> str:
+    """A path word with its variables and a leading `~` expanded (unknown parts kept)."""
+    value = expand(text, env)[0].replace("$HOME", home(env)).replace("${HOME}", home(env))
+    if value == "~" or value.startswith("~/"):
+        value = home(env) + value[1:]
+    return value
+
+
 def _under(argument: str, path: str) -> bool:
     cleaned = argument.rstrip("*").rstrip("/")
-    cleaned = cleaned.replace("$HOME", "/root").replace("~", "/root")
     return (
         cleaned == path.rstrip("/")
         or cleaned.startswith(path.rstrip("/") + "/")
@@ -138,9 +163,34 @@ def _under(argument: str, path: str) -> bool:
     )
 
 
+def context_copies(stages: Iterable[Stage]) -> Iterator[tuple[Stage, Instruction, State]]:
+    """Each COPY/ADD from the build context (no `--from`) of `stages`, with its state."""
+    for stage in stages:
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            if instruction.keyword in ("COPY", "ADD") and instruction.flag("from") is None:
+                yield stage, instruction, state
+
+
 def final_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs of stages whose filesystem is the produced image."""
     return analysis.runs_in(analysis.build.final_chain)
+
+
+def runs_before(analysis: Analysis, run: Run) -> list[Run]:
+    """RUNs before `run` in its stage and in the stages it is built FROM, in build order: what
+    its filesystem (and config files) already hold."""
+    chain: list[int] = []
+    current: Stage | None = run.stage
+    while current is not None and current.index not in chain:
+        chain.append(current.index)
+        current = analysis.stages[current.parent] if current.parent is not None else None
+    found: list[Run] = []
+    for index in reversed(chain):
+        for other in analysis.runs_of(analysis.stages[index]):
+            if other.stage is run.stage and other.instruction.index >= run.instruction.index:
+                break
+            found.append(other)
+    return found
 
 
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:

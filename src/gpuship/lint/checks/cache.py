@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_word, final_runs, removes, truthy
+from gpuship.lint.checks.base import (
+    Hit,
+    at_word,
+    final_runs,
+    home,
+    removes,
+    truthy,
+    user_cache,
+)
 from gpuship.lint.packages import PythonInstall
-from gpuship.lint.shell import Command
-from gpuship.lint.stages import Env
+from gpuship.lint.shell import SHELLS, Command
+from gpuship.lint.stages import Env, Stage
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
+    configured = pip_cache_configured_off(analysis)
     for run in final_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
             if install is not None:
-                if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
+                if install.tool == "pip" and not _pip_clean(
+                    analysis, configured, run, command, env, install.options
+                ):
                     yield at_word(
                         "GSL301",
                         "pip keeps its cache (a second copy of every wheel) in this layer",
@@ -52,9 +64,38 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                         command.words[0],
                     )
             yield from _os_caches(run, command)
+            installer = conda_installer(command)
+            if installer is not None and not _conda_clean(run, command):
+                yield at_word(
+                    "GSL303",
+                    f"the {installer} installer leaves the packages it installed in pkgs/ "
+                    "(no `conda clean --all` or `rm` of pkgs/ in this RUN)",
+                    run,
+                    command,
+                    command.words[0],
+                )
 
 
-def left_caches(run: Run) -> list[str]:
+# Installers of a conda distribution (Miniconda3-latest-Linux-x86_64.sh, Miniforge3-...sh,
+# Mambaforge-...sh, Anaconda3-...sh): they unpack every package into PREFIX/pkgs and keep it,
+# which is why continuumio/miniconda3's own Dockerfile runs `conda clean -afy` after one.
+_CONDA_INSTALLER = re.compile(r"(?i)(miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh$")
+
+
+def conda_installer(command: Command) -> str | None:
+    """The distribution a `bash Miniconda3-...sh -b -p /opt/conda` installs, if it is one."""
+    words = command.words
+    candidates = [words[0].text] if words else []
+    if command.name in SHELLS:
+        candidates = [w.text for w in words[1:] if not w.text.startswith("-")][:1]
+    for text in candidates:
+        match = _CONDA_INSTALLER.search(text)
+        if match is not None:
+            return match.group(1).capitalize()
+    return None
+
+
+def left_caches(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
     """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
     them in a later RUN does not shrink the image)."""
     found: list[str] = []
@@ -70,39 +111,98 @@ def left_caches(run: Run) -> list[str]:
             ):
                 found.append("/var/lib/apt/lists")
             continue
-        if install.tool == "pip" and not _pip_clean(run, command, env, install.options):
-            found.append(env.get("PIP_CACHE_DIR") or "/root/.cache/pip")
+        if install.tool == "pip" and not _pip_clean(
+            analysis, configured, run, command, env, install.options
+        ):
+            found.append(user_cache(env, "pip", "PIP_CACHE_DIR"))
         elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
-            found.append(env.get("UV_CACHE_DIR") or "/root/.cache/uv")
+            found.append(user_cache(env, "uv", "UV_CACHE_DIR"))
         elif install.tool == "poetry" and not _poetry_clean(run, command, env, install):
             found.append(poetry_cache_dir(env))
     return found
 
 
-def _pip_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> bool:
+def _pip_clean(
+    analysis: Analysis,
+    configured: dict[int, int],
+    run: Run,
+    command: Command,
+    env: Env,
+    options: frozenset[str],
+) -> bool:
     if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
         return True
-    cache_dir = env.get("PIP_CACHE_DIR") or "/root/.cache/pip"
-    if run.has_mount_on(".cache/pip", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    if _configured_before(analysis, configured, run, command):
+        return True
+    cache_dir = user_cache(env, "pip", "PIP_CACHE_DIR")
+    if _cache_mounted(run, env, "pip", cache_dir):
         return True
     for other in _after(run, command):
         if other.name.startswith("pip") and "cache" in other.argv and "purge" in other.argv:
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/pip"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
+
+
+def _cache_mounted(run: Run, env: Env, tool: str, cache_dir: str) -> bool:
+    """A cache/tmpfs mount on the tool's cache or on the whole ~/.cache."""
+    caches = (home(env) + "/.cache", "/root/.cache", "~/.cache")
+    return run.has_mount_on(f".cache/{tool}", cache_dir) or any(
+        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in caches for m in run.mounts
+    )
+
+
+def pip_cache_configured_off(analysis: Analysis) -> dict[int, int]:
+    """The RUNs that run `pip config set global.no-cache-dir true` (instruction index -> stage
+    index): pip's config file keeps the cache off for every later pip of the stage and of the
+    stages built on it. Computed once per file."""
+    return {
+        run.instruction.index: run.stage.index
+        for run in analysis.runs
+        if any(_sets_no_cache(command) for command in run.commands)
+    }
+
+
+def _sets_no_cache(command: Command) -> bool:
+    argv = command.argv
+    if not command.name.startswith("pip") or "config" not in argv or "set" not in argv:
+        return False
+    values = argv[argv.index("set") + 1 :]
+    return (
+        len(values) >= 2
+        and values[0].split(".", 1)[-1] == "no-cache-dir"
+        and values[1].lower() in ("true", "1", "yes", "on")
+    )
+
+
+def _configured_before(
+    analysis: Analysis, configured: dict[int, int], run: Run, command: Command
+) -> bool:
+    """A `pip config set ... no-cache-dir` earlier in this RUN, or in an earlier RUN of the
+    stage chain (a stage's parents come before it in the file)."""
+    if not configured:
+        return False
+    if run.instruction.index in configured:
+        for other in run.commands:
+            if other is command:
+                break
+            if _sets_no_cache(other):
+                return True
+    chain = set()
+    stage: Stage | None = run.stage
+    while stage is not None and stage.index not in chain:
+        chain.add(stage.index)
+        stage = analysis.stages[stage.parent] if stage.parent is not None else None
+    return any(
+        index < run.instruction.index and owner in chain for index, owner in configured.items()
+    )
 
 
 def _uv_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> bool:
     # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
     if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
         return True
-    cache_dir = env.get("UV_CACHE_DIR") or "/root/.cache/uv"
-    if run.has_mount_on(".cache/uv", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    cache_dir = user_cache(env, "uv", "UV_CACHE_DIR")
+    if _cache_mounted(run, env, "uv", cache_dir):
         return True
     for other in _after(run, command):
         if (
@@ -111,27 +211,24 @@ def _uv_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> 
             and ("clean" in other.argv or "prune" in other.argv)
         ):
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/uv"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
 
 
 def poetry_cache_dir(env: Env) -> str:
-    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry as root)."""
-    return env.get("POETRY_CACHE_DIR") or "/root/.cache/pypoetry"
+    """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry)."""
+    return user_cache(env, "pypoetry", "POETRY_CACHE_DIR")
 
 
 def _poetry_clean(run: Run, command: Command, env: Env, install: PythonInstall) -> bool:
     if "--no-cache" in install.options:
         return True
     cache_dir = poetry_cache_dir(env)
-    if run.has_mount_on(".cache/pypoetry", cache_dir) or any(
-        m.type in ("cache", "tmpfs") and m.target.rstrip("/") in ("/root/.cache", "~/.cache")
-        for m in run.mounts
-    ):
+    if _cache_mounted(run, env, "pypoetry", cache_dir):
         return True
     for other in _after(run, command):
         if other.name == "poetry" and "cache" in other.argv and "clear" in other.argv:
             return True
-    return removes(run, paths=(cache_dir, "/root/.cache/pypoetry"), after=command)
+    return removes(run, paths=(cache_dir,), after=command)
 
 
 def _conda_clean(run: Run, command: Command) -> bool:
@@ -150,8 +247,12 @@ def _conda_clean(run: Run, command: Command) -> bool:
 
 
 def _after(run: Run, command: Command) -> list[Command]:
+    """The commands after `command` in the RUN; for a command in a script the RUN runs, all of
+    them (the order of the RUN's scripts against each other is unknown)."""
     commands = list(run.commands)
-    return commands[commands.index(command) + 1 :] if command in commands else []
+    if command.file is not None or command not in commands:
+        return commands
+    return commands[commands.index(command) + 1 :]
 
 
 def _os_caches(run: Run, command: Command) -> Iterator[Hit]:

@@ -21,44 +21,74 @@ from gpuship.cuda.require import go_parse_bool, validate_expression
 from gpuship.cuda.torch import (
     Availability,
     LibraryWheels,
+    TorchRelease,
     cuda_of_variant,
     image_libraries,
     known_torch_releases,
+    last_release_with,
     library_wheels,
     torch_release,
 )
 from gpuship.cuda.version import Version
 from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
-from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, reachable_runs
+from gpuship.lint.checks.base import (
+    Hit,
+    at_instruction,
+    at_word,
+    final_runs,
+    image_reference,
+    reachable_runs,
+)
 from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
+from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Env, env_pairs, expand
+from gpuship.lint.stages import Env, Stage, env_pairs, expand
 from gpuship.report import Severity
 
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
 _LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
 _REQUIRE_CUDA = re.compile(r"cuda\s*>=?\s*(\d+\.\d+)")
-_CUDA_EXTENSIONS = (
+# Projects whose PyPI release is a source distribution that compiles CUDA kernels when installed
+# by name (their setup.py may first try a prebuilt wheel from the project's GitHub release):
+# a heavy step either way. They pass their own -gencode flags (flash-attn: FLASH_ATTN_CUDA_ARCHS,
+# default 80;90;100;110;120, Dao-AILab/flash-attention setup.py @ 0251105a; mamba-ssm and
+# causal-conv1d likewise; Transformer Engine: NVTE_CUDA_ARCHS), so TORCH_CUDA_ARCH_LIST does not
+# steer them.
+_SOURCE_RELEASES = (
     "flash-attn",
     "flash_attn",
-    "flash-attention",
-    "apex",
     "mamba-ssm",
+    "mamba_ssm",
     "causal-conv1d",
-    "auto-gptq",
-    "exllamav2",
-    "xformers",
-    "deepspeed",
-    "grouped_gemm",
+    "causal_conv1d",
     "transformer-engine",
     "transformer_engine",
+    "grouped_gemm",
+    "grouped-gemm",
 )
-# Source trees (git clones) whose setup.py compiles CUDA kernels.
-_CUDA_PROJECTS = (*_CUDA_EXTENSIONS, "vllm", "sglang", "flashinfer", "bitsandbytes", "gsplat")
+# Projects built from source (a git URL, a clone, a local tree) with torch.utils.cpp_extension,
+# whose kernels target TORCH_CUDA_ARCH_LIST or, without it, the GPUs torch sees on the build
+# machine. Installed by name they come as prebuilt wheels (xformers, auto-gptq) or compile at
+# run time (deepspeed), and build nothing.
+_TORCH_ARCH_PROJECTS = (
+    "apex",
+    "xformers",
+    "detectron2",
+    "pytorch3d",
+    "gsplat",
+    "vllm",
+    "auto-gptq",
+    "autogptq",
+    "exllamav2",
+    "mmcv",
+)
 # setup.py contents that build CUDA code (torch.utils.cpp_extension, raw .cu sources).
 _CUDA_BUILD = re.compile(r"CUDAExtension|BuildExtension|\.cu['\"]|nvcc")
+# llama-cpp-python's CMAKE_ARGS switches: CUDA on, the arch list, ggml's native switch.
+_GGML_CUDA_ON = re.compile(r"-DGGML_CUDA=(?:on|1|true|yes)\b", re.IGNORECASE)
+_GGML_NATIVE_OFF = re.compile(r"-DGGML_NATIVE=(?:off|0|false|no)\b", re.IGNORECASE)
 # Duplicated CUDA wheels of at least this many MB (10^6 bytes) make GSL503 a warning.
 LARGE_DUPLICATE_MB = 1000.0
 # `nvidia-cudnn-cu12`, `nvidia-cublas` (CUDA 13 names drop the suffix): library and CUDA major.
@@ -70,6 +100,8 @@ _APT_CUDA_NAME = re.compile(
     r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
 )
 _REQUIREMENT_LINE = "installed by line {line} of {file}"
+# apt cuDNN packages and their major: libcudnn8, libcudnn8-dev, libcudnn9-cuda-12, cudnn9-cuda-12.
+_APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)(?:[-=]|$)")
 # Specifiers that keep torch to one minor release (whose PyPI default is known).
 _ONE_RELEASE = re.compile(r"(?:==|~=)(\d+\.\d+)(?:\.\*|\.\d+)")
 
@@ -87,6 +119,9 @@ class TorchInstall:
     version: str | None  # "2.6.0" when pinned
     variant: str | None  # "cu126", "cpu", ... None: the PyPI default
     variant_word: str | None  # the text that chose the variant (index URL, +local)
+    # An extra index whose variant pip passes over: (its URL text, the variant, the last
+    # release that has it, the newest release the spec admits).
+    passed_over: tuple[str, str, Version, Version] | None = None
 
     def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
         """A hit on the torch argument, or on the requirements line that names torch."""
@@ -118,14 +153,29 @@ class TorchInstall:
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL501-509: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists."""
+    """GSL501-511: torch/CUDA consistency, NVIDIA_REQUIRE_* overrides, arch lists, wheels
+    built for another stack."""
     torches = list(_torch_installs(analysis))
     yield from _known(torches)
+    yield from _passed_over(torches)
     yield from _differs_from_base(analysis, torches)
     yield from _twice(analysis, torches)
     yield from _require_env(analysis, torches)
     yield from _arch_list(analysis)
     yield from _apt_packages(analysis)
+    yield from _cudnn_majors(analysis, torches)
+    yield from foreign_wheels(analysis, [_torch_facts(t) for t in torches])
+
+
+def _torch_facts(torch: TorchInstall) -> TorchFacts:
+    """(run, torch major.minor, its CUDA, how to name it) for the wheel check."""
+    release = None
+    if torch.version:
+        try:
+            release = str(Version.parse(torch.version).major_minor())
+        except InvalidVersion:
+            release = None
+    return torch.run, release, _torch_cuda(torch), torch.shown
 
 
 def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
@@ -167,11 +217,36 @@ def _torch(
     local = _LOCAL_VARIANT.search(spec.version or "")
     variant: str | None
     chosen_by: str | None
+    passed_over = None
     if local:
         variant, chosen_by = local.group(1), spec.text
     else:
-        variant, chosen_by = _index_variant(command, install, env, file)
-    return TorchInstall(run, command, spec, word, file, file_path, version, variant, chosen_by)
+        variant, chosen_by, merged = _index_variant(command, install, env, file)
+        newer = _newer_without(variant, spec) if merged and variant and chosen_by else None
+        if newer is not None and variant and chosen_by:
+            passed_over = (chosen_by, variant, *newer)
+            variant, chosen_by = None, None  # a PyPI build of a release gpuship cannot name
+    return TorchInstall(
+        run, command, spec, word, file, file_path, version, variant, chosen_by, passed_over
+    )
+
+
+def _newer_without(variant: str, spec: Spec) -> tuple[Version, Version] | None:
+    """(the last torch release with `variant`, the newest release `spec` admits) when torch no
+    longer builds `variant` and `spec` admits a release after its last one: then the newest
+    matching torch of all indexes is a PyPI build, not a `variant` one."""
+    last = last_release_with(variant)
+    if last is None or (spec.kind == "name" and spec.pinned):
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        allowed = SpecifierSet(spec.specifier)
+    except InvalidSpecifier:
+        return None
+    later = [v for v in known_torch_releases() if v > last]
+    admitted = [v for v in later if allowed.contains(f"{v}.0", prereleases=True)]
+    return (last, max(admitted)) if admitted else None
 
 
 def _one_release(specifier: str) -> str | None:
@@ -182,8 +257,11 @@ def _one_release(specifier: str) -> str | None:
 
 def _index_variant(
     command: Command, install: PythonInstall, env: Env, file: FileSpec | None
-) -> tuple[str | None, str | None]:
-    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables)."""
+) -> tuple[str | None, str | None, bool]:
+    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables), the
+    text that chose it, and whether that index is merged with PyPI (pip's --extra-index-url and
+    PIP_EXTRA_INDEX_URL; uv prefers its extra indexes unless told `unsafe-best-match`)."""
+    merged = _merged_indexes(install, env)
     sources = [w.text for w in install.index_urls] + list(file.index_urls if file else ())
     argv = command.argv
     if "--torch-backend" in argv and argv.index("--torch-backend") + 1 < len(argv):
@@ -206,8 +284,32 @@ def _index_variant(
     for source in sources:
         match = _INDEX_VARIANT.search(expand(source, env)[0])
         if match:
-            return match.group(1), source
-    return None, None
+            return match.group(1), source, source in merged
+    return None, None, False
+
+
+def _merged_indexes(install: PythonInstall, env: Env) -> set[str]:
+    """Index URL texts whose packages compete with PyPI's on version alone."""
+    argv = install.command.argv
+    strategy = env.get("UV_INDEX_STRATEGY") or next(
+        (a.split("=", 1)[1] for a in argv if a.startswith("--index-strategy=")), None
+    )
+    if "--index-strategy" in argv and argv.index("--index-strategy") + 1 < len(argv):
+        strategy = argv[argv.index("--index-strategy") + 1]
+    if install.tool == "uv" and strategy != "unsafe-best-match":
+        return set()
+    if install.tool not in ("pip", "uv"):
+        return set()
+    merged = {w.text for w in install.extra_index_urls}
+    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX"):
+        value = env.get(name)
+        if value and (install.tool == "uv") == name.startswith("UV_"):
+            merged.add(value)
+    primary = {w.text for w in install.index_urls} - merged
+    primary_env = env.get("PIP_INDEX_URL" if install.tool == "pip" else "UV_DEFAULT_INDEX")
+    if any(_INDEX_VARIANT.search(url) for url in (*primary, primary_env or "")):
+        return set()  # the default index itself is a torch variant index
+    return merged
 
 
 def _cuda(variant: str | None) -> Version | None:
@@ -270,6 +372,23 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
                 f"gpuship: it lists {listed} for {release.version}, and that list is not known "
                 "to be complete",
             )
+
+
+def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL510: an extra index of a CUDA variant that pip passes over for PyPI's newer torch."""
+    for torch in torches:
+        if torch.passed_over is None:
+            continue
+        url, variant, last, newest = torch.passed_over
+        tool = torch.run.python_install(torch.command)
+        name = tool.tool if tool else "pip"
+        yield torch.hit(
+            "GSL510",
+            f"`{torch.spec.text}` admits releases after torch {last}, the last with a {variant} "
+            f"wheel, and `{url}` only adds an index: {name} takes the newest torch of all "
+            f"indexes, a PyPI build (torch {newest} is the newest gpuship knows; no release "
+            f"after {last} has {variant}), not a {variant} one",
+        )
 
 
 def _torch_cuda(torch: TorchInstall) -> Version | None:
@@ -403,10 +522,15 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
             cuda = _torch_cuda(torch)
             if torch.run.stage.index in chain and cuda and (highest is None or cuda > highest):
                 highest = cuda
-        for instruction in stage.instructions:
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword != "ENV":
                 continue
-            for name, value in env_pairs(instruction):
+            for name, raw in env_pairs(instruction):
+                # ENV expands ARGs (`cuda>=${CUDA_MAJOR}.0`): judge the value the image gets;
+                # one that waits on a --build-arg is unknown here, not invalid.
+                value, known = expand(raw, state.env)
+                if not known:
+                    continue
                 if name == "NVIDIA_DISABLE_REQUIRE" and go_parse_bool(value):
                     yield at_instruction(
                         "GSL504",
@@ -439,9 +563,15 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
 
 
 def _arch_list(analysis: Analysis) -> Iterator[Hit]:
+    """GSL506: kernels built for the build machine's GPU instead of a stated list.
+
+    Judged only on bases whose environment is known: nvidia/cuda and pytorch/pytorch set no
+    TORCH_CUDA_ARCH_LIST (base_cuda's `arch_list`); NGC images have set one, and on any other
+    base what its environment holds is unknown, so nothing is said."""
+    clones: Clones = {}  # a stage's clones, read once: a build step asks for each of its RUNs
     for run in reachable_runs(analysis):
         base = base_cuda(analysis.build.root_base(run.stage))
-        if base is None or base.flavor != "devel":
+        if base is None or base.arch_list is not False:
             continue
         for command in run.commands:
             env = run.env_at(command)
@@ -460,23 +590,94 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                         command.words[0],
                     )
                 continue
+            native = _ggml_native_build(run, command, env)
+            if native is not None:
+                yield native
+                continue
             if env.get("TORCH_CUDA_ARCH_LIST") or "TORCH_CUDA_ARCH_LIST" in env:
                 continue
-            word = _extension_build(analysis, run, command)
+            word = _extension_build(analysis, clones, run, command)
             if word is not None:
                 yield at_word(
                     "GSL506",
-                    "CUDA extensions built without TORCH_CUDA_ARCH_LIST "
-                    "target the build machine's GPU (or none on a GPU-less builder)",
+                    "CUDA extensions built without TORCH_CUDA_ARCH_LIST are compiled for the "
+                    "GPUs torch finds on the build machine, not for your fleet's",
                     run,
                     command,
                     word,
                 )
 
 
-def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | None:
-    """The word of a build that compiles CUDA code: a known CUDA-extension package, or a local
-    project whose setup.py uses torch's CUDAExtension (a pure-Python one is not)."""
+def _ggml_native_build(run: Run, command: Command, env: Env) -> Hit | None:
+    """llama-cpp-python built with `CMAKE_ARGS=-DGGML_CUDA=on` and no arch list: ggml sets
+    CMAKE_CUDA_ARCHITECTURES to `native` while GGML_NATIVE is on, its default unless
+    cross-compiling or SOURCE_DATE_EPOCH is set (ggml/src/ggml-cuda/CMakeLists.txt and
+    ggml/CMakeLists.txt; native since ggml-org/llama.cpp#10320, 2024-11). Only the newest
+    release is judged: which ggml an older pinned release vendors is unknown to gpuship."""
+    install = run.python_install(command)
+    if install is None or install.tool not in ("pip", "uv"):
+        return None
+    spec = next(
+        (
+            s
+            for s in install.specs
+            if s.name == "llama-cpp-python"
+            or (s.kind == "vcs" and "llama-cpp-python" in s.text.lower())
+        ),
+        None,
+    )
+    if spec is None or spec.word is None or (spec.pinned and spec.kind == "name"):
+        return None
+    if spec.kind == "vcs" and spec.pinned:
+        return None
+    cmake_args = env.get("CMAKE_ARGS")
+    if not cmake_args or not _GGML_CUDA_ON.search(cmake_args):
+        return None
+    if (
+        "CMAKE_CUDA_ARCHITECTURES" in cmake_args
+        or _GGML_NATIVE_OFF.search(cmake_args)
+        or "CMAKE_SYSTEM_NAME" in cmake_args
+        or "CUDAARCHS" in env
+        or "SOURCE_DATE_EPOCH" in env
+    ):
+        return None
+    return at_word(
+        "GSL506",
+        "llama-cpp-python builds ggml's CUDA kernels with CMAKE_CUDA_ARCHITECTURES=native "
+        "(GGML_NATIVE is on by default): for the GPU of the build machine only, and a GPU-less "
+        "builder has none to target",
+        run,
+        command,
+        spec.word,
+        fix="Add `-DCMAKE_CUDA_ARCHITECTURES=80;86;90` (your fleet's) or `-DGGML_NATIVE=OFF` "
+        "(ggml's portable default list) to CMAKE_ARGS.",
+    )
+
+
+def compiles_at_install(spec: Spec) -> bool:
+    """True when installing `spec` compiles CUDA kernels (or fetches a prebuilt one in their
+    place): a source-only CUDA project by name, or a CUDA project from a git URL. A wheel file
+    or wheel URL compiles nothing."""
+    lowered = spec.text.lower()
+    if lowered.split("?", 1)[0].endswith(".whl"):
+        return False
+    if spec.kind == "name":
+        return spec.name.replace("_", "-") in {p.replace("_", "-") for p in _SOURCE_RELEASES}
+    if spec.kind == "vcs":
+        return _project_of(lowered) in (*_SOURCE_RELEASES, *_TORCH_ARCH_PROJECTS)
+    return False
+
+
+def _project_of(url: str) -> str:
+    """`git+https://github.com/NVIDIA/apex.git@v1#egg=apex` -> `apex`."""
+    path = url.split("://", 1)[-1].split("#", 1)[0].split("@", 1)[0]
+    return path.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
+
+
+def _extension_build(analysis: Analysis, clones: Clones, run: Run, command: Command) -> Word | None:
+    """The word of a build that compiles CUDA code with torch's cpp_extension: a local project
+    whose setup.py uses CUDAExtension (a pure-Python one is not), a clone or git URL of a
+    project known to, or `--no-binary` for one of them."""
     argv = command.argv
     if (
         command.name.startswith("python")
@@ -484,24 +685,50 @@ def _extension_build(analysis: Analysis, run: Run, command: Command) -> Word | N
         and any(v in argv for v in ("install", "build_ext", "develop", "bdist_wheel"))
     ):
         setup = command.words[argv.index("setup.py")]
-        return setup if _builds_cuda(analysis, run, "setup.py") else None
+        return setup if _builds_cuda(analysis, clones, run, "setup.py") else None
     install = run.python_install(command)
     if install is None:
         return None
+    no_binary = _no_binary(command)
     for spec in install.specs:
-        lowered = spec.text.lower()
         if spec.word is None:
             continue
-        if any(lowered.startswith(e) or f"/{e}" in lowered for e in _CUDA_EXTENSIONS):
+        if spec.kind == "vcs" and _project_of(spec.text.lower()) in _TORCH_ARCH_PROJECTS:
             return spec.word
-        if spec.kind == "path" and _builds_cuda(analysis, run, f"{spec.text.rstrip('/')}/setup.py"):
+        if (
+            spec.kind == "name"
+            and spec.name in _TORCH_ARCH_PROJECTS
+            and (":all:" in no_binary or spec.name in no_binary)
+        ):
+            return spec.word
+        if (
+            spec.kind == "path"
+            and not spec.text.lower().endswith((".whl", ".tar.gz", ".zip", ".tgz"))
+            and _builds_cuda(analysis, clones, run, f"{spec.text.rstrip('/')}/setup.py")
+        ):
             return spec.word
     return None
 
 
-def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
+def _no_binary(command: Command) -> set[str]:
+    """The projects `--no-binary` makes pip build from source (`:all:` for every one)."""
+    found: set[str] = set()
+    argv = command.argv
+    for index, text in enumerate(argv):
+        value = None
+        if text.startswith("--no-binary="):
+            value = text.split("=", 1)[1]
+        elif text == "--no-binary" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value:
+            found.update(v.strip().lower().replace("_", "-") for v in value.split(","))
+    return found
+
+
+def _builds_cuda(analysis: Analysis, clones: Clones, run: Run, setup_py: str) -> bool:
     """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
-    brought it, or a git clone (earlier in the stage) of a project known to build kernels."""
+    brought it, or a git clone (earlier in the stage) of a project known to build kernels
+    with torch's cpp_extension."""
     container = container_path(run.state.workdir, setup_py, run.state.env)
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
@@ -509,16 +736,29 @@ def _builds_cuda(analysis: Analysis, run: Run, setup_py: str) -> bool:
         return bool(_CUDA_BUILD.search(text))
     directory = container.rsplit("/", 1)[0] or "/"
     return any(
-        url.lower().rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] in _CUDA_PROJECTS
-        for url in _clones_into(analysis, run, directory)
+        _project_of(url.lower()) in _TORCH_ARCH_PROJECTS
+        for url in _clones_into(analysis, clones, run, directory)
     )
 
 
-def _clones_into(analysis: Analysis, run: Run, directory: str) -> Iterator[str]:
-    """URLs of `git clone`s earlier in `run`'s stage that create `directory`."""
-    for other in analysis.runs_of(run.stage):
-        if other.instruction.index > run.instruction.index:
+Clones = dict[int, list[tuple[int, str, str]]]  # stage -> (instruction, directory, URL)
+
+
+def _clones_into(analysis: Analysis, clones: Clones, run: Run, directory: str) -> Iterator[str]:
+    """URLs of `git clone`s earlier in `run`'s stage (or in that RUN) that create `directory`."""
+    if run.stage.index not in clones:
+        clones[run.stage.index] = _stage_clones(analysis, run.stage)
+    for index, created, url in clones[run.stage.index]:
+        if index > run.instruction.index:
             return
+        if created == directory:
+            yield url
+
+
+def _stage_clones(analysis: Analysis, stage: Stage) -> list[tuple[int, str, str]]:
+    """(instruction index, directory created, URL) of every `git clone` of `stage`."""
+    found = []
+    for other in analysis.runs_of(stage):
         for command in other.commands:
             argv = command.argv
             if command.name != "git" or "clone" not in argv:
@@ -530,9 +770,9 @@ def _clones_into(analysis: Analysis, run: Run, directory: str) -> Iterator[str]:
             url = positional[0]
             name = url.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
             dest = positional[1] if len(positional) > 1 else name
-            env = other.env_at(command)
-            if container_path(other.state.workdir, dest, env) == directory:
-                yield url
+            created = container_path(other.state.workdir, dest, other.env_at(command))
+            found.append((other.instruction.index, created, url))
+    return found
 
 
 def _option_values(argv: list[str]) -> set[str]:
@@ -566,6 +806,59 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
                     command,
                     word,
                 )
+
+
+def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
+    """GSL509: an apt cuDNN of another major than the image's cuDNN stack (a `cudnn9` base tag,
+    or the cuDNN torch's PyPI wheel pins, from the knowledge base)."""
+    chain = set(analysis.build.final_chain)
+    stacks: dict[int, str] = {}  # cuDNN major -> what brings it
+    if chain:
+        root = analysis.build.root_base(analysis.build.stages[analysis.build.target])
+        reference = image_reference(root)
+        tag = reference.tag if reference is not None and reference.tag else ""
+        for token in re.split(r"[-_.]", tag.lower()):
+            if re.fullmatch(r"cudnn\d+", token):
+                stacks[int(token[5:])] = f"the {token} base image {root.base}"
+    for torch in torches:
+        release = _release(torch.version)
+        if (
+            torch.run.stage.index in chain
+            and release is not None
+            and release.cudnn_major is not None
+            and torch.variant in (None, release.pypi_default)
+        ):
+            stacks.setdefault(release.cudnn_major, torch.shown)
+    if not stacks:
+        return
+    for run in final_runs(analysis):
+        for command in run.commands:
+            install = os_install(command)
+            if install is None or install.manager != "apt":
+                continue
+            for word in install.packages:
+                match = _APT_CUDNN.match(expand(word.text, run.env_at(command))[0])
+                if match is None or int(match.group(1)) in stacks:
+                    continue
+                major, owner = next(iter(stacks.items()))
+                yield at_word(
+                    "GSL509",
+                    f"{word.text} installs cuDNN {match.group(1)} beside the cuDNN {major} of "
+                    f"{owner}: two cuDNN majors in the image, hundreds of MB that only software "
+                    f"built for cuDNN {match.group(1)} loads",
+                    run,
+                    command,
+                    word,
+                )
+
+
+def _release(version: str | None) -> TorchRelease | None:
+    if version is None:
+        return None
+    try:
+        return torch_release(version)
+    except (UnknownVersion, InvalidVersion):
+        return None
 
 
 def _apt_cuda(package: str) -> str | None:

@@ -15,6 +15,11 @@ _EMBEDDED_CUDA = re.compile(r"cuda(\d+\.\d+)")
 # with: "The container also includes ... NVIDIA CUDA" (NVIDIA's PyTorch/TensorFlow/JAX release
 # notes, docs.nvidia.com/deeplearning/frameworks/*-release-notes): a devel image by content.
 _NGC_FRAMEWORKS = ("nvidia/pytorch", "nvidia/tensorflow", "nvidia/jax", "nvidia/nemo")
+# TORCH_CUDA_ARCH_LIST in a base's environment: the official pytorch/pytorch images set none
+# (their Dockerfile, pytorch/pytorch@01343dcd, sets only PATH, NVIDIA_*, LD_LIBRARY_PATH and
+# PYTORCH_VERSION), nor do the nvidia/cuda images they are built on. NGC PyTorch images have
+# set one (21.12 and 23.10 list `TORCH_CUDA_ARCH_LIST=5.2 6.0 ... 9.0+PTX` among their variables,
+# as quoted in their users' reports); whether a given NGC tag does is not known to gpuship.
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class BaseCuda:
     flavor: str  # base | runtime | devel | other
     source: str  # "nvidia/cuda" | "pytorch/pytorch" | "ngc" | "other"
     cudnn: bool = False  # a `-cudnn-` / `cudnn9` tag: cuDNN is in the image
+    # Whether the image's environment sets TORCH_CUDA_ARCH_LIST; None: unknown to gpuship.
+    arch_list: bool | None = None
 
 
 def base_cuda(stage: Stage) -> BaseCuda | None:
@@ -39,12 +46,13 @@ def base_cuda(stage: Stage) -> BaseCuda | None:
     cudnn = any(t.startswith("cudnn") for t in tokens)
     if name.endswith("nvidia/cuda"):
         match = _CUDA_TAG.match(tag)
-        return BaseCuda(match.group(1) if match else None, flavor, "nvidia/cuda", cudnn)
+        return BaseCuda(match.group(1) if match else None, flavor, "nvidia/cuda", cudnn, False)
     if name.endswith("pytorch/pytorch"):
         match = _EMBEDDED_CUDA.search(tag)
-        return BaseCuda(match.group(1) if match else None, flavor, "pytorch/pytorch", cudnn)
+        cuda = match.group(1) if match else None
+        return BaseCuda(cuda, flavor, "pytorch/pytorch", cudnn, False)
     if reference.registry == "nvcr.io" and name.endswith(_NGC_FRAMEWORKS):
-        return BaseCuda(None, "devel", "ngc", True)
+        return BaseCuda(None, "devel", "ngc", True, None)
     if "cuda" in name or "cuda" in tag or flavor == "devel":
         match = _EMBEDDED_CUDA.search(tag)
         return BaseCuda(match.group(1) if match else None, flavor, "other", cudnn)

@@ -7,60 +7,123 @@ from collections.abc import Iterator
 
 from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run, container_path
-from gpuship.lint.checks.base import Hit, at_word
-from gpuship.lint.checks.cache import left_caches
-from gpuship.lint.checks.cuda import _CUDA_EXTENSIONS
+from gpuship.lint.checks import leftovers
+from gpuship.lint.checks.base import Hit, at_word, context_copies, is_python, runs_before
+from gpuship.lint.checks.cache import left_caches, pip_cache_configured_off
+from gpuship.lint.checks.cuda import compiles_at_install
 from gpuship.lint.checks.weights import downloads
-from gpuship.lint.packages import os_install
+from gpuship.lint.context import context_relative
+from gpuship.lint.packages import PythonInstall, os_install
+from gpuship.lint.shell import SHELLS
 from gpuship.lint.stages import Stage, State, expand_word
 from gpuship.units import human_size
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL601/602 (layer order), GSL701 (waste), GSL801 (large context copies)."""
+    """GSL601/602 (layer order), GSL701/702 (waste), GSL801 (large context copies)."""
     yield from _order(analysis)
     yield from _waste(analysis)
+    yield from leftovers.check(analysis)
     yield from _large_copies(analysis)
 
 
 _CODE_SUFFIXES = (".py", ".ipynb", ".js", ".ts", ".go", ".rs", ".cpp", ".cu")
+# Packaging metadata: a COPY of these is the dependency layer's input, not source.
+_MANIFESTS = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "uv.lock",
+    "poetry.lock",
+    "pipfile",
+    "pipfile.lock",
+    "environment.yml",
+    "environment.yaml",
+    "package.json",
+    "go.mod",
+    "cargo.toml",
+)
+# Python files a project skeleton needs before its dependencies install (the version or package
+# marker the build backend reads): copying them alone does not make the layer source.
+_SKELETON_FILES = ("__init__.py", "setup.py", "version.py", "_version.py", "__about__.py")
 
 
 def _whole_context_copy(instruction: Instruction) -> bool:
     if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
         return False
-    return any(a in (".", "./", "*") for a in instruction.args[:-1])
+    return any(a == "*" or context_relative(a) == "." for a in instruction.args[:-1])
+
+
+def _is_manifest(source: str) -> bool:
+    name = posixpath.basename(source.rstrip("/")).lower()
+    return name in _MANIFESTS or (name.startswith("requirements") and name.endswith(".txt"))
 
 
 def _code_copy(analysis: Analysis, stage: Stage, instruction: Instruction) -> bool:
     """A COPY of source code (edited on every change): `*.py`, a directory of code, or a code
     file (`COPY handler.py /app/`).
 
-    A single file that a later RUN of the stage runs or reads (`COPY download.py /opt/` then
-    `RUN python /opt/download.py`) is that step's input, not source, so it does not count."""
+    Not source: a file or directory that a later RUN of the stage runs or reads (`COPY
+    download.py /opt/` then `RUN python /opt/download.py`, `COPY scripts /tmp/s/` then `RUN bash
+    /tmp/s/install.sh`), which is that step's input; and a project skeleton, the Python files
+    copied beside a manifest (`COPY pyproject.toml build_backend.py ./`) or a package's
+    `__init__.py`, which the documented dependency-layer pattern needs."""
     if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
         return False
     context = analysis.context
-    for source in instruction.args[:-1]:
+    sources = instruction.args[:-1]
+    skeleton = any(_is_manifest(s) for s in sources)
+    for source in sources:
         if "*" in source and source.lower().endswith(_CODE_SUFFIXES):
             return True
+        directory = source.rstrip("/")
         if (
             context.exists
-            and context.is_dir(source.rstrip("/"))
-            and any(
-                f.path.endswith(_CODE_SUFFIXES) for f in context.files_under(source.rstrip("/"))
-            )
+            and context.is_dir(directory)
+            and any(f.path.endswith(_CODE_SUFFIXES) for f in context.files_under(directory))
+            and not _runs_from(analysis, stage, instruction, _destination(instruction, stage))
         ):
             return True
-        if source.lower().endswith(_CODE_SUFFIXES) and not _used_later(
-            analysis, stage, instruction, posixpath.basename(source)
+        name = posixpath.basename(source)
+        if (
+            source.lower().endswith(_CODE_SUFFIXES)
+            and not (skeleton or name in _SKELETON_FILES)
+            and not _used_later(analysis, stage, instruction, name)
         ):
             return True
     return False
 
 
+def _destination(instruction: Instruction, stage: Stage) -> str:
+    """The absolute container path a COPY writes to (its last argument, from WORKDIR)."""
+    state = stage.states[stage.instructions.index(instruction)]
+    raw = expand_word(instruction.args[-1], state.env)[0]
+    return posixpath.normpath(posixpath.join(state.workdir, raw))
+
+
+def _runs_from(analysis: Analysis, stage: Stage, copy: Instruction, directory: str) -> bool:
+    """True when a RUN after `copy` in `stage` runs a program or script from `directory`
+    (`bash /tmp/installers/install_k2.sh`, `/opt/tools/setup.sh`)."""
+    prefix = directory.rstrip("/") + "/"
+    for run in analysis.runs_of(stage):
+        if run.instruction.index <= copy.index:
+            continue
+        for command in run.commands:
+            words = command.words
+            candidates = list(words[:1])
+            if command.name in SHELLS or is_python(command):
+                candidates = [w for w in words[1:2] if not w.text.startswith("-")]
+            for word in candidates:
+                path = container_path(run.state.workdir, word.text, run.env_at(command))
+                if path.startswith(prefix):
+                    return True
+    return False
+
+
 def _used_later(analysis: Analysis, stage: Stage, copy: Instruction, name: str) -> bool:
-    """True when a RUN after `copy` in `stage` names the file `name`."""
+    """True when a RUN after `copy` in `stage` names `name` (a file name or a path)."""
+    if name in ("", "/", "."):
+        return False
     return any(
         run.instruction.index > copy.index and name in run.instruction.text.value
         for run in analysis.runs_of(stage)
@@ -84,7 +147,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
             if copy is None or run is None:
                 continue
             if not reported:
-                hit = _dependency_install(run, copy, whole)
+                hit = _dependency_install(analysis, run, copy, whole)
                 if hit is not None:
                     reported = True
                     yield hit
@@ -102,7 +165,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
             for command in run.commands:
                 install = run.python_install(command)
                 for spec in install.specs if install else ():
-                    if spec.word and any(spec.text.lower().startswith(e) for e in _CUDA_EXTENSIONS):
+                    if spec.word and compiles_at_install(spec):
                         yield at_word(
                             "GSL602",
                             f"`{spec.text}` compiles kernels after `COPY "
@@ -114,16 +177,22 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
                         )
 
 
-def _dependency_install(run: Run, copy: Instruction, whole: bool) -> Hit | None:
+def _dependency_install(analysis: Analysis, run: Run, copy: Instruction, whole: bool) -> Hit | None:
     """The first dependency install in `run`. After a code-only COPY, `uv sync` / `poetry
     install` install the project itself (the documented pattern), so only a whole-context
-    COPY makes them a finding."""
+    COPY makes them a finding; and not even then when an earlier `uv sync --no-install-project`
+    / `poetry install --no-root` installed the dependencies (uv's and poetry's documented
+    layering: the second sync installs only the project)."""
     for command in run.commands:
         install = run.python_install(command)
         if install is not None:
             named = [s for s in install.specs if s.kind in ("name", "vcs") and s.word]
             project = (
-                whole and install.verb in ("sync", "install") and install.tool in ("uv", "poetry")
+                whole
+                and install.project
+                and install.verb in ("sync", "install")
+                and not _project_only(install)
+                and not _dependencies_layered(analysis, run, copy, install)
             )
             if install.requirement_files or install.env_files or named or project:
                 word = command.words[0]
@@ -147,6 +216,35 @@ def _dependency_install(run: Run, copy: Instruction, whole: bool) -> Hit | None:
     return None
 
 
+# Options that leave the project out (`uv sync --no-install-project`) or install it alone.
+_DEPENDENCIES_ONLY = frozenset({"--no-install-project", "--no-install-workspace", "--no-root"})
+_PROJECT_ONLY = frozenset({"--only-root", "--only-install-project"})
+
+
+def _project_only(install: PythonInstall) -> bool:
+    return bool(_PROJECT_ONLY & install.options)
+
+
+def _dependencies_layered(
+    analysis: Analysis, run: Run, copy: Instruction, install: PythonInstall
+) -> bool:
+    """True when a RUN before `copy` (this stage or one it is built FROM) ran the same tool with
+    the project left out: its dependencies are in that earlier layer."""
+    for earlier in runs_before(analysis, run):
+        if earlier.stage is run.stage and earlier.instruction.index > copy.index:
+            continue
+        for command in earlier.commands:
+            other = earlier.python_install(command)
+            if (
+                other is not None
+                and other.tool == install.tool
+                and other.project
+                and _DEPENDENCIES_ONLY & other.options
+            ):
+                return True
+    return False
+
+
 def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
     args = [a for a in instruction.args if not a.startswith("<<")]
     if len(args) < 2:
@@ -158,8 +256,8 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
     return [dest]
 
 
-def _created_by_run(run: Run) -> list[str]:
-    created = left_caches(run)
+def _created_by_run(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
+    created = left_caches(analysis, configured, run)
     env = run.state.env
     for command in run.commands:
         argv = command.argv
@@ -179,6 +277,7 @@ def _created_by_run(run: Run) -> list[str]:
 
 
 def _waste(analysis: Analysis) -> Iterator[Hit]:
+    configured = pip_cache_configured_off(analysis)
     for stage in analysis.final_stages():
         created: dict[str, Instruction] = {}
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
@@ -191,7 +290,7 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
             if run is None:
                 continue
             yield from _deletions(run, stage, created)
-            for path in _created_by_run(run):
+            for path in _created_by_run(analysis, configured, run):
                 created[path] = instruction
 
 
@@ -228,19 +327,16 @@ def _large_copies(analysis: Analysis) -> Iterator[Hit]:
     context = analysis.context
     if not context.exists:
         return
-    for stage in analysis.final_stages():
-        for instruction, state in zip(stage.instructions, stage.states, strict=True):
-            if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
-                continue
-            for raw in instruction.args[:-1]:
-                source = expand_word(raw, state.env)[0]
-                total = sum(f.size for m in context.match(source) for f in context.files_under(m))
-                if total > limit:
-                    yield Hit(
-                        "GSL801",
-                        f"`{instruction.keyword} {source}` takes "
-                        f"{human_size(total)} from the build context",
-                        instruction.locate(raw, instruction.body_offset),
-                        instruction,
-                        stage,
-                    )
+    for stage, instruction, state in context_copies(analysis.final_stages()):
+        for raw in instruction.args[:-1]:
+            source = expand_word(raw, state.env)[0]
+            total = sum(f.size for m in context.match(source) for f in context.files_under(m))
+            if total > limit:
+                yield Hit(
+                    "GSL801",
+                    f"`{instruction.keyword} {source}` takes "
+                    f"{human_size(total)} from the build context",
+                    instruction.locate(raw, instruction.body_offset),
+                    instruction,
+                    stage,
+                )

@@ -4,6 +4,7 @@ sources, downloads, and the unquoted specifier that the shell turns into a redir
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 
@@ -26,7 +27,7 @@ from gpuship.lint.packages import (
     os_install,
     os_package_pinned,
 )
-from gpuship.lint.shell import SHELLS, Command
+from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
@@ -52,6 +53,7 @@ _CLONE_VALUE_OPTIONS = frozenset(
     {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
 )
 _URL = re.compile(r"^https?://", re.IGNORECASE)
+_POSITIONAL = re.compile(r"^\$(?:[@*]|\{?[0-9]+\}?)$")
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -59,6 +61,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     yield from _base_images(analysis)
     yield from _copy_images(analysis)
     seen_files: set[tuple[str, int]] = set()
+    moves = _pinned_moves(analysis)
     for run in reachable_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
@@ -67,7 +70,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                 yield from _python(analysis, run, install, env, seen_files)
                 yield from _redirects(run, install)
             yield from _os_packages(run, command)
-            yield from _git_clone(run, command)
+            yield from _git_clone(moves, run, command)
         yield from _downloads(run)
     yield from _add_urls(analysis)
 
@@ -195,6 +198,7 @@ def _python(
     seen_files: set[tuple[str, int]],
 ) -> Iterator[Hit]:
     command = install.command
+    yield from _remote_requirement_files(run, install, env)
     constrained: set[str] = set()
     for word in install.constraint_files:
         for item in analysis.file_specs(run, word.text, env):
@@ -216,7 +220,7 @@ def _python(
             if upgrade and spec.name in _BOOTSTRAP:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
-    if install.tool == "uv" and install.verb == "sync" and command.words[1].text != "pip":
+    if install.tool == "uv" and install.verb == "sync" and install.project:
         frozen = bool({"--frozen", "--locked"} & install.options)
         if not frozen and analysis.context.exists and not _lock_in_context(analysis, "uv.lock"):
             yield at_word(
@@ -224,7 +228,7 @@ def _python(
                 "`uv sync` without uv.lock in the build context resolves fresh versions",
                 run,
                 command,
-                command.words[1],
+                _verb_word(command, "sync"),
             )
     if (
         install.tool == "poetry"
@@ -237,7 +241,7 @@ def _python(
             "`poetry install` without poetry.lock in the build context resolves fresh versions",
             run,
             command,
-            command.words[1],
+            _verb_word(command, "install"),
         )
     # `pip install .` / `uv pip install ./app` install the project's pyproject dependencies.
     projects = []
@@ -276,6 +280,42 @@ def _python(
                     run.stage,
                     file,
                 )
+
+
+# Where a hosted file's git ref sits in its URL: raw.githubusercontent.com/OWNER/REPO/REF/...,
+# github.com/OWNER/REPO/(raw|blob)/REF/..., gitlab.example/GROUP/REPO/-/raw/REF/...
+_RAW_URL = (
+    re.compile(
+        r"^https?://raw\.githubusercontent\.com/[^/]+/[^/]+/(?:refs/(?:heads|tags)/)?([^/]+)/"
+    ),
+    re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:raw|blob)/(?:refs/(?:heads|tags)/)?([^/]+)/"),
+    re.compile(r"^https?://[^/]+/.+?/-/(?:raw|blob)/([^/]+)/"),
+)
+
+
+def _remote_requirement_files(run: Run, install: PythonInstall, env: Env) -> Iterator[Hit]:
+    """GSL106 for `-r https://raw.githubusercontent.com/org/repo/main/requirements.txt`: the file
+    (and the versions in it) is whatever the branch holds at build time."""
+    for word in (*install.requirement_files, *install.constraint_files):
+        url, known = expand_shell(word.text, env)
+        if not known:
+            continue
+        ref = next((m.group(1) for p in _RAW_URL if (m := p.match(url))), None)
+        if ref is None or is_version_tag(ref) or _HEX.match(ref):
+            continue
+        yield at_word(
+            "GSL106",
+            f"`{word.text}` reads a requirements file from branch `{ref}`: what it installs "
+            "changes with every push to it; use a commit or tag in the URL",
+            run,
+            install.command,
+            word,
+        )
+
+
+def _verb_word(command: Command, verb: str) -> Word:
+    """The subcommand's word (`sync` in `uv --no-cache sync`), else the program's."""
+    return next((w for w in command.words[1:] if w.text == verb), command.words[0])
 
 
 def _unpinned_message(tool: str, spec: Spec) -> str:
@@ -327,7 +367,27 @@ def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
         )
 
 
-def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
+def _clone_directory(command: Command, url: str) -> str:
+    """The name of the directory a clone creates: its second operand, else the URL's last
+    segment without `.git`."""
+    argv = command.argv
+    operands = []
+    index = argv.index("clone") + 1
+    while index < len(argv):
+        text = argv[index]
+        if text in _CLONE_VALUE_OPTIONS or text in ("-b", "--branch"):
+            index += 2
+            continue
+        if not text.startswith("-"):
+            operands.append(text)
+        index += 1
+    target = operands[1] if len(operands) > 1 else url.rstrip("/").removesuffix(".git")
+    return posixpath.basename(target.rstrip("/").removesuffix(".git"))
+
+
+def _git_clone(
+    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, command: Command
+) -> Iterator[Hit]:
     texts = command.argv
     if command.name != "git" or "clone" not in texts:
         return
@@ -351,15 +411,12 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
         index += 1
     if url_word is None or "huggingface.co" in url_word.text:
         return  # a Hugging Face clone is a weights download, reported by its own rule
+    if _POSITIONAL.match(url_word.text):
+        return  # a function's `git clone "$@"`: its caller's arguments may name the ref
     if branch is not None and _pinned_ref(branch, run.env_at(command)):
         return
-    for other in run.commands:
-        argv = other.argv
-        moves = any(v in argv for v in ("checkout", "reset", "switch", "fetch"))
-        env = run.env_at(other)
-        refs = [a for a in argv[2:] if not a.startswith("-")]
-        if other.name == "git" and moves and any(_pinned_ref(a, env) for a in refs):
-            return
+    if _moved_later(moves, run, _clone_directory(command, url_word.text)):
+        return
     if branch is None:
         what = "the default branch"
     else:
@@ -374,10 +431,63 @@ def _git_clone(run: Run, command: Command) -> Iterator[Hit]:
     )
 
 
+def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str]]]]:
+    """Per stage, the RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
+    reset/switch/fetch), with the names of the directories they work in (WORKDIR, `cd X`,
+    `git -C X`). Computed once per file: a stage may hold thousands of RUNs."""
+    found: dict[int, list[tuple[int, frozenset[str]]]] = {}
+    for run in reachable_runs(analysis):
+        places = _components(run.state.workdir)
+        clones = 0
+        for command in run.commands:
+            argv = command.argv
+            if command.name in ("cd", "pushd") and len(argv) > 1:
+                places |= _components(argv[-1])
+            clones += command.name == "git" and "clone" in argv
+            if command.name != "git" or not any(
+                v in argv for v in ("checkout", "reset", "switch", "fetch")
+            ):
+                continue
+            if "-C" in argv and argv.index("-C") + 1 < len(argv):
+                places |= _components(argv[argv.index("-C") + 1])
+            env = run.env_at(command)
+            skip = {argv[argv.index("-C") + 1]} if "-C" in argv[:-1] else set()
+            if any(
+                _pinned_ref(a, env) for a in argv[2:] if not a.startswith("-") and a not in skip
+            ):
+                if clones == 1:
+                    places.add(_ONLY_CLONE)  # the RUN's one clone: a move in it is that clone's
+                found.setdefault(run.stage.index, []).append(
+                    (run.instruction.index, frozenset(places))
+                )
+                break
+    return found
+
+
+_ONLY_CLONE = "/"  # never a path component
+
+
+def _components(path: str) -> set[str]:
+    return {part for part in path.split("/") if part}
+
+
+def _moved_later(
+    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, directory: str
+) -> bool:
+    """A move in the clone's directory (WORKDIR, `cd`, `git -C`), in the clone's own RUN or a
+    later RUN of the stage; in a RUN that clones one repository, any move there is its."""
+    for index, places in moves.get(run.stage.index, ()):
+        if index < run.instruction.index:
+            continue
+        if directory in places or (index == run.instruction.index and _ONLY_CLONE in places):
+            return True
+    return False
+
+
 def _pinned_ref(ref: str, env: Env) -> bool:
     """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
-    time (an ARG with no default)."""
-    value, known = expand(ref, env)
+    time (an ARG with no default, a `$(...)` substitution)."""
+    value, known = expand_shell(ref, env)
     value = value.removeprefix("refs/").removeprefix("tags/")
     return not known or is_version_tag(value) or bool(_HEX.match(value))
 

@@ -4,15 +4,26 @@ downloads with TLS certificate checks turned off."""
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
+import posixpath
 import re
 from collections.abc import Iterator
 
 from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_instruction, at_word, reachable_runs
+from gpuship.lint.checks.base import (
+    Hit,
+    at_instruction,
+    at_word,
+    context_copies,
+    final_runs,
+    reachable_runs,
+)
+from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.shell import SHELLS, Command, Word
-from gpuship.lint.stages import Stage, env_pairs
+from gpuship.lint.stages import Stage, env_pairs, expand_word
+from gpuship.report import Severity
 
 _SECRET_PARTS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIALS", "PAT"})
 _SECRET_PAIRS = frozenset(
@@ -61,7 +72,8 @@ def is_secret_name(name: str) -> bool:
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL901-904: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks."""
+    """GSL901-906: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks,
+    private keys copied in, passwordless sudo."""
     if analysis.first_target:  # about the file's ARG/ENV lines, whatever the target
         yield from _secrets(analysis)
     yield from _piped_scripts(analysis)
@@ -69,6 +81,8 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     for run in reachable_runs(analysis):
         for command in run.commands:
             yield from _insecure_tls(run, command)
+    yield from _private_keys(analysis)
+    yield from _passwordless_sudo(analysis)
 
 
 def _stage_of(analysis: Analysis, index: int) -> Stage | None:
@@ -79,7 +93,12 @@ def _stage_of(analysis: Analysis, index: int) -> Stage | None:
 
 
 def _secrets(analysis: Analysis) -> Iterator[Hit]:
+    first_from = next((i.index for i in analysis.parsed.instructions if i.keyword == "FROM"), None)
     for instruction in analysis.parsed.instructions:
+        if instruction.keyword == "ARG" and (first_from is None or instruction.index < first_from):
+            # An ARG before the first FROM is seen by FROM lines only; no RUN, and so no image
+            # history, sees it unless a stage declares it again (that ARG is reported).
+            continue
         if instruction.keyword == "ARG":
             names = [a.split("=", 1)[0] for a in instruction.args]
             pairs = [(n, "") for n in names]
@@ -218,3 +237,157 @@ def _curl_short_k(text: str) -> bool:
         if letter in _CURL_VALUE_LETTERS:
             return False
     return False
+
+
+# OpenSSH's default private key names (ssh-keygen(1) FILES); `.pub` files are the public halves.
+_SSH_KEY_NAMES = frozenset(
+    {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", "identity"}
+)
+# PEM and OpenSSH private key armour: `-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )PRIVATE KEY`.
+_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+
+
+def _private_keys(analysis: Analysis) -> Iterator[Hit]:
+    """GSL905: a private key copied from the build context (or copied to `.ssh/id_*`)."""
+    final = set(analysis.build.final_chain)
+    reachable = [s for s in analysis.stages if s.index in analysis.build.reachable]
+    for stage, instruction, state in context_copies(reachable):
+        args = [a for a in instruction.args if not a.startswith("<<")]
+        if len(args) < 2 or instruction.heredocs:
+            continue
+        destination = expand_word(args[-1], state.env)[0]
+        for raw in args[:-1]:
+            hit = _key_copy(
+                analysis,
+                stage,
+                instruction,
+                raw,
+                expand_word(raw, state.env)[0],
+                destination,
+                stage.index in final,
+            )
+            if hit is not None:
+                yield hit
+
+
+def _key_copy(
+    analysis: Analysis,
+    stage: Stage,
+    instruction: Instruction,
+    raw: str,
+    source: str,
+    destination: str,
+    in_image: bool,
+) -> Hit | None:
+    context = analysis.context
+    found = _key_in(context, source) if context.exists else None
+    named = posixpath.basename(destination.rstrip("/")) in _SSH_KEY_NAMES or (
+        posixpath.basename(source.rstrip("/")) in _SSH_KEY_NAMES
+    )
+    if found is None and not named:
+        return None
+    # Named by the COPY (or copied into .ssh/), not swept in by a tree copy.
+    explicit = (
+        named
+        or "/.ssh" in f"/{destination}"
+        or (found is not None and found[0] == context_relative(source))
+    )
+    what = f"{found[0]}, a private key" if found else f"`{source}`, an SSH key name"
+    where = "the image" if in_image else f"the layers of stage {stage.name or stage.index}"
+    hit = at_instruction(
+        "GSL905",
+        f"`{instruction.keyword} {raw}` puts {what}, into {where}: whoever can read "
+        "the layers can use it; mount it for the one RUN that needs it instead",
+        instruction,
+        stage,
+        raw,
+    )
+    # Certain only for a key whose content was read, named by the COPY, and shipped.
+    if not (found and found[1] and in_image and explicit):
+        hit = dataclasses.replace(hit, severity=Severity.WARNING)
+    return hit
+
+
+def _key_in(context: BuildContext, source: str) -> tuple[str, bool] | None:
+    """(the context path, whether its content is a private key) of the first private key the
+    COPY source takes: a file with key armour, or one named like an SSH key (not `.pub`)."""
+    for item in context.match(source):
+        for file in context.files_under(item):
+            name = posixpath.basename(file.path)
+            if item != file.path and _TEST_DIRS & set(file.path.split("/")[:-1]):
+                continue  # a test fixture swept in by a directory copy: published, not a secret
+            candidate = (
+                name in _SSH_KEY_NAMES
+                or name.endswith(_KEY_SUFFIXES)
+                or "/.ssh/" in f"/{file.path}"
+            )
+            if not candidate or file.size > _KEY_MAX_BYTES:
+                continue
+            text = context.read_text(file.path)
+            if text is not None and _PRIVATE_KEY.search(text[:4096]):
+                return file.path, True
+            if name in _SSH_KEY_NAMES:
+                return file.path, False
+    return None
+
+
+# Directories of test data: keys there are fixtures the repository publishes.
+_TEST_DIRS = frozenset({"test", "tests", "testdata", "test_data", "fixtures", "__tests__", "spec"})
+_KEY_MAX_BYTES = 64 * 1024  # keys are a few KB; larger files are not read for armour
+# Names whose content is read for key armour (other files of a `COPY .` are not opened).
+_KEY_SUFFIXES = (".pem", ".key", "_rsa", "_ed25519", "_ecdsa", "_dsa", ".priv")
+# `user ALL=(ALL) NOPASSWD: ALL`: any command as any user, without a password (sudoers(5)).
+_NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")
+
+
+def _passwordless_sudo(analysis: Analysis) -> Iterator[Hit]:
+    """GSL906: a sudoers rule of the final image lets a user run everything as root without a
+    password (written by a RUN, or a copied sudoers file)."""
+    for run in final_runs(analysis):
+        commands = list(run.commands)
+        to_sudoers = any(
+            w.text.startswith("/etc/sudoers")
+            for c in commands
+            for w in (*c.words, *(r.target for r in c.redirects))
+        )
+        if not to_sudoers:
+            continue
+        for command in commands:
+            word = next((w for w in command.words if _NOPASSWD_ALL.search(w.text)), None)
+            if word is not None:
+                yield at_word(
+                    "GSL906",
+                    f"`{word.text.strip()}` in sudoers lets this user become root without a "
+                    "password: a non-root USER then protects nothing",
+                    run,
+                    command,
+                    word,
+                )
+                break
+    yield from _copied_sudoers(analysis)
+
+
+def _copied_sudoers(analysis: Analysis) -> Iterator[Hit]:
+    context = analysis.context
+    if not context.exists:
+        return
+    for stage, instruction, state in context_copies(analysis.final_stages()):
+        args = instruction.args
+        if len(args) < 2 or not expand_word(args[-1], state.env)[0].startswith("/etc/sudoers"):
+            continue
+        for raw in args[:-1]:
+            for item in context.match(expand_word(raw, state.env)[0]):
+                for file in context.files_under(item):
+                    text = context.read_text(file.path) or ""
+                    if any(
+                        _NOPASSWD_ALL.search(line) and not line.lstrip().startswith("#")
+                        for line in text.splitlines()
+                    ):
+                        yield at_instruction(
+                            "GSL906",
+                            f"{file.path} gives a user `NOPASSWD: ALL` in sudoers: it "
+                            "becomes root without a password",
+                            instruction,
+                            stage,
+                            raw,
+                        )

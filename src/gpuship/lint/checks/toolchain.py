@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
@@ -10,11 +11,9 @@ from gpuship.lint.checks.cudabase import base_cuda
 from gpuship.lint.packages import os_install, os_package_name
 from gpuship.lint.shell import Command
 
-_COMPILERS = (
+# Toolchain packages, also with a suffix (`cuda-nvcc-12-4`, `cmake-data`).
+_TOOLCHAINS = (
     "build-essential",
-    "gcc",
-    "g++",
-    "clang",
     "cmake",
     "ninja-build",
     "gfortran",
@@ -23,12 +22,16 @@ _COMPILERS = (
     "cuda-compiler",
     "cuda-minimal-build",
     "cuda-libraries-dev",
-    "make",
     "gcc-c++",
-    "llvm",
     "alpine-sdk",
     "build-base",
 )
+# Compilers by name, alone or versioned (`gcc-11`, `clang-18`, `llvm-14-dev`, `gcc-$VERSION`);
+# not the tools named after them (`clang-format`, `clang-tidy`, `gcc-doc`), which compile nothing.
+_COMPILER = re.compile(r"^(?:gcc|g\+\+|clang|llvm)(?:-(?:\d[\w.]*|\$\S+))?(?:-dev)?$")
+# Build drivers that compile nothing themselves: a toolchain only beside a compiler (`make` alone
+# is a 0.5 MB package that many runtime scripts use).
+_BUILD_DRIVERS = ("make",)
 # Packages that compile kernels at run time and so may need a toolchain in the final image.
 _JIT_USERS = ("triton", "flashinfer", "deepspeed", "vllm", "sglang", "torch-tensorrt", "apex")
 
@@ -87,11 +90,13 @@ def _compilers(run: Run, command: Command, allowed: set[str]) -> Iterator[Hit]:
         name = os_package_name(install.manager, word.text).lower()
         if name in allowed:
             continue
-        if any(name == c or name.startswith(c + "-") for c in _COMPILERS) or (
-            name.startswith(("gcc-", "g++-", "clang-"))
+        if (
+            any(name == c or name.startswith(c + "-") for c in _TOOLCHAINS)
+            or _COMPILER.match(name)
+            or name in _BUILD_DRIVERS
         ):
             found.append(word)
-    if not found:
+    if all(os_package_name(install.manager, w.text).lower() in _BUILD_DRIVERS for w in found):
         return
     purged = _purged_later(run, command)
     kept = [

@@ -8,17 +8,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuship.dockerfile.source import Instruction, Text
-from gpuship.lint.analysis import Analysis, Run, container_path
+from gpuship.lint import makefile
+from gpuship.lint.analysis import Analysis, Run, container_path, file_text
 from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_word,
+    home,
+    home_path,
     is_python,
     reachable_runs,
 )
 from gpuship.lint.context import ContextFile
-from gpuship.lint.shell import Command
-from gpuship.lint.stages import Stage, expand_word
+from gpuship.lint.shell import Command, ShellParser, expand_shell
+from gpuship.lint.stages import Env, Stage, State, expand_word
 from gpuship.units import human_size
 
 _MODEL_DIRS = frozenset(
@@ -39,10 +42,12 @@ FIX = (
 
 @dataclass(frozen=True)
 class Download:
-    """A weights download found in a RUN: where, and what it fetches."""
+    """A weights download found in a RUN: where, what it fetches, and where the files land
+    in the stage (None: not known)."""
 
     run: Run
     hit: Hit
+    lands: str | None = None
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -58,6 +63,7 @@ def is_weight_path(path: str) -> bool:
 
 def _copies(analysis: Analysis) -> Iterator[Hit]:
     minimum = int(analysis.config.weights_min_mib * 1024 * 1024)
+    fetched = _fetched_by_stage(analysis)
     for stage in analysis.final_stages():
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword not in ("COPY", "ADD") or instruction.heredocs:
@@ -66,7 +72,18 @@ def _copies(analysis: Analysis) -> Iterator[Hit]:
             from_stage = instruction.flag("from")
             for raw, source in zip(instruction.args[:-1], sources, strict=True):
                 if from_stage is not None or source.lower().startswith(("http://", "https://")):
-                    if is_weight_path(source) or posixpath.basename(source) in _MODEL_DIRS:
+                    download = _download_under(analysis, fetched, from_stage, state, source)
+                    if download is not None:
+                        yield _copy_hit(
+                            instruction,
+                            stage,
+                            raw,
+                            f"--from={from_stage} {source}",
+                            [],
+                            f" (the model that stage downloads at line "
+                            f"{download.run.instruction.start_line})",
+                        )
+                    elif is_weight_path(source) or posixpath.basename(source) in _MODEL_DIRS:
                         origin = f"stage {from_stage}" if from_stage else "a URL"
                         yield _copy_hit(instruction, stage, raw, f"{source} from {origin}", [])
                     continue
@@ -98,7 +115,12 @@ def _context_copy(
 
 
 def _copy_hit(
-    instruction: Instruction, stage: Stage, raw: str, source: str, weights: list[ContextFile]
+    instruction: Instruction,
+    stage: Stage,
+    raw: str,
+    source: str,
+    weights: list[ContextFile],
+    note: str = "",
 ) -> Hit:
     if weights:
         total = sum(w.size for w in weights)
@@ -110,7 +132,7 @@ def _copy_hit(
         if source in (".", "./"):
             what += "; exclude them in .dockerignore"
     else:
-        what = f"`{instruction.keyword} {source}` puts model weights into the image"
+        what = f"`{instruction.keyword} {source}` puts model weights into the image{note}"
     message = f"{what}; every pull carries them and a code change re-sends them"
     return Hit(
         "GSL201",
@@ -138,9 +160,11 @@ def downloads(analysis: Analysis) -> Iterator[Download]:
                     command.words[word_index],
                     fix=FIX,
                 )
-                yield Download(run, hit)
+                yield Download(run, hit, _lands(run, command))
             elif is_python(command):
                 yield from _python_script(analysis, run, command)
+            elif command.name in ("make", "gmake"):
+                yield from _make_download(analysis, run, command)
         for text in run.python:
             yield from _python_text(run, text)
 
@@ -203,7 +227,7 @@ def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[D
                 word,
                 fix=FIX,
             )
-            yield Download(run, hit)
+            yield Download(run, hit, _python_lands(run, command, text))
         return
 
 
@@ -220,4 +244,168 @@ def _python_text(run: Run, text: Text) -> Iterator[Download]:
             run.stage,
             fix=FIX,
         )
-        yield Download(run, hit)
+        yield Download(run, hit, _python_lands(run, None, text.value))
+
+
+_LOCAL_DIR = re.compile(r"""\b(?:local_dir|cache_dir)\s*=\s*["']([^"'$]+)["']""")
+
+
+def hf_cache(env: Env) -> str:
+    """Where huggingface_hub caches: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache."""
+    return env.get("HF_HUB_CACHE") or (
+        f"{env.get('HF_HOME') or home(env) + '/.cache/huggingface'}/hub"
+    )
+
+
+def _lands(run: Run, command: Command) -> str | None:
+    """Where a download command puts the files: hf `--local-dir`, the HF cache, wget/curl's
+    output, a git clone's directory, ollama's model store."""
+    env = run.env_at(command)
+    argv = command.argv
+    name = command.name
+    target: str | None = None
+    if name in ("huggingface-cli", "hf"):
+        for option in ("--local-dir", "--cache-dir"):
+            target = _option_value(argv, option) or target
+        if target is None:
+            return hf_cache(env)
+    elif name == "ollama":
+        return env.get("OLLAMA_MODELS") or home(env) + "/.ollama/models"
+    elif name == "git" and "clone" in argv:
+        positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
+        if positional:
+            target = (
+                positional[1]
+                if len(positional) > 1
+                else posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
+            )
+    elif name in ("curl", "wget"):
+        from gpuship.lint.checks.leftovers import output_path
+
+        target = output_path(command)
+    if target is None:
+        return None
+    value, known = expand_shell(target, env)
+    if not known:
+        return None
+    return container_path(run.state.workdir, home_path(value, env), env)
+
+
+def _python_lands(run: Run, command: Command | None, text: str) -> str | None:
+    """`snapshot_download(local_dir="/models/x")` or the HF cache for a hub download in Python."""
+    env = run.env_at(command) if command is not None else run.state.env
+    match = _LOCAL_DIR.search(text)
+    if match:
+        return container_path(run.state.workdir, home_path(match.group(1), env), env)
+    if "torch.hub" in text:
+        return env.get("TORCH_HOME") or home(env) + "/.cache/torch"
+    return hf_cache(env)
+
+
+def _option_value(argv: list[str], option: str) -> str | None:
+    for index, text in enumerate(argv):
+        if text == option and index + 1 < len(argv):
+            return argv[index + 1]
+        if text.startswith(option + "="):
+            return text.split("=", 1)[1]
+    return None
+
+
+def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[Download]:
+    """A `make TARGET` whose Makefile recipe downloads weights (GSL202 at the `make`)."""
+    argv = command.argv
+    directory = _option_value(argv, "-C") or "."
+    names = [_option_value(argv, "-f")] if _option_value(argv, "-f") else list(_MAKEFILES)
+    text = source = None
+    for candidate in names:
+        path = container_path(
+            run.state.workdir, posixpath.join(directory, candidate or ""), run.env_at(command)
+        )
+        source = analysis.context_source(run.stage, run.instruction, path)
+        text = analysis.context.read_text(source) if source else None
+        if text is not None:
+            break
+    if text is None or source is None:
+        return
+    values = {"-C", "-f", "-j", "--directory", "--file", "-I", "-o", "-W"}
+    targets = [
+        a
+        for i, a in enumerate(argv[1:], start=1)
+        if not a.startswith("-") and "=" not in a and argv[i - 1] not in values
+    ]
+    parser = ShellParser()
+    word = next((w for w in command.words[1:] if w.text in targets), command.words[0])
+    for recipe in makefile.recipes(text, targets):
+        for inner in parser.parse(file_text(recipe.text)).commands:
+            found = _command_download(inner)
+            if found is None:
+                continue
+            what = found[1]
+            hit = at_word(
+                "GSL202",
+                f"`make {recipe.target}` runs a recipe in which {what} ({source} line "
+                f"{recipe.line}) at build time: the download lands in a layer and runs again "
+                "whenever an earlier layer changes",
+                run,
+                command,
+                word,
+                fix=FIX,
+            )
+            yield Download(run, hit, _lands(run, _in_run(inner, command)))
+            return
+
+
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+
+
+def _in_run(inner: Command, make: Command) -> Command:
+    """A recipe's command as if the RUN ran it (for its env and working directory)."""
+    return Command(inner.words, inner.assignments, (), make.pipeline, 0, inner.source, make.file)
+
+
+def _fetched_by_stage(analysis: Analysis) -> dict[int, list[Download]]:
+    """Downloads that say where they land, by the stage that runs them."""
+    found: dict[int, list[Download]] = {}
+    for download in downloads(analysis):
+        if download.lands is not None:
+            found.setdefault(download.run.stage.index, []).append(download)
+    return found
+
+
+def _download_under(
+    analysis: Analysis,
+    fetched: dict[int, list[Download]],
+    from_stage: str | None,
+    state: State,
+    source: str,
+) -> Download | None:
+    """The download of stage `from_stage` that `COPY --from` takes (it copies the landing
+    directory, something inside it, or a directory holding it)."""
+    if from_stage is None:
+        return None
+    name = expand_word(from_stage, state.env)[0].lower()
+    index = next(
+        (
+            s.index
+            for s in analysis.stages
+            if (s.name or "").lower() == name or str(s.index) == name
+        ),
+        None,
+    )
+    if index is None:
+        return None
+    path = posixpath.normpath(source if source.startswith("/") else "/" + source).rstrip("/")
+    held: list[Download] = []  # the stage's downloads and those of the stages it is built FROM
+    current: Stage | None = analysis.stages[index]
+    seen: set[int] = set()
+    while current is not None and current.index not in seen:
+        seen.add(current.index)
+        held.extend(fetched.get(current.index, []))
+        current = analysis.stages[current.parent] if current.parent is not None else None
+    for download in held:
+        lands = (download.lands or "").rstrip("/")
+        if path == lands or path.startswith(lands + "/") or lands.startswith(path + "/"):
+            if path in ("", "/"):
+                continue  # `COPY --from=x / /`: not a model copy as such
+            return download
+    return None

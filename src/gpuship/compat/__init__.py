@@ -1,0 +1,9 @@
+"""GPU compatibility: what an image needs from a GPU host, what a host has, and the verdict.
+
+The shared core under the stages that ask "can this host run this image?": `verify` (one
+host), `fleet` (every runner x every image), `route` (runner pools before the queue),
+`audit` (the host readings) and `image` (the labels' reading). Pure values and functions on
+them: image needs (`needs`), host readings and the audit document (`readings`, `container`,
+`audit`), the requirements of the `verify:` section (`config`), the verdict (`verdict`,
+`rule_ids`) and the fleet grid (`fleet`). It imports no stage and touches no outside world.
+"""

@@ -1,0 +1,200 @@
+"""GSL702: files a RUN downloads to install from (wheels, .deb/.rpm packages, CUDA .run and
+conda installers, source archives) and leaves in the final image's layer.
+
+Where the file lands is read the way curl and wget name it: `-o/-O PATH`, `-P DIR`, `curl -O`
+and wget's default (the URL's last segment) in the working directory, which `cd` moves. A later
+`rm` (or `find -delete`) in the same RUN that may reach it, a mount on its directory, or any path
+left unknown (an unexpanded variable, a `cd` to one) means the file is not reported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.checks.base import Hit, at_word, final_runs, home_path
+from gpuship.lint.shell import Command, Word, expand_shell
+
+# Files downloaded only to be installed or unpacked, and large enough to matter.
+_INSTALL_INPUTS = re.compile(
+    r"(?i)(\.whl|\.deb|\.rpm|\.run|\.tar\.gz|\.tgz|\.tar\.xz|\.txz|\.tar\.bz2|\.tar\.zst|\.zip"
+    r"|(?:miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh)$"
+)
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+# curl short options that take a value (`-fsSLo out`: what follows `o` is its value).
+_CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A downloaded file: its URL word and where it lands (None: the directory is unknown)."""
+
+    word: Word
+    name: str
+    directory: str | None
+
+
+def check(analysis: Analysis) -> Iterator[Hit]:
+    """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
+    for run in final_runs(analysis):
+        cwd: str | None = run.state.workdir
+        commands = list(run.commands)
+        for index, command in enumerate(commands):
+            if command.file is not None:
+                continue  # a script's own `cd`s are not followed: its paths are unknown
+            if command.name in ("cd", "pushd"):
+                cwd = _moved(cwd, command, run)
+                continue
+            for saved in _saved(command, run, cwd):
+                if _kept(run, saved, commands[index + 1 :]):
+                    shown = posixpath.join(saved.directory or "", saved.name)
+                    yield at_word(
+                        "GSL702",
+                        f"`{command.name}` downloads {shown} and the RUN leaves it in "
+                        "the layer: the image carries the file as well as what came from it",
+                        run,
+                        command,
+                        saved.word,
+                    )
+
+
+def _moved(cwd: str | None, command: Command, run: Run) -> str | None:
+    target = next((w.text for w in command.words[1:] if not w.text.startswith("-")), "~")
+    value, known = expand_shell(target, run.env_at(command))
+    if not known or cwd is None:
+        return None
+    return posixpath.normpath(posixpath.join(cwd, home_path(value, run.env_at(command))))
+
+
+def _saved(command: Command, run: Run, cwd: str | None) -> Iterator[Saved]:
+    """Install inputs `command` writes to a file."""
+    if command.name not in ("curl", "wget"):
+        return
+    env = run.env_at(command)
+    words = command.words[1:]
+    urls = [w for w in words if _URL.match(expand_shell(w.text, env)[0])]
+    if not urls:
+        return
+    output, directory = _output(command)
+    for word in urls:
+        url = expand_shell(word.text, env)[0].split("?", 1)[0].split("#", 1)[0]
+        target = output
+        if target is None:
+            if command.name == "curl" and not _curl_remote_name(words):
+                continue  # to stdout (a pipe or a redirect is not an install input file)
+            target = url.rstrip("/").rsplit("/", 1)[-1]
+        if target in ("-", "/dev/null"):
+            continue
+        value, known = expand_shell(target, env)
+        if not known or not _INSTALL_INPUTS.search(value):
+            continue
+        base = cwd
+        if directory is not None:
+            folder, folder_known = expand_shell(directory, env)
+            base = posixpath.join(cwd, folder) if folder_known and cwd else None
+        path = home_path(value, env)
+        if path.startswith("/"):
+            yield Saved(word, posixpath.basename(path), posixpath.dirname(path))
+        else:
+            full = posixpath.normpath(posixpath.join(base, path)) if base else None
+            name = posixpath.basename(path)
+            yield Saved(word, name, posixpath.dirname(full) if full else None)
+
+
+def output_path(command: Command) -> str | None:
+    """The file a curl/wget command writes (as written, maybe relative), or None for stdout."""
+    output, directory = _output(command)
+    if output is None:
+        url = next((w.text for w in command.words[1:] if _URL.match(w.text)), None)
+        if url is None or (command.name == "curl" and not _curl_remote_name(command.words[1:])):
+            return None
+        output = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return posixpath.join(directory, output) if directory else output
+
+
+def _output(command: Command) -> tuple[str | None, str | None]:
+    """(`-o/-O FILE`, `-P DIR` / `--output-dir DIR`) of a curl or wget command."""
+    words = [w.text for w in command.words[1:]]
+    file_options = ("-O", "--output-document") if command.name == "wget" else ("-o", "--output")
+    dir_options = ("-P", "--directory-prefix") if command.name == "wget" else ("--output-dir",)
+    output = directory = None
+    for index, text in enumerate(words):
+        option, has_value, value = text.partition("=")
+        following = words[index + 1] if index + 1 < len(words) else None
+        if option in file_options:
+            output = value if has_value else following
+        elif option in dir_options:
+            directory = value if has_value else following
+        elif command.name == "curl" and _short_value(text, "o") and following is not None:
+            output = following
+        elif command.name == "wget" and text.startswith("-O") and len(text) > 2:
+            output = text[2:]
+    return output, directory
+
+
+def _short_value(text: str, letter: str) -> bool:
+    """`-fsSLo`: a bundle of curl short options ending in `letter`, whose value follows."""
+    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
+        return False
+    for char in text[1:-1]:
+        if char in _CURL_VALUE_LETTERS:
+            return False
+    return text[-1] == letter
+
+
+def _curl_remote_name(words: tuple[Word, ...]) -> bool:
+    """curl `-O`/`--remote-name` (also in a bundle such as `-fsSLO`): the URL's file name."""
+    for word in words:
+        text = word.text
+        if text in ("--remote-name", "--remote-name-all"):
+            return True
+        if text.startswith("-") and not text.startswith("--"):
+            for char in text[1:]:
+                if char == "O":
+                    return True
+                if char in _CURL_VALUE_LETTERS:
+                    break
+    return False
+
+
+def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
+    """True unless a mount holds its directory or a later rm/find may delete it."""
+    if saved.directory is not None and run.has_mount_on(
+        saved.directory, kinds=("cache", "tmpfs", "bind")
+    ):
+        return False
+    for command in later:
+        if command.name not in ("rm", "find", "unlink", "shred"):
+            continue
+        env = run.env_at(command)
+        for word in command.words[1:]:
+            if word.text.startswith("-"):
+                if command.name == "find":
+                    break  # the expression: what follows is not a path
+                continue
+            value, known = expand_shell(word.text, env)
+            if not known or "$" in value:
+                return False  # a path decided at build time may be the file
+            if _may_delete(home_path(value, env), saved):
+                return False
+    return True
+
+
+def _may_delete(path: str, saved: Saved) -> bool:
+    """Whether deleting `path` (a file, a directory, a glob) may delete the saved file."""
+    pattern = posixpath.basename(path.rstrip("/"))
+    if not path.startswith("/") or saved.directory is None:
+        # Relative to a directory not tracked here: the name alone decides, and a bare
+        # directory name may be the one holding the file.
+        return fnmatch.fnmatchcase(saved.name, pattern) or (
+            saved.directory is None and not any(c in path for c in "*?[")
+        )
+    folder = posixpath.dirname(path.rstrip("/"))
+    if folder == saved.directory and fnmatch.fnmatchcase(saved.name, pattern):
+        return True
+    prefix = path.rstrip("/")
+    return not any(c in prefix for c in "*?[") and (saved.directory + "/").startswith(prefix + "/")

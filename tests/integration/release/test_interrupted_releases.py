@@ -1,0 +1,351 @@
+"""Releases stopped part-way, for real: `gpuship` runs as its own process, the fault proxy
+(`bed.faults`) holds one chosen request (or makes the registry go away there), and the test
+sends the process SIGTERM or SIGINT while it waits on that request.
+
+What must hold: the run puts back what it moved, or leaves its intent, which `history` lists
+as unfinished and the same command run again completes; `rollback` works afterwards; the
+process exits 128 + the signal (130, 143) or 3 (the registry gone), with its report.
+
+Before the fix, SIGTERM killed the process with tags moved, no record and no output; SIGINT
+exited 130 without putting tags back or naming them; a write that landed after the run gave
+up left tags moved with no record, and running the promote again said "nothing to record".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from release_images import RunCli, candidate_image, dated_image
+
+from bed import faults
+from bed.oci import push
+from bed.registry import Registry
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository
+from gpuship.release.history import History, load_history
+
+pytestmark = pytest.mark.integration
+
+HISTORY_TAG = "gpuship.releases"
+ROOT = Path(__file__).resolve().parents[3]
+# One try per request and a short timeout: a held request is given up on within a second.
+ENVIRON = {
+    "GPUSHIP_REGISTRIES__ATTEMPTS": "1",
+    "GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "1",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    report: dict[str, Any] | None
+    stderr: str
+
+    @property
+    def tags(self) -> dict[str, dict[str, Any]]:
+        assert self.report is not None, self.stderr
+        return {entry["tag"]: entry for entry in self.report["result"]["tags"]}
+
+
+def _hold_at(method: str, wanted: Callable[[str], bool], fault: str) -> tuple[faults.Hook, Any]:
+    """A hook giving `fault` to the first `method` request whose path is `wanted`; the event
+    is set when it arrives."""
+    reached = threading.Event()
+
+    def hook(index: int, seen: str, path: str) -> str | None:
+        if seen == method and wanted(path) and not reached.is_set():
+            reached.set()
+            return fault
+        return None
+
+    return hook, reached
+
+
+def _tag_put(tag: str) -> Callable[[str], bool]:
+    return lambda path: path.endswith(f"/manifests/{tag}")
+
+
+def _record_put(path: str) -> bool:
+    return f"/manifests/{HISTORY_TAG}." in path and not path.endswith(".intent")
+
+
+def _gpuship(args: list[str], cwd: Path, extra: dict[str, str] | None = None) -> subprocess.Popen:
+    environ = {"PATH": os.environ["PATH"], "HOME": str(cwd), **ENVIRON, **(extra or {})}
+    command = [sys.executable, "-m", "gpuship", "--format", "json", *args]
+    return subprocess.Popen(
+        command, cwd=cwd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _finish(
+    process: subprocess.Popen,
+    reached: Any = None,
+    signum: int | None = None,
+    landed: Callable[[], bool] = lambda: True,
+) -> Run:
+    """Signal the process once `reached` is set and the held request has `landed` in the
+    registry (a stall forwards it first), then collect its exit code and report."""
+    if signum is not None:
+        assert reached.wait(timeout=30), "the run never reached the held request"
+        deadline = time.monotonic() + 10
+        while not landed():
+            assert time.monotonic() < deadline, "the held request never reached the registry"
+            time.sleep(0.02)
+        process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    report = json.loads(stdout) if stdout.strip().startswith("{") else None
+    return Run(process.returncode, report, stderr)
+
+
+def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
+    head = client.head_manifest(repo.tag(tag))
+    return head.digest if head is not None else None
+
+
+def _history(client: RegistryClient, repo: Repository) -> History:
+    return load_history(client, repo, HISTORY_TAG)
+
+
+def _setup(registry: Registry, name: str) -> tuple[Repository, str, str]:
+    """`stable` at `old` (pushed, no release yet); candidate `new` pushed untagged."""
+    old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
+    new = push(registry.url, name, candidate_image(f"{name}-new"))
+    return Repository(registry.host, name), old, new
+
+
+def _promote(host: str, repo: Repository, digest: str, version: str) -> list[str]:
+    source = f"{host}/{repo.name}@{digest}"
+    return ["promote", source, "--tag", version, "--move", "stable", "--move", "canary"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_tag_write_puts_back_what_was_moved(
+    registry: Registry, tmp_path: Path, signum: int
+):
+    repo, old, new = _setup(registry, f"stop/tag-{signum}")
+    client = RegistryClient(environ={})
+    hook, reached = _hold_at("PUT", _tag_put("canary"), "stall")  # stable is written first
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path)
+        run = _finish(process, reached, signum, lambda: _digest(client, repo, "canary") == new)
+    assert run.code == 128 + signum, run
+    name = signal.Signals(signum).name
+    assert run.report is not None and run.report["failed"] is True
+    assert run.report["headline"].startswith(f"promote interrupted by {name}")
+    # The held PUT reached the registry: both tags this run wrote are put back, and named.
+    assert run.tags["stable"]["result"] == "restored" and run.tags["stable"]["now"] == old
+    assert run.tags["canary"]["result"] == "restored" and run.tags["canary"]["now"] is None
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    history = _history(client, repo)
+    assert history.records == [] and history.unfinished == []  # nothing half-recorded
+    assert run.report["result"]["record_state"] == "not stored"
+
+
+def test_sigint_while_the_record_is_stored_removes_it_and_puts_tags_back(
+    registry: Registry, tmp_path: Path
+):
+    repo, old, new = _setup(registry, "stop/record")
+    client = RegistryClient(environ={})
+    hook, reached = _hold_at("PUT", _record_put, "stall")
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path)
+        run = _finish(process, reached, signal.SIGINT, lambda: bool(_history(client, repo).records))
+    assert run.code == 130, run
+    assert _digest(client, repo, "stable") == old
+    assert _digest(client, repo, "3.0.0") is None
+    assert run.report is not None and run.report["result"]["record_state"] == "removed"
+    history = _history(client, repo)
+    assert history.records == [] and history.unfinished == []
+
+
+def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_completes(
+    registry: Registry, tmp_path: Path, run_cli: RunCli
+):
+    repo, old, new = _setup(registry, "stop/late-write")
+    client = RegistryClient(environ={})
+    # The PUT of stable reaches the registry 2 s late: the run gives up on it after 1 s, finds
+    # stable still at old while putting tags back, and ends; then the write lands.
+    hook, _ = _hold_at("PUT", _tag_put("stable"), "delay")
+    with faults.start(registry.host, hook=hook, delay_s=2) as proxy:
+        run = _finish(_gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path))
+        time.sleep(2.5)
+    assert run.code == 3, run
+    assert run.report is not None and run.report["result"]["record_state"] == "intent"
+    assert _digest(client, repo, "stable") == new  # landed after the run ended
+    history = _history(client, repo)
+    assert history.records == []
+    (intent,) = history.unfinished
+    assert intent.id == run.report["result"]["record"]["id"]
+    assert {c.tag: (c.before, c.after) for c in intent.tags}["stable"] == (old, new)
+    # `history` tells it as it is.
+    shown = run_cli("history", f"{repo}:stable")
+    assert shown.code == 0 and "1 unfinished" in shown.report["headline"], shown
+    assert shown.report["result"]["current_release"] == intent.id
+    # The same promote again completes that release, under its id, with its before digests.
+    again = run_cli(*_promote(registry.host, repo, new, "3.0.0"))
+    assert again.code == 0, again
+    assert again.report["result"]["record"]["id"] == intent.id
+    assert "completing its interrupted run" in again.report["headline"]
+    history = _history(client, repo)
+    assert [r.id for r in history.records] == [intent.id] and history.unfinished == []
+    assert {c.tag: c.before for c in history.records[0].tags}["stable"] == old
+    # And rollback works from it.
+    back = run_cli("rollback", f"{repo}:stable")
+    assert back.code == 0, back
+    assert _digest(client, repo, "stable") == old
+
+
+def test_registry_gone_mid_promote_leaves_an_intent_rollback_can_undo(
+    registry: Registry, tmp_path: Path, run_cli: RunCli
+):
+    repo, old, new = _setup(registry, "stop/gone")
+    client = RegistryClient(environ={})
+    # stable is written, then the registry goes away at canary's PUT: nothing can be put back.
+    hook, _ = _hold_at("PUT", _tag_put("canary"), "gone")
+    with faults.start(registry.host, hook=hook) as proxy:
+        run = _finish(_gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path))
+    assert run.code == 3, run
+    assert run.report is not None and run.report["result"]["record_state"] == "intent"
+    assert "SOME TAGS NOT RESTORED: stable" in run.report["headline"]
+    assert _digest(client, repo, "stable") == new
+    (intent,) = _history(client, repo).unfinished
+    # rollback reads the unfinished release's move of stable and undoes it.
+    back = run_cli("rollback", f"{repo}:stable")
+    assert back.code == 0, back
+    assert back.report["result"]["record"]["rollback_of"] == intent.id
+    assert _digest(client, repo, "stable") == old
+
+
+def test_registry_gone_mid_rollback_is_completed_by_the_same_rollback(
+    registry: Registry, tmp_path: Path, run_cli: RunCli
+):
+    repo, old, new = _setup(registry, "stop/rollback-gone")
+    client = RegistryClient(environ={})
+    assert run_cli(*_promote(registry.host, repo, new, "3.0.0")).code == 0
+    # The rollback writes stable, then the registry goes away as it stores its record.
+    hook, _ = _hold_at("PUT", _record_put, "gone")
+    with faults.start(registry.host, hook=hook) as proxy:
+        run = _finish(_gpuship(["rollback", f"{proxy.host}/{repo.name}:stable"], tmp_path))
+    assert run.code == 3, run
+    assert _digest(client, repo, "stable") == old
+    (intent,) = _history(client, repo).unfinished
+    assert intent.kind == "rollback"
+    # Running it again completes that rollback: it does not roll back further (to `new`).
+    again = run_cli("rollback", f"{repo}:stable")
+    assert again.code == 0, again
+    assert again.report["result"]["record"]["id"] == intent.id
+    assert _digest(client, repo, "stable") == old
+    history = _history(client, repo)
+    assert history.unfinished == [] and history.records[-1].id == intent.id
+
+
+def test_sigterm_during_a_rollback_puts_the_tag_back(
+    registry: Registry, tmp_path: Path, run_cli: RunCli
+):
+    repo, _, new = _setup(registry, "stop/rollback-term")
+    client = RegistryClient(environ={})
+    assert run_cli(*_promote(registry.host, repo, new, "3.0.0")).code == 0
+    hook, reached = _hold_at("PUT", _tag_put("stable"), "stall")
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        process = _gpuship(["rollback", f"{proxy.host}/{repo.name}:stable"], tmp_path)
+        run = _finish(
+            process, reached, signal.SIGTERM, lambda: _digest(client, repo, "stable") != new
+        )
+    assert run.code == 143, run
+    assert run.tags["stable"]["result"] == "restored"
+    assert _digest(client, repo, "stable") == new  # where the rollback found it
+    assert _history(client, repo).unfinished == []
+
+
+def test_sigterm_during_prune_settles_the_delete_in_flight_and_a_rerun_finishes(
+    registry: Registry, tmp_path: Path
+):
+    name = "stop/prune"
+    digests = [
+        push(registry.url, name, dated_image(f"stop-prune-{n}", f"2026-0{n}-01T00:00:00Z"), tag=t)
+        for n, t in ((1, "nightly-1"), (2, "nightly-2"), (3, "nightly-3"))
+    ]
+    (tmp_path / "gpuship.yaml").write_text(
+        "release:\n  retention:\n    keep:\n      - pattern: 'nightly-.*'\n        newest: 1\n"
+    )
+    client = RegistryClient(environ={})
+    repo = Repository(registry.host, name)
+    hook, reached = _hold_at("DELETE", lambda path: True, "stall")
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        process = _gpuship(["prune", f"{proxy.host}/{name}", "--apply"], tmp_path)
+        present = [lambda d=d: client.head_manifest(repo.at(d)) is not None for d in digests[:2]]
+        run = _finish(process, reached, signal.SIGTERM, lambda: not all(p() for p in present))
+    assert run.code == 143, run
+    assert run.report is not None and run.report["failed"] is True
+    result = run.report["result"]
+    # The held DELETE reached the registry: read again, it is reported deleted.
+    assert len(result["deleted"]) == 1 and result["unknown"] == {}
+    (gone,) = result["deleted"]
+    assert client.head_manifest(repo.at(gone)) is None
+    again = _finish(_gpuship(["prune", f"{registry.host}/{name}", "--apply"], tmp_path))
+    assert again.code == 0, again
+    remaining = {d for d in digests[:2] if client.head_manifest(repo.at(d)) is not None}
+    assert remaining == set() and _digest(client, repo, "nightly-3") == digests[2]
+
+
+def test_a_cancelled_actions_step_passes_sigint_on_to_promote(registry: Registry, tmp_path: Path):
+    """GitHub Actions signals a cancelled step's own process only (bash running the step's
+    `run:`), never its children. The promote action's step, run as the runner runs it, must
+    get SIGINT to gpuship: the tags are put back and the step outputs say so."""
+    repo, old, new = _setup(registry, "stop/action")
+    client = RegistryClient(environ={})
+    action = yaml.safe_load((ROOT / "actions" / "promote" / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"] + "\n")
+    outputs = tmp_path / "github_output"
+    outputs.touch()
+    hook, reached = _hold_at("PUT", _tag_put("canary"), "stall")
+    with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
+        environ = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            **ENVIRON,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_ACTION_PATH": str(ROOT / "actions" / "promote"),
+            "GITHUB_OUTPUT": str(outputs),
+            "GPUSHIP": str(Path(sys.executable).parent / "gpuship"),
+            "INPUT_SOURCE": f"{proxy.host}/{repo.name}@{new}",
+            "INPUT_TAGS": "3.0.0",
+            "INPUT_MOVE": "stable canary",
+            "INPUT_TO": "",
+            "INPUT_DRY_RUN": "false",
+            "INPUT_RECORD_FILE": "gpuship-release.json",
+            "INPUT_INSTRUCTIONS_FILE": "gpuship-rollback.md",
+            "INPUT_CONFIG": "",
+        }
+        # What the runner starts for `shell: bash`; it signals that process alone.
+        process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=tmp_path,
+            env=environ,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        run = _finish(
+            process, reached, signal.SIGINT, lambda: _digest(client, repo, "canary") == new
+        )
+    assert run.code == 130, run.stderr
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert written["exit-code"] == "130" and written["failed"] == "true"
+    assert written["changed-tags"] == ""  # nothing this run wrote stays
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    assert _history(client, repo).unfinished == []

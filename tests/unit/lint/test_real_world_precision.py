@@ -1,0 +1,442 @@
+"""Issue #27: what real ML Dockerfiles do that lint misread. Each case is shaped like a pattern
+seen in public Dockerfiles (vLLM, LocalAI, LLaMA-Factory, ComfyUI, diffusers, NeMo, detectron2,
+lmdeploy...), written here from scratch: the idiom that must stay silent, or the problem that
+must be found, at its line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import Linter, assert_found_at
+
+# (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
+CASES = [
+    # An ENV that expands an ARG is judged on the value the image gets.
+    (
+        "require-cuda-from-arg",
+        "GSL507",
+        "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\nARG CUDA_MAJOR=12\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
+        {},
+        [],
+    ),
+    (
+        "require-cuda-from-arg-invalid",
+        "GSL507",
+        "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\nARG CUDA_MAJOR=twelve\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
+        {},
+        [(3, 5)],
+    ),
+    (
+        "require-cuda-from-build-arg",
+        "GSL507",
+        "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\nARG CUDA_MAJOR\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
+        {},
+        [],
+    ),
+    # pip's general options may precede the subcommand.
+    (
+        "pip-option-before-install",
+        "GSL301",
+        "FROM python:3.12-slim\nRUN pip --no-cache-dir install requests==2.32.3\n"
+        "RUN python3 -m pip --disable-pip-version-check --no-cache-dir install rich==13.9.4\n"
+        "RUN uv --no-cache pip install --system httpx==0.28.1\n",
+        {},
+        [],
+    ),
+    (
+        "pip-option-before-install-cache-kept",
+        "GSL301",
+        "FROM python:3.12-slim\nRUN pip -q --log /tmp/pip.log install requests==2.32.3\n",
+        {},
+        [(2, 5)],
+    ),
+    # `pip config set global.no-cache-dir true` keeps the cache off for later installs.
+    (
+        "pip-config-no-cache",
+        "GSL301",
+        "FROM python:3.12-slim AS base\nRUN pip config set global.no-cache-dir true\n"
+        "FROM base\nRUN pip install requests==2.32.3\n",
+        {},
+        [],
+    ),
+    # HOME moves pip's cache; the script the RUN runs removes it.
+    (
+        "pip-cache-under-home",
+        "GSL301",
+        "FROM python:3.12-slim\nENV HOME=/workspace\nCOPY build.sh install.sh /workspace/\n"
+        "RUN /workspace/build.sh\n",
+        {
+            "build.sh": "bash /workspace/install.sh\nrm -rf /workspace/.cache/pip\n",
+            "install.sh": "pip install requests==2.32.3\n",
+        },
+        [],
+    ),
+    # `--dry-run` installs nothing; `$(...)` is decided when the build runs.
+    (
+        "pip-dry-run",
+        "GSL105",
+        "FROM python:3.12-slim\nRUN pip install --dry-run torch torchvision "
+        "--index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [],
+    ),
+    (
+        "conda-spec-from-substitution",
+        "GSL105",
+        "FROM continuumio/miniconda3:24.7.1-0\nRUN conda install -y "
+        'pytorch-cuda=$(echo "$CUDA" | cut -d. -f1,2) && conda clean -afy\n',
+        {},
+        [],
+    ),
+    (
+        "pip-option-value-is-a-number",
+        "GSL105",
+        "FROM python:3.12-slim\nRUN pip install --resume-retries 999 --no-cache-dir "
+        "torch==2.7.1 --timeout 120\n",
+        {},
+        [],
+    ),
+    # `conda run -n ENV pip install ...` is a pip install.
+    (
+        "conda-run-pip",
+        "GSL105",
+        "FROM continuumio/miniconda3:24.7.1-0\nRUN conda create -n ml python=3.11 -y "
+        "&& conda clean -afy\nRUN conda run -n ml --no-capture-output pip install "
+        "--no-cache-dir transformers\n",
+        {},
+        [(3, 68)],
+    ),
+    (
+        "micromamba-run-pip-cache",
+        "GSL301",
+        "FROM mambaorg/micromamba:1.5.10\nRUN micromamba run -n base pip install rich==13.9.4\n",
+        {},
+        [(2, 28)],
+    ),
+    # A clone moved to a commit (here by a later RUN, or a `$(...)` tag) is pinned.
+    (
+        "clone-then-checkout-later-run",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone https://github.com/org/kernels.git /src\n"
+        "WORKDIR /src\nRUN git checkout 3f2c1a9e4b7d\n",
+        {},
+        [],
+    ),
+    (
+        "clone-then-unrelated-checkout-later",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone https://github.com/org/sam.git /opt/sam\n"
+        "WORKDIR /opt/other\nRUN git checkout 3f2c1a9e4b7d\n",
+        {},
+        [(2, 15)],
+    ),
+    (
+        "clone-then-reset-to-newest-tag",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone https://github.com/org/ui.git /ui && cd /ui "
+        '&& git reset --hard "$(git tag | sort -V | tail -1)"\n',
+        {},
+        [],
+    ),
+    (
+        "clone-component-tag",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone -b core_v0.13.0 https://github.com/org/lm.git\n",
+        {},
+        [],
+    ),
+    (
+        "clone-release-branch",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir "
+        "git+https://github.com/org/engine.git@release_v2.10\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "clone-in-a-function",
+        "GSL106",
+        "FROM python:3.12-slim\nCOPY fetch.sh /opt/\nRUN bash /opt/fetch.sh\n",
+        {"fetch.sh": 'shallow() {\n  git clone --depth=1 "$@"\n}\nshallow -b v1.2.0 https://x/y\n'},
+        [],
+    ),
+    (
+        "clone-continued-line",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN git clone --depth=1 \\\n    https://github.com/org/nodes.git "
+        "/opt/nodes && echo $(date)\n",
+        {},
+        [(3, 5)],
+    ),
+    # `make` alone compiles nothing; clang-format is no compiler.
+    (
+        "make-alone",
+        "GSL402",
+        "FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y --no-install-recommends "
+        "make curl clang-format && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [],
+    ),
+    (
+        "make-beside-gcc",
+        "GSL402",
+        "FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y --no-install-recommends "
+        "make gcc && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 66)],
+    ),
+    # BuildKit reads COPY sources from the context root: `..` does not leave it.
+    ("copy-dotdot", "GSL002", "FROM python:3.12-slim\nCOPY .. /app\n", {"a.py": ""}, []),
+    # An ARG before the first FROM never reaches a RUN or the history.
+    (
+        "global-token-arg",
+        "GSL901",
+        'ARG runtime_token=""\nFROM python:3.12-slim\n'
+        "RUN --mount=type=secret,id=runtime_token,env=TOKEN ./fetch\n",
+        {},
+        [],
+    ),
+    (
+        "stage-token-arg",
+        "GSL901",
+        'ARG runtime_token=""\nFROM python:3.12-slim\nARG runtime_token\n',
+        {},
+        [(3, 5)],
+    ),
+    # Dependency layering as uv, poetry and setuptools projects document it.
+    (
+        "uv-no-install-project",
+        "GSL601",
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY pyproject.toml uv.lock ./\n"
+        "RUN uv sync --frozen --no-install-project --no-cache\nCOPY . .\n"
+        "RUN uv sync --frozen --no-cache\n",
+        {"pyproject.toml": "[project]\nname='a'\n", "uv.lock": "", "a.py": ""},
+        [],
+    ),
+    (
+        "poetry-no-root",
+        "GSL601",
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY pyproject.toml poetry.lock ./\n"
+        "RUN poetry install --no-root --no-cache\nCOPY . .\nRUN poetry install --no-cache\n",
+        {"pyproject.toml": "", "poetry.lock": "", "a.py": ""},
+        [],
+    ),
+    (
+        "pyproject-skeleton",
+        "GSL601",
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY pyproject.toml setup.py build_hooks.py ./\n"
+        "COPY pkg/__init__.py ./pkg/\nRUN pip install --no-cache-dir -e .\n",
+        {"pyproject.toml": "", "setup.py": "", "build_hooks.py": "", "pkg/__init__.py": ""},
+        [],
+    ),
+    (
+        "whole-copy-then-sync",
+        "GSL601",
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\nRUN uv sync --frozen --no-cache\n",
+        {"pyproject.toml": "", "uv.lock": "", "a.py": ""},
+        [(4, 5)],
+    ),
+    (
+        "installer-dir-run-by-next-step",
+        "GSL601",
+        "FROM python:3.12-slim\nCOPY tools/installers /tmp/installers/\n"
+        "RUN bash /tmp/installers/install_audio.sh\n",
+        {
+            "tools/installers/install_audio.sh": "pip install --no-cache-dir sox==1.5.0\n",
+            "tools/installers/helper.py": "",
+        },
+        [],
+    ),
+    # A prebuilt wheel compiles nothing, before or after a source copy.
+    (
+        "prebuilt-wheel-after-copy",
+        "GSL602",
+        "FROM python:3.12-slim\nCOPY app.py /app/\nRUN pip install --no-cache-dir "
+        "https://github.com/org/fa/releases/download/v2.7.4/"
+        "flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp312-cp312-linux_x86_64.whl\n",
+        {"app.py": ""},
+        [],
+    ),
+    (
+        "named-jit-package-after-copy",
+        "GSL602",
+        "FROM python:3.12-slim\nCOPY app.py /app/\nRUN pip install --no-cache-dir "
+        "deepspeed==0.16.4 xformers==0.0.29\n",
+        {"app.py": ""},
+        [],
+    ),
+    (
+        "flash-attn-after-copy",
+        "GSL602",
+        "FROM python:3.12-slim\nCOPY app.py /app/\nRUN pip install --no-cache-dir "
+        "flash-attn==2.7.4.post1\n",
+        {"app.py": ""},
+        [(3, 32)],
+    ),
+    # Misses the issue lists, now found (and their good twins).
+    (
+        "extra-index-cu118-unpinned",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "extra-index-cu118-uv-prefers-it",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN uv pip install --system --no-cache torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [],
+    ),
+    (
+        "extra-index-cu118-uv-best-match",
+        "GSL510",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN uv pip install --system --no-cache torch "
+        "--index-strategy unsafe-best-match "
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [(2, 40)],
+    ),
+    (
+        "wheel-for-other-python",
+        "GSL511",
+        "FROM python:3.10-slim\nRUN pip install --no-cache-dir "
+        "/wheels/xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl\n",
+        {},
+        [(2, 32)],
+    ),
+    (
+        "wheel-python-unknown-after-uv-venv",
+        "GSL511",
+        "FROM python:3.10-slim\nRUN uv venv -p 3.11 /venv\nRUN pip install --no-cache-dir "
+        "/wheels/xformers-0.0.28.post3-cp311-cp311-manylinux_2_28_x86_64.whl\n",
+        {},
+        [],
+    ),
+    (
+        "flashinfer-index-other-torch",
+        "GSL511",
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir torch==2.6.0\n"
+        "RUN pip install --no-cache-dir flashinfer-python -f https://flashinfer.ai/whl/cu124/torch2.4/\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "cudnn8-on-cudnn9-base",
+        "GSL509",
+        "FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\nRUN apt-get update && apt-get install "
+        "-y --no-install-recommends libcudnn8 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 66)],
+    ),
+    (
+        "cudnn9-on-cudnn9-base",
+        "GSL509",
+        "FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\nRUN apt-get update && apt-get install "
+        "-y --no-install-recommends libcudnn9-cuda-12 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [],
+    ),
+    (
+        "requirements-from-branch-url",
+        "GSL106",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir -r "
+        "https://github.com/org/app/raw/main/requirements.txt\n",
+        {},
+        [(2, 35)],
+    ),
+    (
+        "conda-installer-cleaned",
+        "GSL303",
+        "FROM ubuntu:22.04\nRUN bash Miniforge3-Linux-x86_64.sh -b -p /opt/conda "
+        "&& /opt/conda/bin/conda clean -afy\n",
+        {},
+        [],
+    ),
+    (
+        "conda-installer-left",
+        "GSL303",
+        "FROM ubuntu:22.04\nRUN bash Miniforge3-Linux-x86_64.sh -b -p /opt/conda\n",
+        {},
+        [(2, 5)],
+    ),
+    (
+        "downloaded-deb-after-cd",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN cd /tmp && wget -q https://example.com/tool_1.0_amd64.deb "
+        "&& dpkg -i tool_1.0_amd64.deb && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 24)],
+    ),
+    (
+        "downloaded-into-tmp-dir-removed",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN D=$(mktemp -d) && cd $D && wget -q https://example.com/t.deb "
+        "&& dpkg -i t.deb && rm -rf $D\n",
+        {},
+        [],
+    ),
+    (
+        "download-piped-to-tar",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN curl -fsSL https://example.com/tool.tar.gz | tar xz -C /opt\n",
+        {},
+        [],
+    ),
+    (
+        "test-fixture-key-in-tree-copy",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY . /app\n",
+        {"tests/resources/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
+        [],
+    ),
+    (
+        "key-swept-in-by-tree-copy",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY . /app\n",
+        {"deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
+        [(2, 6)],
+    ),
+    (
+        "sudoers-file-copied",
+        "GSL906",
+        "FROM python:3.12-slim\nCOPY sudoers.d/app /etc/sudoers.d/app\nUSER app\n",
+        {"sudoers.d/app": "# the app user\napp ALL=(ALL:ALL) NOPASSWD: ALL\n"},
+        [(2, 6)],
+    ),
+    (
+        "model-downloaded-by-script-copied",
+        "GSL201",
+        "FROM python:3.12-slim AS fetch\nCOPY fetch.py /\nRUN python /fetch.py\n"
+        "FROM python:3.12-slim\nCOPY --from=fetch /root/.cache/huggingface/hub /hf\n",
+        {"fetch.py": "from huggingface_hub import snapshot_download\nsnapshot_download('o/m')\n"},
+        [(5, 19)],
+    ),
+    (
+        "model-downloaded-by-make",
+        "GSL202",
+        "FROM python:3.12-slim\nCOPY Makefile /src/\nWORKDIR /src\nRUN make all\n",
+        {"Makefile": "all: model\nmodel:\n\t@wget -q -O $(OUT) https://example.com/m.gguf\n"},
+        [(4, 10)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "dockerfile", "files", "expected"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_real_world_pattern(
+    lint: Linter,
+    rule: str,
+    dockerfile: str,
+    files: dict[str, str | bytes | int],
+    expected: list[tuple[int, int]],
+) -> None:
+    assert_found_at(lint, rule, dockerfile, files, expected)
