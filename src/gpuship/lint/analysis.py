@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
 
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.context import BuildContext
@@ -37,6 +38,7 @@ from gpuship.lint.shell import (
 )
 from gpuship.lint.stages import Build, Env, Stage, State, Values, expand
 
+_T = TypeVar("_T")
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
 
@@ -174,6 +176,8 @@ class Analysis:
         # lines, its build context), not about one target's build, runs then and only then,
         # so a file of many targets is not read again for each.
         self.first_target = True
+        # What `per_file` computed, shared by the Analysis of every target.
+        self._per_file: dict[Callable[[Analysis], object], object] = {}
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -183,12 +187,21 @@ class Analysis:
         other = Analysis(self.display, self.parsed, build, self.context, self.config)
         other._shell = self._shell
         other.first_target = False
+        other._per_file = self._per_file
         # cached_property values: computed once per file, whatever the number of targets.
         other.__dict__["runs"] = self.runs
         other.__dict__["_runs_by_stage"] = self._runs_by_stage
         other.__dict__["stage_names"] = self.stage_names
         other.__dict__["_copies"] = self._copies
         return other
+
+    def per_file(self, compute: Callable[[Analysis], _T]) -> _T:
+        """`compute(self)`, computed once for the file and the same for every target: for a
+        fact about all the file's stages or RUNs, whatever the target (a check that read every
+        RUN for each target of a file of a thousand targets read the file a thousand times)."""
+        if compute not in self._per_file:
+            self._per_file[compute] = compute(self)
+        return cast(_T, self._per_file[compute])
 
     @property
     def stages(self) -> tuple[Stage, ...]:

@@ -6,7 +6,8 @@ Work is counted, not timed: the lines of gpuship's own code that one lint execut
 (`sys.settrace`), and the bytes the stage graph allocates (`tracemalloc`), for a file of n
 stages or ARGs and one of 2n. Linear work doubles; the quadratic steps this replaced (a FROM
 chain walked for each stage, every stage walked for each target, a dict of every ARG copied
-for each instruction) made it up to four times.
+for each instruction, every RUN of the file read again for each target, every earlier RUN or
+later command looked at again for each RUN or download) made it up to four times.
 """
 
 from __future__ import annotations
@@ -115,18 +116,136 @@ def _workdirs(n: int) -> str:
     return "FROM alpine:3.19\nCOPY . /srv/\n" + lines
 
 
-@pytest.mark.parametrize(
-    "shape",
-    [_chain_copy, _from_chain, _targets, _args, _mounts, _scripts, _scripts_one_stage, _workdirs],
-    ids=lambda f: f.__name__,
+# Shapes for the checks of issue #27 (GSL201, 106, 301, 505, 506, 511, 601, 702): each asked a
+# question of every stage up a FROM chain, every earlier RUN or every later command, for each
+# stage, RUN or download; on the code before they were made linear, these grew 2.5 to 3.2x.
+_SHA = "0123456789abcdef0123456789abcdef01234567"
+_WHEEL = (
+    "https://example.com/flash_attn-2.7.4+cu12torch2.5cxx11abiFALSE-cp311-cp311-linux_x86_64.whl"
 )
-def test_work_doubles_when_the_file_doubles(tmp_path: Path, shape: Callable[[int], str]) -> None:
+
+
+def _wheels_up_a_chain(n: int) -> str:
+    """GSL511: each stage of a chain installs a wheel built for another torch."""
+    return "FROM python:3.11 AS s0\nRUN pip install torch==2.6.0\n" + "".join(
+        f"FROM s{i - 1} AS s{i}\nRUN pip install {_WHEEL}\n" for i in range(1, n)
+    )
+
+
+def _torch_up_a_chain(n: int) -> str:
+    """GSL505: each stage of a chain installs torch and states NVIDIA_REQUIRE_CUDA."""
+    return "FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 AS s0\n" + "".join(
+        f"FROM s{i - 1} AS s{i}\nENV NVIDIA_REQUIRE_CUDA=cuda>=12.0\n"
+        f"RUN pip install torch==2.{i % 7}.0 --extra-index-url https://download.pytorch.org/whl/cu118\n"
+        for i in range(1, n)
+    )
+
+
+def _pip_config_up_a_chain(n: int) -> str:
+    """GSL301: `pip config set global.no-cache-dir true` at the root, pip in every stage."""
+    return "FROM python:3.11 AS s0\nRUN pip config set global.no-cache-dir true\n" + "".join(
+        f"FROM s{i - 1} AS s{i}\nRUN pip install numpy==1.26.{i}\n" for i in range(1, n)
+    )
+
+
+def _downloads_in_one_run(n: int) -> str:
+    """GSL702 (and GSL108, GSL902): one RUN downloads n wheels and deletes one file."""
+    downloads = " && ".join(f"wget https://x.org/a{i}.whl" for i in range(n))
+    return f"FROM python:3.11\nRUN {downloads} && rm -f /tmp/x\n"
+
+
+def _models_copied_from_a_chain(n: int) -> str:
+    """GSL201: each stage of a chain downloads a model; the image copies each one."""
+    chain = "".join(
+        f"FROM {f's{i - 1}' if i else 'python:3.11'} AS s{i}\n"
+        f"RUN huggingface-cli download org/m --local-dir /m{i}\n"
+        for i in range(n)
+    )
+    return (
+        chain + "FROM python:3.11\n" + "".join(f"COPY --from=s{i} /m{i} /m{i}\n" for i in range(n))
+    )
+
+
+def _uv_layers_up_a_chain(n: int) -> str:
+    """GSL601: `uv sync --no-install-project` at the root, `COPY .` and `uv sync` in each stage."""
+    return "FROM python:3.11 AS s0\nRUN uv sync --no-install-project\n" + "".join(
+        f"FROM s{i - 1} AS s{i}\nCOPY . /app\nRUN uv sync\n" for i in range(1, n)
+    )
+
+
+def _script_dirs_run_last(n: int) -> str:
+    """GSL601: n copies of a directory of code, each run from by one of the last RUNs."""
+    copies = "".join(f"COPY scripts /tmp/s{i}/\n" for i in range(n))
+    runs = "".join(f"RUN python /tmp/s{i}/install.py\n" for i in range(n - 1))
+    return f"FROM python:3.11\n{copies}{runs}RUN pip install -r requirements.txt\n"
+
+
+def _code_named_last(n: int) -> str:
+    """GSL601: n code files copied, all named by the last RUN but one."""
+    copies = "".join(f"COPY r{i}.py /opt/\n" for i in range(n))
+    fillers = "".join(f"RUN echo {i}\n" for i in range(n))
+    named = " ".join(f"/opt/r{i}.py" for i in range(n - 1))
+    return f"FROM python:3.11\n{copies}{fillers}RUN python {named}\nRUN pip install -r r.txt\n"
+
+
+def _clones_moved_last(n: int) -> str:
+    """GSL106: n clones, n checkouts elsewhere, then one RUN checking out in every clone."""
+    clones = "".join(f"RUN git clone https://github.com/o/r{i} d{i}\n" for i in range(n))
+    others = "".join(f"RUN git -C x{i} checkout {_SHA}\n" for i in range(n))
+    moves = " && ".join(f"cd /d{i}" for i in range(n))
+    return f"FROM alpine:3.19\n{clones}{others}RUN {moves} && git checkout {_SHA}\n"
+
+
+def _kernel_clones_built_later(n: int) -> str:
+    """GSL506: n clones of a kernel project, then n builds of other directories."""
+    clones = "".join(f"RUN git clone https://github.com/NVIDIA/apex /s/a{i}\n" for i in range(n))
+    builds = "".join(f"RUN pip install /s/b{i}\n" for i in range(n))
+    return f"FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n{clones}{builds}"
+
+
+# Files the shapes' COPYs take from the build context.
+_CONTEXT = {"a": "a\n", "scripts/install.py": "print(1)\n"}
+
+
+_SHAPES = (
+    _chain_copy,
+    _from_chain,
+    _targets,
+    _args,
+    _mounts,
+    _scripts,
+    _scripts_one_stage,
+    _workdirs,
+    _wheels_up_a_chain,
+    _torch_up_a_chain,
+    _pip_config_up_a_chain,
+    _downloads_in_one_run,
+    _uv_layers_up_a_chain,
+    _script_dirs_run_last,
+)
+# Shapes whose quadratic step is a small part of the work at 150: measured larger.
+_LARGER = (
+    _models_copied_from_a_chain,
+    _code_named_last,
+    _clones_moved_last,
+    _kernel_clones_built_later,
+)
+
+
+@pytest.mark.parametrize(
+    ("shape", "size"),
+    [pytest.param(shape, 150, id=shape.__name__) for shape in _SHAPES]
+    + [pytest.param(shape, 300, id=shape.__name__) for shape in _LARGER],
+)
+def test_work_doubles_when_the_file_doubles(
+    tmp_path: Path, shape: Callable[[int], str], size: int
+) -> None:
     small, large = tmp_path / "small", tmp_path / "large"
-    small.mkdir()
-    large.mkdir()
-    for directory, size in ((small, 150), (large, 300)):
-        (directory / "Dockerfile").write_text(shape(size))
-        (directory / "a").write_text("a\n")  # what the COPYs copy
+    for directory, lines in ((small, size), (large, 2 * size)):
+        for name, text in _CONTEXT.items():
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
+            (directory / name).write_text(text)
+        (directory / "Dockerfile").write_text(shape(lines))
     _lines_run(small / "Dockerfile")  # imports and caches filled once, outside the count
     ratio = _lines_run(large / "Dockerfile") / _lines_run(small / "Dockerfile")
     assert 1.8 < ratio < 2.3, ratio

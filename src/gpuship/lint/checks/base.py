@@ -176,21 +176,31 @@ def final_runs(analysis: Analysis) -> Iterator[Run]:
     return analysis.runs_in(analysis.build.final_chain)
 
 
-def runs_before(analysis: Analysis, run: Run) -> list[Run]:
-    """RUNs before `run` in its stage and in the stages it is built FROM, in build order: what
-    its filesystem (and config files) already hold."""
-    chain: list[int] = []
-    current: Stage | None = run.stage
-    while current is not None and current.index not in chain:
-        chain.append(current.index)
-        current = analysis.stages[current.parent] if current.parent is not None else None
-    found: list[Run] = []
-    for index in reversed(chain):
-        for other in analysis.runs_of(analysis.stages[index]):
-            if other.stage is run.stage and other.instruction.index >= run.instruction.index:
-                break
-            found.append(other)
-    return found
+def by_pipeline(commands: Iterable[Command]) -> dict[int, list[Command]]:
+    """`commands` grouped by the pipeline they are in: what a command pipes into is looked for
+    among its own pipeline's, not every command of the RUN (a RUN of thousands of downloads)."""
+    grouped: dict[int, list[Command]] = {}
+    for command in commands:
+        grouped.setdefault(command.pipeline, []).append(command)
+    return grouped
+
+
+def first_in_chains(stages: Iterable[Stage], runs: Iterable[Run]) -> dict[int, int]:
+    """For each of `stages` (in file order), the instruction index of the first of `runs` in
+    it or in the stages it is built FROM: whether its filesystem holds what such a RUN did
+    before a given line. One pass over the stages, not a walk up the chain for each question
+    (a chain of a thousand stages asked once per stage)."""
+    own: dict[int, int] = {}
+    for run in runs:
+        index = run.instruction.index
+        own[run.stage.index] = min(own.get(run.stage.index, index), index)
+    first: dict[int, int] = {}
+    for stage in stages:  # a parent always comes earlier in the file, and its RUNs too
+        inherited = first.get(stage.parent) if stage.parent is not None else None
+        found = inherited if inherited is not None else own.get(stage.index)
+        if found is not None:
+            first[stage.index] = found
+    return first
 
 
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:

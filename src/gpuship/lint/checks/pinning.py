@@ -7,6 +7,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
@@ -16,6 +17,7 @@ from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
     at_word,
+    by_pipeline,
     image_reference,
     image_token,
     reachable_runs,
@@ -385,9 +387,7 @@ def _clone_directory(command: Command, url: str) -> str:
     return posixpath.basename(target.rstrip("/").removesuffix(".git"))
 
 
-def _git_clone(
-    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, command: Command
-) -> Iterator[Hit]:
+def _git_clone(moves: _Moves, run: Run, command: Command) -> Iterator[Hit]:
     texts = command.argv
     if command.name != "git" or "clone" not in texts:
         return
@@ -431,13 +431,22 @@ def _git_clone(
     )
 
 
-def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str]]]]:
-    """Per stage, the RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
-    reset/switch/fetch), with the names of the directories they work in (WORKDIR, `cd X`,
-    `git -C X`). Computed once per file: a stage may hold thousands of RUNs."""
-    found: dict[int, list[tuple[int, frozenset[str]]]] = {}
+@dataclass(frozen=True)
+class _Moves:
+    """Where the RUNs of a target move a clone to a commit or tag."""
+
+    last: dict[tuple[int, str], int]  # (stage, a directory it works in) -> the last such RUN
+    own: frozenset[int]  # RUNs that clone one repository and move it: a move there is its
+
+
+def _pinned_moves(analysis: Analysis) -> _Moves:
+    """The RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
+    reset/switch/fetch), by the names of the directories they work in (WORKDIR, `cd X`,
+    `git -C X`). Computed once per target: a stage may hold thousands of RUNs."""
+    last: dict[tuple[int, str], int] = {}
+    own: set[int] = set()
     for run in reachable_runs(analysis):
-        places = _components(run.state.workdir)
+        places: set[str] = set()
         clones = 0
         for command in run.commands:
             argv = command.argv
@@ -455,33 +464,26 @@ def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str
             if any(
                 _pinned_ref(a, env) for a in argv[2:] if not a.startswith("-") and a not in skip
             ):
+                # The WORKDIR's names only for a RUN that moves one: a WORKDIR may be up to
+                # PATH_MAX deep, and a RUN of thousands in it need not pay for its names.
+                places |= _components(run.state.workdir)
                 if clones == 1:
-                    places.add(_ONLY_CLONE)  # the RUN's one clone: a move in it is that clone's
-                found.setdefault(run.stage.index, []).append(
-                    (run.instruction.index, frozenset(places))
-                )
+                    own.add(run.instruction.index)
+                for place in places:  # RUNs come in file order: the last one stays
+                    last[(run.stage.index, place)] = run.instruction.index
                 break
-    return found
-
-
-_ONLY_CLONE = "/"  # never a path component
+    return _Moves(last, frozenset(own))
 
 
 def _components(path: str) -> set[str]:
     return {part for part in path.split("/") if part}
 
 
-def _moved_later(
-    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, directory: str
-) -> bool:
+def _moved_later(moves: _Moves, run: Run, directory: str) -> bool:
     """A move in the clone's directory (WORKDIR, `cd`, `git -C`), in the clone's own RUN or a
     later RUN of the stage; in a RUN that clones one repository, any move there is its."""
-    for index, places in moves.get(run.stage.index, ()):
-        if index < run.instruction.index:
-            continue
-        if directory in places or (index == run.instruction.index and _ONLY_CLONE in places):
-            return True
-    return False
+    index = run.instruction.index
+    return moves.last.get((run.stage.index, directory), -1) >= index or index in moves.own
 
 
 def _pinned_ref(ref: str, env: Env) -> bool:
@@ -494,6 +496,7 @@ def _pinned_ref(ref: str, env: Env) -> bool:
 
 def _downloads(run: Run) -> Iterator[Hit]:
     commands = list(run.commands)
+    pipelines = by_pipeline(commands)
     names = {c.name for c in commands}
     if names & _CHECKSUM_TOOLS or any(c.name == "gpg" and "--verify" in c.argv for c in commands):
         return
@@ -503,9 +506,7 @@ def _downloads(run: Run) -> Iterator[Hit]:
         urls = [w for w in command.words[1:] if _URL.match(w.text)]
         if not urls or _discarded(command):
             continue
-        piped = [
-            c for c in commands if c.pipeline == command.pipeline and c.position > command.position
-        ]
+        piped = [c for c in pipelines[command.pipeline] if c.position > command.position]
         if any(
             c.name in SHELLS
             or c.name.startswith("python")

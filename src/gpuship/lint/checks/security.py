@@ -16,6 +16,7 @@ from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
     at_word,
+    by_pipeline,
     context_copies,
     final_runs,
     reachable_runs,
@@ -127,14 +128,13 @@ def _switch_value(value: str) -> bool:
 def _piped_scripts(analysis: Analysis) -> Iterator[Hit]:
     for run in reachable_runs(analysis):
         commands = list(run.commands)
+        pipelines = by_pipeline(commands)
         for command in commands:
             if command.name not in ("curl", "wget"):
                 continue
-            for other in commands:
-                if (
-                    other.pipeline == command.pipeline
-                    and other.position > command.position
-                    and (other.name in SHELLS or other.name.startswith("python"))
+            for other in pipelines[command.pipeline]:
+                if other.position > command.position and (
+                    other.name in SHELLS or other.name.startswith("python")
                 ):
                     yield at_word(
                         "GSL902",
@@ -250,8 +250,7 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 def _private_keys(analysis: Analysis) -> Iterator[Hit]:
     """GSL905: a private key copied from the build context (or copied to `.ssh/id_*`)."""
     final = set(analysis.build.final_chain)
-    reachable = [s for s in analysis.stages if s.index in analysis.build.reachable]
-    for stage, instruction, state in context_copies(reachable):
+    for stage, instruction, state in context_copies(analysis.reachable_stages):
         args = [a for a in instruction.args if not a.startswith("<<")]
         if len(args) < 2 or instruction.heredocs:
             continue
