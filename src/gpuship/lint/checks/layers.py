@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run, container_path
@@ -62,9 +62,7 @@ def _is_manifest(source: str) -> bool:
     return name in _MANIFESTS or (name.startswith("requirements") and name.endswith(".txt"))
 
 
-def _code_copy(
-    analysis: Analysis, instruction: Instruction, state: State, later: Callable[[], _LaterUse]
-) -> bool:
+def _code_copy(analysis: Analysis, instruction: Instruction, state: State, later: _Later) -> bool:
     """A COPY of source code (edited on every change): `*.py`, a directory of code, or a code
     file (`COPY handler.py /app/`).
 
@@ -87,14 +85,14 @@ def _code_copy(
             context.exists
             and context.is_dir(directory)
             and any(f.path.endswith(_CODE_SUFFIXES) for f in context.files_under(directory))
-            and later().runs_below.get(_destination(instruction, state), -1) <= instruction.index
+            and later.use.runs_below.get(_destination(instruction, state), -1) <= instruction.index
         ):
             return True
         name = posixpath.basename(source)
         if (
             source.lower().endswith(_CODE_SUFFIXES)
             and not (skeleton or name in _SKELETON_FILES)
-            and later().named.get(name, -1) <= instruction.index
+            and later.use.named.get(name, -1) <= instruction.index
         ):
             return True
     return False
@@ -121,6 +119,18 @@ class _LaterUse:
 _SUFFIX_AT = re.compile(
     "(?=(" + "|".join(re.escape(s) for s in _CODE_SUFFIXES) + "))", re.IGNORECASE
 )
+
+
+class _Later:
+    """A stage's `_LaterUse`, read for the first COPY that asks."""
+
+    def __init__(self, analysis: Analysis, stage: Stage) -> None:
+        self._analysis = analysis
+        self._stage = stage
+
+    @cached_property
+    def use(self) -> _LaterUse:
+        return _later_use(self._analysis, self._stage)
 
 
 def _later_use(analysis: Analysis, stage: Stage) -> _LaterUse:
@@ -183,7 +193,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
         reported = False
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         whole = False
-        later = functools.cache(functools.partial(_later_use, analysis, stage))
+        later = _Later(analysis, stage)
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if copy is None and (
                 _whole_context_copy(instruction) or _code_copy(analysis, instruction, state, later)
