@@ -115,6 +115,19 @@ class Limits:
         1 * MIB, "Largest pax header or GNU long name in a layer, in bytes."
     )
     # Dockerfile and build context.
+    dockerfile_max_stages: int = _limit(
+        1_000,
+        "Most build stages (FROM lines) in a Dockerfile that lint checks; a file with more is "
+        "reported (GSL003) and not checked. Lint is linear in the file, except that each "
+        "target walks the stages it builds: the default bounds the worst file to seconds.",
+    )
+    targets_max_instructions: int = _limit(
+        100_000,
+        "Most instructions lint checks over all the targets of one Dockerfile together: a "
+        "stage counts once for each target that builds it (500 targets on one 500-stage chain "
+        "are 250,000 stages). Targets past it are reported (GSL003) and not checked; the "
+        "first one (the last stage) always is.",
+    )
     context_file_max_bytes: int = _limit(
         2 * MIB,
         "Largest build-context file read as text (requirements, scripts, .dockerignore); "
@@ -140,6 +153,21 @@ class Limits:
         128 * KIB,
         "Longest ARG/ENV value after $VAR expansion; Linux refuses a longer environment "
         "string to every RUN (MAX_ARG_STRLEN), so a longer one is reported and left unknown.",
+    )
+    expansion_max_total_bytes: int = _limit(
+        16 * MIB,
+        "Most bytes $VAR expansion adds to the ARG and ENV values of one Dockerfile together "
+        "(20,000 ARGs each one byte longer than the one before hold 200 MB); past it, the "
+        "first value is reported and every later one that grows is left unknown.",
+    )
+    # Probe.
+    requests_file_max_bytes: int = _limit(
+        64 * MIB,
+        "Largest probe requests file (probe.request.requests-file, "
+        "probe.shortage.requests-file), in bytes.",
+    )
+    requests_file_max_requests: int = _limit(
+        100_000, "Most requests (non-empty lines) in one probe requests file."
     )
     # Build matrix.
     matrix_max_cells: int = _limit(

@@ -27,6 +27,18 @@
  *   NVML_LIVE                 File rewritten every 20 ms with this GPU's readings (memory used,
  *                             utilization, power, this process), which the NVML stand-in
  *                             (tests/nvml_stub) serves to the sampler.
+ *   STREAM (tokens)           What a streamed completion sends after its 200 and headers:
+ *                             "tokens": MAX_TOKENS chunks with text, a usage chunk, [DONE];
+ *                             "crlf": the same with CRLF line ends (valid SSE);
+ *                             "none": nothing (the body ends at once);
+ *                             "keepalive": SSE comments only (": keep-alive"), one per token;
+ *                             "empty": role-only and empty deltas, a usage chunk claiming
+ *                               tokens, [DONE]: events that never carry a token;
+ *                             "garbage": an HTML error page instead of events;
+ *                             "badjson": chunks with text, then a data payload that is not
+ *                               JSON, then [DONE];
+ *                             "error": chunks with text, then {"error": ...}, then [DONE];
+ *                             "cut": chunks with text, then the body ends without [DONE].
  *   MODE (serve)              "train": no server; print "step N ... step_ms=T" every STEP_MS
  *                             for STEPS steps, growing memory by MEM_PER_STEP_MIB each step,
  *                             crashing with CUDA out of memory past MEM_TOTAL_MIB, and host
@@ -57,7 +69,7 @@ typedef struct {
     long startup_ms, latency_ms, jitter_ms, tail_permille, tail_ms, token_ms;
     long mem_total, mem_base, mem_per_request, mem_per_body_kib;
     long shed_status, step_ms, steps, mem_per_step, host_per_request, host_per_step;
-    const char *overload, *nvml_live, *mode;
+    const char *overload, *nvml_live, *mode, *stream;
 } settings;
 
 static settings S;
@@ -266,22 +278,45 @@ static int completion(connection *c, const char *path, const char *body, size_t 
                        "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
     if (!send_all(c->fd, head, strlen(head))) return 0;
     sleep_ms(request_latency(c));
-    for (long i = 0; i < tokens; i++) {
+    const char *mode = S.stream;
+    const char *end = strcmp(mode, "crlf") == 0 ? "\r\n\r\n" : "\n\n";
+    if (strcmp(mode, "garbage") == 0) {
+        if (!chunk(c->fd, "<html><head><title>502 Bad Gateway</title></head>\n"
+                          "<body><h1>502 Bad Gateway</h1></body></html>\n"))
+            return 0;
+        tokens = 0;
+    }
+    for (long i = 0; i < tokens && strcmp(mode, "none") != 0; i++) {
         if (i > 0) sleep_ms(S.token_ms);
-        if (chat)
+        if (strcmp(mode, "keepalive") == 0)
+            snprintf(data, sizeof(data), ": keep-alive\n\n");
+        else if (strcmp(mode, "empty") == 0)
+            snprintf(data, sizeof(data), "data: {\"choices\": [{\"index\": 0, \"delta\": %s}]}\n\n",
+                     i == 0 ? "{\"role\": \"assistant\"}" : "{\"content\": \"\"}");
+        else if (chat)
             snprintf(data, sizeof(data),
                      "data: {\"object\": \"chat.completion.chunk\", \"choices\": [{\"index\": 0, "
-                     "\"delta\": {\"content\": \"tok%ld \"}}]}\n\n", i);
+                     "\"delta\": {\"content\": \"tok%ld \"}}]}%s", i, end);
         else
             snprintf(data, sizeof(data),
                      "data: {\"object\": \"text_completion\", \"choices\": [{\"index\": 0, "
-                     "\"text\": \"tok%ld \"}]}\n\n", i);
+                     "\"text\": \"tok%ld \"}]}%s", i, end);
         if (!chunk(c->fd, data)) return 0;
     }
-    snprintf(data, sizeof(data),
-             "data: {\"choices\": [], \"usage\": {\"prompt_tokens\": %ld, \"completion_tokens\": "
-             "%ld}}\n\ndata: [DONE]\n\n", prompt_tokens, tokens);
-    return chunk(c->fd, data) && send_all(c->fd, "0\r\n\r\n", 5);
+    if (strcmp(mode, "badjson") == 0 && !chunk(c->fd, "data: {\"choices\": [{\"text\": \n\n"))
+        return 0;
+    if (strcmp(mode, "error") == 0 &&
+        !chunk(c->fd, "data: {\"error\": {\"message\": \"engine stopped\", \"code\": 500}}\n\n"))
+        return 0;
+    if (strcmp(mode, "none") && strcmp(mode, "keepalive") && strcmp(mode, "garbage") &&
+        strcmp(mode, "cut")) {
+        snprintf(data, sizeof(data),
+                 "data: {\"choices\": [], \"usage\": {\"prompt_tokens\": %ld, "
+                 "\"completion_tokens\": %ld}}%sdata: [DONE]%s",
+                 prompt_tokens, tokens, end, end);
+        if (!chunk(c->fd, data)) return 0;
+    }
+    return send_all(c->fd, "0\r\n\r\n", 5);
 }
 
 /* One parsed request is in c->buffer; answer it. Returns 0 to close the connection. */
@@ -425,6 +460,7 @@ int main(void) {
         .overload = env_text("OVERLOAD", "shed"),
         .nvml_live = getenv("NVML_LIVE"),
         .mode = env_text("MODE", "serve"),
+        .stream = env_text("STREAM", "tokens"),
     };
     signal(SIGPIPE, SIG_IGN);
     g_used = S.mem_base;

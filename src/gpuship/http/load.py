@@ -70,7 +70,9 @@ class Sample:
     """What happened to one request; times are seconds from the start of the run.
 
     `status` is 0 when no response came; `error` is "" for a success, else one of "status"
-    (not an expected status), "connect", "reset", "timeout", "protocol". For streamed answers
+    (not an expected status), "connect", "reset", "timeout", "protocol", or for a streamed
+    answer with an expected status, why the stream was not a good one (`sse.TokenStream.failure`:
+    "no-tokens", "not-sse", "bad-event", "error-event", "no-done"). For streamed answers
     `first_token` is the first chunk with text and `itl` the gaps between text chunks.
     `queued`: it waited for a slot under the concurrency cap (that wait is in its latency).
     """
@@ -187,6 +189,7 @@ class _Progress:
     token_times: list[float] = field(default_factory=list)
     status: int = 0
     tokens: int = 0
+    stream_failure: str | None = None  # why a finished stream was not a good answer
 
 
 class _Driver:
@@ -278,6 +281,8 @@ class _Driver:
                 connection.close()
         if progress.status not in self.expected:
             raise _Failed("status", progress.status)
+        if progress.stream_failure is not None:
+            raise _Failed(progress.stream_failure)
 
     async def _connection(self) -> _Connection:
         if self.idle:
@@ -316,17 +321,25 @@ class _Driver:
                 progress.first_byte = now
                 progress.status = event.status_code
             elif isinstance(event, h11.Data) and stream is not None:
-                texts = stream.feed(bytes(event.data))
-                if texts:
-                    progress.first_token = progress.first_token or now
-                    progress.token_times.extend([now] * texts)
-                    progress.tokens += texts
+                _tokens(progress, stream.feed(bytes(event.data)), now)
             elif isinstance(event, h11.EndOfMessage):
-                if stream is not None and stream.usage_tokens is not None:
-                    progress.tokens = stream.usage_tokens
+                if stream is not None:
+                    _tokens(progress, stream.finish(), now)
+                    progress.stream_failure = stream.failure()
+                    if stream.usage_tokens is not None:
+                        progress.tokens = stream.usage_tokens
                 return _reusable(protocol)
             elif isinstance(event, h11.ConnectionClosed):
                 raise _Failed("reset")
+
+
+def _tokens(progress: _Progress, texts: int, now: float) -> None:
+    """`texts` chunks with text arrived at `now`: the first of them is the first token."""
+    if texts:
+        if progress.first_token is None:
+            progress.first_token = now
+        progress.token_times.extend([now] * texts)
+        progress.tokens += texts
 
 
 def _reusable(protocol: h11.Connection) -> bool:

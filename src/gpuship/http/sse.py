@@ -1,59 +1,143 @@
 """Server-sent events of an OpenAI-compatible streaming completion, read as they arrive.
 
+Lines and events are read as the WHATWG HTML standard's "event stream interpretation" says:
+lines end with CRLF, LF or CR; a blank line ends an event; `data:` lines of one event join
+with LF; a line starting with `:` is a comment (a keep-alive); the first space after a field's
+colon is dropped.
+
 Each `data:` event holds a chunk; a token arrived when a chunk carries non-empty text
 (`choices[0].delta.content` for chat, `choices[0].text` for completions). Empty first chunks
 (the role-only delta many servers send first) are not tokens: genai-perf and vLLM's serving
 benchmark skip them too. A final chunk may carry `usage.completion_tokens`, the server's own
 count, which then wins over counting chunks (a chunk can hold several tokens).
+
+A stream is a good answer only when it carried a token and ended with `data: [DONE]` with no
+chunk a client would refuse: vLLM's serving benchmark marks a stream without a valid chunk as
+failed ("Never received a valid chunk to calculate TTFT"), and the OpenAI client raises on a
+`data:` payload that is not JSON and on a chunk holding an `error`. `failure()` says which
+way a finished stream fell short.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+# A line longer than this (no line end in a mebibyte) is not an SSE line: it is dropped and
+# the stream is a bad one, so a body without line ends cannot grow the buffer without bound.
+MAX_LINE_BYTES = 1 << 20
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_FIELDS = frozenset({b"data", b"event", b"id", b"retry"})
+
+# Why a finished stream is not a good answer (Sample.error kinds).
+NO_TOKENS = "no-tokens"  # no chunk with text: nothing, keep-alives only, empty deltas
+NOT_SSE = "not-sse"  # no data event, and lines that are no SSE field (an HTML page, JSON)
+BAD_EVENT = "bad-event"  # a data payload that is not a JSON object, or a line past the limit
+ERROR_EVENT = "error-event"  # a chunk holding "error", or an `event: error`
+NO_DONE = "no-done"  # tokens, then the body ended without `data: [DONE]`
 
 
 class TokenStream:
     """Feed body bytes; `feed` returns how many chunks with text the bytes completed."""
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = b""  # the unfinished last line
+        self._after_cr = False  # the last bytes ended with CR: an LF next is the same line end
+        self._skipping = False  # inside a line past MAX_LINE_BYTES, until its end
+        self._data: list[bytes] = []  # data lines of the event being read
+        self._type = b""
         self.usage_tokens: int | None = None
         self.done = False
-        self.malformed = 0
+        self.texts = 0  # chunks with text
+        self.events = 0  # data events
+        self.malformed = 0  # data payloads that are not a JSON object; lines past the limit
+        self.errors = 0  # chunks holding "error", `event: error`
+        self.foreign = 0  # lines that are neither a comment nor an SSE field
 
     def feed(self, data: bytes) -> int:
-        """Parse every complete event in the bytes seen so far; count those carrying text."""
-        self._pending += data
-        texts = 0
-        while True:
-            end = self._pending.find(b"\n\n")
-            if end < 0:
-                return texts
-            event, self._pending = self._pending[:end], self._pending[end + 2 :]
-            texts += self._event(event)
+        """Read every complete line of the bytes seen so far; count the chunks with text."""
+        if self._after_cr and data.startswith(b"\n"):
+            data = data[1:]
+        if data:
+            self._after_cr = data.endswith(b"\r")
+        *lines, self._pending = _LINE_END.split(self._pending + data)
+        before = self.texts
+        for line in lines:
+            if self._skipping:
+                self._skipping = False
+                continue
+            self._line(line)
+        if len(self._pending) > MAX_LINE_BYTES:
+            self._pending, self._skipping = b"", True
+            self.malformed += 1
+        return self.texts - before
 
-    def _event(self, event: bytes) -> int:
-        payload = b"".join(
-            line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:")
-        )
+    def finish(self) -> int:
+        """The body ended: read its last line and event even without a line end after them
+        (the standard drops them; a last `data: [DONE]` without one is still meant)."""
+        before = self.texts
+        if self._pending and not self._skipping:
+            self._line(self._pending)
+        self._pending = b""
+        self._line(b"")
+        return self.texts - before
+
+    def failure(self) -> str | None:
+        """Why the finished stream is not a good answer; None when it is."""
+        if self.errors:
+            return ERROR_EVENT
+        if self.malformed:
+            return BAD_EVENT
+        if not self.texts:
+            return NOT_SSE if self.foreign and not self.events else NO_TOKENS
+        return None if self.done else NO_DONE
+
+    def _line(self, line: bytes) -> None:
+        if not line:
+            self._dispatch()
+            return
+        if line.startswith(b":"):
+            return
+        name, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        if name.startswith(b"\xef\xbb\xbf"):  # a byte order mark before the first field
+            name = name[3:]
+        if name == b"data":
+            self._data.append(value)
+        elif name == b"event":
+            self._type = value
+        elif name not in _FIELDS:
+            self.foreign += 1
+
+    def _dispatch(self) -> None:
+        data, kind = b"\n".join(self._data), self._type
+        self._data, self._type = [], b""
+        if kind == b"error":
+            self.errors += 1
+        payload = data.strip()
         if not payload:
-            return 0
+            return
+        self.events += 1
         if payload == b"[DONE]":
             self.done = True
-            return 0
+            return
         try:
             chunk: Any = json.loads(payload)
         except ValueError:
             self.malformed += 1
-            return 0
+            return
         if not isinstance(chunk, dict):
             self.malformed += 1
-            return 0
+            return
+        if chunk.get("error") is not None or chunk.get("object") == "error":
+            self.errors += 1  # OpenAI's {"error": {...}}; vLLM's ErrorResponse {"object": "error"}
         usage = chunk.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             self.usage_tokens = usage["completion_tokens"]
-        return 1 if _chunk_text(chunk) else 0
+        if _chunk_text(chunk):
+            self.texts += 1
 
 
 def _chunk_text(chunk: dict[str, Any]) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
 
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.context import BuildContext
+from gpuship.lint.copies import CopyIndex
 from gpuship.lint.packages import (
     PythonInstall,
     Spec,
@@ -34,8 +36,9 @@ from gpuship.lint.shell import (
     expand_shell,
     inline_script,
 )
-from gpuship.lint.stages import Build, Stage, State, expand, expand_word
+from gpuship.lint.stages import Build, Env, Stage, State, Values, expand
 
+_T = TypeVar("_T")
 _PYTHON = re.compile(r"^python[0-9.]*$")
 _HEREDOC_TOKEN = re.compile(r"<<-?\s*([\"']?)[A-Za-z_][A-Za-z0-9_]*\1")
 
@@ -75,28 +78,25 @@ class Run:
     _installs: dict[int, PythonInstall | None] = field(
         default_factory=dict, compare=False, repr=False
     )
-    _exported: dict[int, dict[str, str | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _exported: dict[int, Values] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def commands(self) -> Iterator[Command]:
         for script in self.scripts:
             yield from script.commands
 
-    def env_at(self, command: Command) -> dict[str, str | None]:
-        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s. Read-only:
+    def env_at(self, command: Command) -> Values:
+        """Stage env plus the command's own `FOO=1` prefix and earlier `export`s.
 
-        commands between two assignments share one dict, and only a `FOO=1` prefix makes a
-        copy, so a RUN of a hundred thousand commands costs no dict per command.
+        Persistent maps: commands between two assignments share one, and an assignment
+        adds a value without copying the rest, so neither a RUN of a hundred thousand
+        commands nor a stage of thousands of ARGs costs a dict per command.
         """
         after = self._exported_after  # fills self._exported
         env = self._exported.get(id(command), after)
         if not command.assignments:
             return env
-        env = dict(env)
-        _assign(env, [a.text for a in command.assignments])
-        return env
+        return _assigned(env, [a.text for a in command.assignments])
 
     def python_install(self, command: Command) -> PythonInstall | None:
         """What `command` installs with pip/uv/conda/poetry, if anything."""
@@ -106,22 +106,19 @@ class Run:
         return self._installs[key]
 
     @cached_property
-    def _exported_after(self) -> dict[str, str | None]:
+    def _exported_after(self) -> Values:
         """The stage env plus every assignment of this RUN; on the way, what each command sees.
 
-        One pass for all commands (a RUN can chain thousands); commands between two
-        assignments share one dict.
+        One pass for all commands (a RUN can chain thousands).
         """
-        env = dict(self.state.env)
+        env = self.state.env
         for other in self.commands:
             self._exported[id(other)] = env
             # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
             if other.name == "export":
-                env = dict(env)
-                _assign(env, [w.text for w in other.words[1:]])
+                env = _assigned(env, [w.text for w in other.words[1:]])
             elif not other.words:
-                env = dict(env)
-                _assign(env, [a.text for a in other.assignments])
+                env = _assigned(env, [a.text for a in other.assignments])
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -175,6 +172,12 @@ class Analysis:
         self._shell = ShellParser()
         # RUN instructions whose commands passed `run-max-commands` (the rest is unchecked).
         self.capped_runs: list[Instruction] = []
+        # True for the first target linted: a check about the file as a whole (its ARG
+        # lines, its build context), not about one target's build, runs then and only then,
+        # so a file of many targets is not read again for each.
+        self.first_target = True
+        # What `per_file` computed, shared by the Analysis of every target.
+        self._per_file: dict[Callable[[Analysis], object], object] = {}
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -183,12 +186,38 @@ class Analysis:
             return self
         other = Analysis(self.display, self.parsed, build, self.context, self.config)
         other._shell = self._shell
-        other.__dict__["runs"] = self.runs  # cached_property: computed once per file
+        other.first_target = False
+        other._per_file = self._per_file
+        # cached_property values: computed once per file, whatever the number of targets.
+        other.__dict__["runs"] = self.runs
+        other.__dict__["_runs_by_stage"] = self._runs_by_stage
+        other.__dict__["stage_names"] = self.stage_names
+        other.__dict__["_copies"] = self._copies
         return other
+
+    def per_file(self, compute: Callable[[Analysis], _T]) -> _T:
+        """`compute(self)`, computed once for the file and the same for every target: for a
+        fact about all the file's stages or RUNs, whatever the target (a check that read every
+        RUN for each target of a file of a thousand targets read the file a thousand times)."""
+        if compute not in self._per_file:
+            self._per_file[compute] = compute(self)
+        return cast(_T, self._per_file[compute])
 
     @property
     def stages(self) -> tuple[Stage, ...]:
         return self.build.stages
+
+    @cached_property
+    def reachable_stages(self) -> tuple[Stage, ...]:
+        """The stages the build of the target runs, in file order. A check of one target
+        walks these, not every stage: a file of a thousand one-stage targets would be walked
+        a thousand times."""
+        return tuple(self.build.stages[i] for i in sorted(self.build.reachable))
+
+    @cached_property
+    def stage_names(self) -> frozenset[str]:
+        """Every stage name, lowercased (`COPY --from=NAME` names a stage, not an image)."""
+        return frozenset(s.name.lower() for s in self.build.stages if s.name)
 
     def final_stages(self) -> list[Stage]:
         """Stages whose filesystem is the produced image (the target and its FROM chain)."""
@@ -206,6 +235,12 @@ class Analysis:
 
     def runs_of(self, stage: Stage) -> list[Run]:
         return self._runs_by_stage.get(stage.index, [])
+
+    def runs_in(self, indexes: Iterable[int]) -> Iterator[Run]:
+        """The RUNs of the stages at `indexes`, in file order: as many steps as those RUNs
+        (a target of a file of a thousand stages reads only its own)."""
+        for index in sorted(indexes):
+            yield from self._runs_by_stage.get(index, ())
 
     @cached_property
     def _runs_by_stage(self) -> dict[int, list[Run]]:
@@ -309,7 +344,7 @@ class Analysis:
         self,
         run: Run,
         path: str,
-        env: dict[str, str | None],
+        env: Env,
         *,
         conda: bool = False,
         visited: set[str] | None = None,
@@ -353,47 +388,14 @@ class Analysis:
 
     def context_source(self, stage: Stage, before: Instruction, container: str) -> str | None:
         """The context path that a COPY/ADD put at `container` before `before`."""
-        chain: list[Stage] = []
-        current: Stage | None = stage
-        while current is not None and current not in chain:
-            chain.append(current)
-            current = self.build.stages[current.parent] if current.parent is not None else None
-        for owner in chain:
-            pairs = list(zip(owner.instructions, owner.states, strict=True))
-            for instruction, state in reversed(pairs):
-                if owner is stage and instruction.index >= before.index:
-                    continue
-                if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from"):
-                    continue
-                hit = self._copied_from(instruction, state, container)
-                if hit is not None:
-                    return hit
-        return None
+        return self._copies.source(stage, before, container)
 
-    def _copied_from(self, instruction: Instruction, state: State, container: str) -> str | None:
-        args = [a for a in instruction.args if not a.startswith("<<")]
-        if len(args) < 2 or instruction.heredocs:
-            return None
-        *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
-        dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
-        into_dir = raw_dest.endswith("/") or len(sources) > 1
-        for source in sources:
-            matched = self.context.match(source) if self.context.exists else []
-            for item in matched:
-                if self.context.is_dir(item):
-                    prefix = dest.rstrip("/") + "/"
-                    if container.startswith(prefix):
-                        candidate = posixpath.normpath(f"{item}/{container[len(prefix) :]}")
-                        if self.context.sent(candidate):
-                            return candidate
-                else:
-                    inside = posixpath.join(dest, posixpath.basename(item))
-                    if container == inside or (container == dest and not into_dir):
-                        return item
-        return None
+    @cached_property
+    def _copies(self) -> CopyIndex:
+        return CopyIndex(self.build.stages, self.context)
 
 
-def container_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
+def container_path(workdir: str, path: str, env: Env) -> str:
     """An absolute container path for `path` as a RUN in `workdir` sees it."""
     value = expand(path, env)[0].replace("$HOME", "/root")
     if value.startswith("~"):
@@ -401,13 +403,15 @@ def container_path(workdir: str, path: str, env: dict[str, str | None]) -> str:
     return posixpath.normpath(posixpath.join(workdir, value))
 
 
-def _assign(env: dict[str, str | None], assignments: list[str]) -> None:
-    """Apply shell assignments in order; a value that uses an unknown variable is unknown."""
+def _assigned(env: Values, assignments: list[str]) -> Values:
+    """`env` after shell assignments in order; a value that uses an unknown variable is
+    unknown."""
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
         if sep:
             value, known = expand_shell(raw, env)
-            env[name] = value if known else None
+            env = env.set(name, value if known else None)
+    return env
 
 
 def file_text(text: str) -> Text:

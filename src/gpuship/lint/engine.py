@@ -37,12 +37,13 @@ from gpuship.lint.context import BuildContext, guess_context
 from gpuship.lint.result import FileSummary, StageSummary
 from gpuship.lint.rules import RULES
 from gpuship.lint.settings import LintSettings
-from gpuship.lint.stages import Build, TargetNotFound, build_targets
+from gpuship.lint.stages import Build, TargetNotFound, TooManyStages, build_targets
 from gpuship.report import Finding, Location, Severity
 from gpuship.report.catalog import Overrides, resolve, resolve_overrides, rules_by_id
 
+# Run for each target. `unchecked` (what a limit left unread) runs once, after them all:
+# the context files they read, and refuse, are known only then.
 CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
-    unchecked.check,
     meta.check,
     pinning.check,
     weights.check,
@@ -51,6 +52,10 @@ CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     cuda.check,
     layers.check,
     security.check,
+)
+_LIMIT_FIX = (
+    "Split the Dockerfile or build the targets one at a time (`--target`); if it is genuine, "
+    "raise the limit named in the message."
 )
 _PRAGMA = re.compile(
     r"^(?P<tool>gpuship|hadolint)\s+(?:(?P<scope>global|stage)\s+)?ignore\s*=\s*"
@@ -170,26 +175,21 @@ def lint_file(
         for problem in parsed.problems
     ]
     context_text = str(context_dir or path.parent)
-    stages: tuple[StageSummary, ...] = ()
-    targets: tuple[str, ...] = ()
+    builds: tuple[Build, ...] = ()
     if parsed.instructions and not hits:
         try:
             builds = build_targets(parsed, build_args, target, platform, limits)
         except TargetNotFound as exc:
             raise InputError(f"{display}: {exc}") from None
+        except TooManyStages as exc:
+            first = exc.first_past
+            hits.append(Hit("GSL003", str(exc), first.span, first, None, fix=_LIMIT_FIX))
+    if builds:
         if context_dir is None:
             context_dir = guess_context(path, _literal_sources(parsed))
         context_text = str(context_dir)
         context = BuildContext(context_dir, path, limits)
-        analysis = Analysis(display, parsed, builds[0], context, config)
-        for build in builds:
-            analysis = analysis.for_target(build)
-            for check in CHECKS:
-                hits.extend(check(analysis))
-        stages = _stage_summary(builds)
-        targets = tuple(
-            builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages
-        )
+        hits.extend(_check_targets(Analysis(display, parsed, builds[0], context, config), builds))
     pragmas = parse_pragmas(parsed)
     findings: list[Finding] = []
     silenced = 0
@@ -228,8 +228,39 @@ def lint_file(
             f.rule,
         )
     )
+    stages = _stage_summary(builds) if builds else ()
+    targets = tuple(builds[0].stages[b.target].name or str(b.target) for b in builds if b.stages)
     summary = FileSummary(display, context_text, stages, targets, len(findings), silenced)
     return FileResult(tuple(findings), silenced, summary)
+
+
+def _check_targets(first: Analysis, builds: tuple[Build, ...]) -> Iterator[Hit]:
+    """Every check for each target; checks about the file as a whole (not one target's
+    build) run for the first target only (`Analysis.first_target`), and what a limit left
+    unchecked is reported once all have run."""
+    analysis = first
+    for build in builds:
+        analysis = analysis.for_target(build)
+        for check in CHECKS:
+            yield from check(analysis)
+    if first.build.targets_left:
+        yield _targets_left(first)
+    yield from unchecked.check(first)
+
+
+def _targets_left(analysis: Analysis) -> Hit:
+    """GSL003 on the first target that `targets-max-instructions` left out, naming them all."""
+    left = [analysis.stages[i] for i in analysis.build.targets_left]
+    names = [s.name or str(s.index) for s in left]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    message = (
+        f"{len(left)} targets are not checked ({shown}): checking them too would read more "
+        f"than {analysis.context.limits.targets_max_instructions} instructions, counting a "
+        f"stage once for each target that builds it (limit "
+        f"{Limits.key('targets_max_instructions')})"
+    )
+    first = left[0].from_instruction
+    return Hit("GSL003", message, first.span, first, None, fix=_LIMIT_FIX)
 
 
 def _stage_summary(builds: tuple[Build, ...]) -> tuple[StageSummary, ...]:

@@ -12,8 +12,12 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuship.lint.shell import Command, Word, expand_shell
+
+if TYPE_CHECKING:
+    from gpuship.lint.stages import Env
 
 _PIP = re.compile(r"^pip[0-9.]*$")
 _PYTHON = re.compile(r"^python[0-9.]*$")
@@ -187,7 +191,7 @@ class PythonInstall:
     extra_index_urls: tuple[Word, ...] = ()
 
 
-def python_install(command: Command, env: dict[str, str | None]) -> PythonInstall | None:
+def python_install(command: Command, env: Env) -> PythonInstall | None:
     """The install a command performs, or None when it installs no Python packages (a
     `--dry-run` resolves and installs nothing)."""
     install = _python_install(command, env)
@@ -196,7 +200,7 @@ def python_install(command: Command, env: dict[str, str | None]) -> PythonInstal
     return install
 
 
-def _python_install(command: Command, env: dict[str, str | None]) -> PythonInstall | None:
+def _python_install(command: Command, env: Env) -> PythonInstall | None:
     words = list(command.words)
     name = command.name
     if _PYTHON.match(name):
@@ -256,7 +260,7 @@ def _pip_like(
     command: Command,
     verb: str,
     words: list[Word],
-    env: dict[str, str | None],
+    env: Env,
     before: list[Word] | tuple[Word, ...] = (),
     *,
     project: bool = False,
@@ -333,7 +337,7 @@ def _takes_value(option: str, following: str) -> bool:
     return option.startswith("--") and following.isdigit()
 
 
-def _conda(command: Command, words: list[Word], env: dict[str, str | None]) -> PythonInstall | None:
+def _conda(command: Command, words: list[Word], env: Env) -> PythonInstall | None:
     texts = [w.text for w in words]
     if len(texts) < 2:
         return None
@@ -372,7 +376,7 @@ def _conda(command: Command, words: list[Word], env: dict[str, str | None]) -> P
     )
 
 
-def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def conda_spec(text: str, word: Word | None, env: Env) -> Spec:
     """A conda match spec: `pkg`, `pkg=1.2.3`, `pkg==1.2.3`, `pkg=1.2.3=build`, `pkg>=1`."""
     value, complete = expand_shell(text, env)
     if not complete:
@@ -389,7 +393,7 @@ def conda_spec(text: str, word: Word | None, env: dict[str, str | None]) -> Spec
     return Spec(text, word, "name", pinned, name.lower(), version if pinned else None)
 
 
-def editable(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def editable(text: str, word: Word | None, env: Env) -> Spec:
     """`-e TARGET`: pip takes a local directory or a VCS URL there, never a project name."""
     spec = classify(text, word, env)
     if spec.kind == "name" and spec.name:
@@ -407,7 +411,7 @@ def vcs_pinned(url: str) -> bool:
     return bool(_HEX_REF.search("@" + ref + "#")) or is_version_tag(ref)
 
 
-def classify(text: str, word: Word | None, env: dict[str, str | None]) -> Spec:
+def classify(text: str, word: Word | None, env: Env) -> Spec:
     """Judge one pip/uv requirement argument."""
     value, complete = expand_shell(text, env)
     if not complete:

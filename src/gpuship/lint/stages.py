@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from immutables import Map
+
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
@@ -38,7 +40,13 @@ _MACHINES = {
     "i386": "386",
 }
 
+_PATH_MAX = 4096  # Linux's limit on a path, its terminating NUL included
 Env = Mapping[str, "str | None"]  # None: declared, value unknown until build time
+# The ARG/ENV values of a stage as it runs: a persistent map (a HAMT, as contextvars use), so
+# each instruction's state shares every value it did not change. A dict per instruction made
+# a stage of n ARGs cost n*n/2 entries: 8,000 ARG lines (200 KB) took 900 MB.
+Values = Map[str, "str | None"]
+_NO_VALUES: Values = Map()
 
 
 class _TooLong(Exception):
@@ -160,8 +168,7 @@ def unquote(value: str) -> str:
 class State:
     """What is in effect when an instruction runs."""
 
-    env: Env  # ARG and ENV values visible to it
-    env_names: frozenset[str]  # names set by ENV (they persist into the image)
+    env: Values  # ARG and ENV values visible to it
     workdir: str
     user: str | None  # last USER in the stage chain, None: inherited from the base image
 
@@ -176,18 +183,36 @@ class Stage:
     base: str  # the image reference after ARG substitution
     base_known: bool  # every ARG in it had a value
     parent: int | None  # index of the stage named in FROM, if any
+    root: int  # index of the first stage of its FROM chain (itself when FROM is an image)
     instructions: tuple[Instruction, ...]
     states: tuple[State, ...]  # parallel to `instructions`
     final_state: State
+    image_env: Values  # the ENV values it leaves in its image: what a stage FROM it starts with
 
 
 @dataclass(frozen=True)
 class TooLong:
-    """An ARG or ENV whose value would pass `expansion-max-bytes`; its value is left unknown."""
+    """An ARG or ENV whose value would pass `expansion-max-bytes`, or the first one to pass
+    `expansion-max-total-bytes` (`total`); its value is left unknown."""
 
     instruction: Instruction
     name: str
     limit: int
+    total: bool = False
+
+    @property
+    def message(self) -> str:
+        what = f"{self.instruction.keyword} {self.name}"
+        if self.total:
+            return (
+                f"{what}: $VAR expansion would add more than {self.limit} bytes to the ARG "
+                f"and ENV values of this file; this value and every later one that grows "
+                f"by expansion are left unknown (limit {Limits.key('expansion_max_total_bytes')})"
+            )
+        return (
+            f"{what}: the expanded value would be longer than {self.limit} bytes; it is left "
+            f"unknown (limit {Limits.key('expansion_max_bytes')})"
+        )
 
 
 @dataclass(frozen=True)
@@ -200,37 +225,60 @@ class Build:
     final_chain: tuple[int, ...]  # the target and the stages it is built FROM (target first)
     reachable: frozenset[int]  # every stage the build runs (FROM parents and COPY --from)
     too_long: tuple[TooLong, ...] = ()
+    # Targets of the file not built past `targets-max-instructions` (their last stages).
+    targets_left: tuple[int, ...] = ()
 
     def root_base(self, stage: Stage) -> Stage:
         """The first stage of `stage`'s FROM chain, whose base is an external image."""
-        current = stage
-        seen = set()
-        while current.parent is not None and current.index not in seen:
-            seen.add(current.index)
-            current = self.stages[current.parent]
-        return current
+        return self.stages[stage.root]
 
 
 class TargetNotFound(ValueError):
     """`--target` names no stage."""
 
 
-class _Values:
-    """ARG/ENV values within `expansion-max-bytes`, remembering which ones passed it."""
+class TooManyStages(ValueError):
+    """The file has more stages than `dockerfile-max-stages`; `first_past` is the FROM past it."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, count: int, limit: int, first_past: Instruction) -> None:
+        super().__init__(
+            f"the Dockerfile has {count} stages (FROM lines), more than {limit}; it is not "
+            f"checked (limit {Limits.key('dockerfile_max_stages')})"
+        )
+        self.first_past = first_past
+
+
+class _Values:
+    """ARG/ENV values within `expansion-max-bytes` each and `expansion-max-total-bytes` of
+    growth together, remembering which ones passed them."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.max_bytes = limits.expansion_max_bytes
+        self.max_growth = limits.expansion_max_total_bytes
+        self.growth = 0  # bytes expansion added to the values so far
         self.too_long: list[TooLong] = []
 
     def expand(
         self, text: str, env: Env, instruction: Instruction, name: str
     ) -> tuple[str | None, bool]:
-        """(value, complete); a value past the limit is None (unknown) and remembered."""
+        """(value, complete); a value past a limit is None (unknown) and remembered."""
         try:
-            return _substitute(text, env, self.max_bytes)
+            value, complete = _substitute(text, env, self.max_bytes)
         except _TooLong:
             self.too_long.append(TooLong(instruction, name, self.max_bytes))
             return None, False
+        # What the file spells out costs nothing more; what expansion adds is counted: each
+        # of 20,000 ARGs one byte longer than the one before would hold 200 MB.
+        growth = len(value) - len(text)
+        if growth <= 0:
+            return value, complete
+        if self.growth + growth > self.max_growth:
+            if self.growth <= self.max_growth:  # the first past it is reported, once
+                self.too_long.append(TooLong(instruction, name, self.max_growth, total=True))
+                self.growth = self.max_growth + 1
+            return None, False
+        self.growth += growth
+        return value, complete
 
 
 def build_stages(
@@ -256,10 +304,16 @@ def build_targets(
 ) -> tuple[Build, ...]:
     """One Build per target: `target` alone when given, else every stage that no other stage
     builds on or copies from (the last stage first), so a file with several targets is linted
-    whole, not only for its last stage."""
+    whole, not only for its last stage.
+
+    Linear in the size of the file, except that each target walks the stages it builds:
+    targets past `targets-max-instructions` are left out (`Build.targets_left`), and a file
+    past `dockerfile-max-stages` is refused (TooManyStages).
+    """
+    _check_stage_count(parsed, limits.dockerfile_max_stages)
     # Automatic platform ARGs first: a --build-arg or global ARG of the same name wins.
     automatic = platform_args(platform)
-    values = _Values(limits.expansion_max_bytes)
+    values = _Values(limits)
     global_args: dict[str, str | None] = {
         name: build_args.get(name, value) for name, value in automatic.items()
     }
@@ -305,10 +359,25 @@ def build_targets(
     too_long = tuple(values.too_long)
     if not frozen:
         return (Build((), global_args, -1, (), frozenset(), too_long),)
-    return tuple(
-        dataclasses.replace(_graph(frozen, global_args, index), too_long=too_long)
-        for index in _target_indexes(frozen, target)
-    )
+    by_name = {s.name.lower(): s.index for s in frozen if s.name}
+    dependencies = tuple(_dependencies(stage, by_name) for stage in frozen)
+    indexes = _target_indexes(frozen, target, dependencies)
+    builds: list[Build] = []
+    spent = 0  # instructions of the stages each target builds, summed over the targets
+    for count, index in enumerate(indexes):
+        build = _graph(frozen, global_args, index, dependencies, too_long)
+        spent += sum(len(frozen[i].instructions) + 1 for i in build.reachable)
+        if count and spent > limits.targets_max_instructions:
+            left = tuple(indexes[count:])
+            return tuple(dataclasses.replace(b, targets_left=left) for b in builds)
+        builds.append(build)
+    return tuple(builds)
+
+
+def _check_stage_count(parsed: ParsedDockerfile, limit: int) -> None:
+    froms = [i for i in parsed.instructions if i.keyword == "FROM"]
+    if len(froms) > limit:
+        raise TooManyStages(len(froms), limit, froms[limit])
 
 
 def _arg_pairs(instruction: Instruction) -> list[tuple[str, str | None]]:
@@ -340,41 +409,47 @@ def _stage(
     name = args[2] if len(args) >= 3 and args[1].upper() == "AS" else None
     base, known = expand(image_text, global_args)
     parent = names.get(base.lower())
-    if parent is not None:
-        inherited = previous[parent].final_state
-        env: dict[str, str | None] = {
-            k: v for k, v in inherited.env.items() if k in inherited.env_names
-        }
-        env_names = set(inherited.env_names)
-        workdir, user = inherited.workdir, inherited.user
-    else:
-        env, env_names, workdir, user = {}, set(), "/", None
+    inherited = previous[parent] if parent is not None else None
+    # A stage FROM another starts with the ENV values of that one's image (its ARGs end
+    # with it), its WORKDIR and USER.
+    start = inherited.image_env if inherited else _NO_VALUES
+    env = start
+    workdir, user = (
+        (inherited.final_state.workdir, inherited.final_state.user) if inherited else ("/", None)
+    )
+    arg_names: list[str] = []
+    env_names: set[str] = set()
     states: list[State] = []
     for instruction in instructions:
-        state = State(dict(env), frozenset(env_names), workdir, user)
-        states.append(state)
+        states.append(State(env, workdir, user))
         keyword = instruction.keyword
         if keyword == "ARG":
             for arg_name, default in _arg_pairs(instruction):
+                arg_names.append(arg_name)
                 if arg_name in build_args:
-                    env[arg_name] = build_args[arg_name]
+                    value: str | None = build_args[arg_name]
                 elif default is not None:
-                    env[arg_name] = values.expand(default, env, instruction, arg_name)[0]
-                elif arg_name in global_args:
-                    env[arg_name] = global_args[arg_name]
+                    value = values.expand(default, env, instruction, arg_name)[0]
                 else:
-                    env[arg_name] = None
+                    value = global_args.get(arg_name)
+                env = env.set(arg_name, value)
         elif keyword == "ENV":
             for env_name, raw in env_pairs(instruction):
-                value, complete = values.expand(raw, env, instruction, env_name)
-                env[env_name] = value if complete else None
+                text, complete = values.expand(raw, env, instruction, env_name)
+                env = env.set(env_name, text if complete else None)
                 env_names.add(env_name)
         elif keyword == "WORKDIR" and instruction.args:
             path = expand(unquote(instruction.args[0]), env)[0]
-            workdir = posixpath.normpath(posixpath.join(workdir, path))
+            joined = posixpath.normpath(posixpath.join(workdir, path))
+            # Linux refuses a longer path (ENAMETOOLONG: the build fails there); thousands of
+            # relative WORKDIRs would otherwise hold a longer path in every state after them.
+            workdir = joined if len(joined) < _PATH_MAX else workdir
         elif keyword == "USER" and instruction.args:
             user = expand(instruction.args[0], env)[0]
-    final_state = State(dict(env), frozenset(env_names), workdir, user)
+    image_env = env
+    for arg_name in arg_names:  # an ARG ends with its stage unless ENV (here or before) set it
+        if arg_name not in env_names and arg_name not in start and arg_name in image_env:
+            image_env = image_env.delete(arg_name)
     return Stage(
         index=index,
         name=name,
@@ -382,13 +457,15 @@ def _stage(
         base=base,
         base_known=known,
         parent=parent,
+        root=inherited.root if inherited else index,
         instructions=tuple(instructions),
         states=tuple(states),
-        final_state=final_state,
+        final_state=State(env, workdir, user),
+        image_env=image_env,
     )
 
 
-def _dependencies(stage: Stage, names: Mapping[str, int]) -> set[int]:
+def _dependencies(stage: Stage, names: Mapping[str, int]) -> frozenset[int]:
     found: set[int] = set()
     if stage.parent is not None:
         found.add(stage.parent)
@@ -406,25 +483,30 @@ def _dependencies(stage: Stage, names: Mapping[str, int]) -> set[int]:
                 found.add(names[value])
             elif value.isdigit() and int(value) < stage.index:
                 found.add(int(value))
-    return found
+    return frozenset(found)
 
 
-def _target_indexes(stages: tuple[Stage, ...], target: str | None) -> list[int]:
+def _target_indexes(
+    stages: tuple[Stage, ...], target: str | None, dependencies: tuple[frozenset[int], ...]
+) -> list[int]:
     if target is not None:
         match = [s.index for s in stages if s.name and s.name.lower() == target.lower()]
         if not match:
             names = ", ".join(s.name for s in stages if s.name) or "none"
             raise TargetNotFound(f"target stage '{target}' not found (stages: {names})")
         return match[:1]
-    by_name = {s.name.lower(): s.index for s in stages if s.name}
-    used = {d for stage in stages for d in _dependencies(stage, by_name)}
+    used: set[int] = set().union(*dependencies)
     # `FROM base-${TARGETARCH}` or `--from=${FLAVOR}-build` may pick a stage for another
     # platform or build arg: such a stage is a base of that one, not a target of its own.
-    patterns = [(s.index, _reference_pattern(ref)) for s in stages for ref in _references(s)]
+    # Each distinct pattern is tried once per name, with the stages that wrote it.
+    owners: dict[str, set[int]] = {}
+    for stage in stages:
+        for ref in _references(stage):
+            owners.setdefault(_reference_pattern(ref), set()).add(stage.index)
     for stage in stages:
         if stage.name and any(
-            other != stage.index and fnmatch.fnmatchcase(stage.name.lower(), pattern)
-            for other, pattern in patterns
+            owner != {stage.index} and fnmatch.fnmatchcase(stage.name.lower(), pattern)
+            for pattern, owner in owners.items()
         ):
             used.add(stage.index)
     last = len(stages) - 1
@@ -448,19 +530,23 @@ def _reference_pattern(text: str) -> str:
     return _VARIABLE.sub("*", escaped)
 
 
-def _graph(stages: tuple[Stage, ...], global_args: Env, target_index: int) -> Build:
+def _graph(
+    stages: tuple[Stage, ...],
+    global_args: Env,
+    target_index: int,
+    dependencies: tuple[frozenset[int], ...],
+    too_long: tuple[TooLong, ...],
+) -> Build:
     chain = [target_index]
-    while stages[chain[-1]].parent is not None:
-        parent = stages[chain[-1]].parent
-        if parent is None or parent in chain:
-            break
+    parent = stages[target_index].parent
+    while parent is not None:  # a parent always comes earlier in the file: no cycle
         chain.append(parent)
+        parent = stages[parent].parent
     reachable = {target_index}
     todo = [target_index]
-    by_name = {s.name.lower(): s.index for s in stages if s.name}
     while todo:
-        for dependency in _dependencies(stages[todo.pop()], by_name):
+        for dependency in dependencies[todo.pop()]:
             if dependency not in reachable:
                 reachable.add(dependency)
                 todo.append(dependency)
-    return Build(stages, global_args, target_index, tuple(chain), frozenset(reachable))
+    return Build(stages, global_args, target_index, tuple(chain), frozenset(reachable), too_long)

@@ -13,33 +13,50 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuship.errors import InputError
+from gpuship.documents import read_file
+from gpuship.errors import InputError, LimitExceeded
 from gpuship.http.load import RequestSpec
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.probe.config import RequestConfig
 
-MAX_REQUESTS = 100_000
-MAX_FILE_BYTES = 64 << 20
+REQUEST_FIELD = "probe.request.requests-file"
+SHORTAGE_FIELD = "probe.shortage.requests-file"
 _JSON = (("Content-Type", "application/json"),)
 _DEFAULT_PATHS = {"http": "/", "completions": "/v1/completions", "chat": "/v1/chat/completions"}
 
 
-def load_requests(config: RequestConfig, file: str | None, base: Path) -> list[RequestSpec]:
-    """The request list: one default request when no file is given."""
+def load_requests(
+    config: RequestConfig,
+    file: str | None,
+    base: Path,
+    *,
+    field: str = REQUEST_FIELD,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[RequestSpec]:
+    """The request list: one default request when no file is given.
+
+    `file` is the value of the config `field` (named in every error). Only a regular file
+    is read: a FIFO would block the probe forever and /dev/zero never end, so anything else
+    is an InputError before a read (`documents.read_file` opens without blocking and checks
+    the opened file).
+    """
     if file is None:
         return [_spec(config, {}, "default request")]
     path = base / file
+    data = read_file(path, field, limits, "requests_file_max_bytes")
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read the requests file: {error}") from None
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: {field}: not UTF-8 ({error.reason})") from None
+    most = limits.requests_file_max_requests
     specs: list[RequestSpec] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if len(specs) == MAX_REQUESTS:
-            raise InputError(f"{path}:{number}: more than {MAX_REQUESTS} requests")
+        if len(specs) == most:
+            detail = f"more than {most} requests"
+            key = Limits.key("requests_file_max_requests")
+            raise LimitExceeded(f"{path}:{number}", detail, key, most)
         try:
             item = json.loads(line)
         except ValueError as error:

@@ -12,13 +12,14 @@ from typing import Any
 from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
 from gpuship.docker.service import ContainerState, ServiceSpec, running_service
 from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.nvml.sampler import sampling
 from gpuship.probe import rules
 from gpuship.probe.analysis import image_result
 from gpuship.probe.config import ProbeConfig, TargetConfig
 from gpuship.probe.gate import Check, Status, judge
 from gpuship.probe.report import probe_report
-from gpuship.probe.requests import load_requests
+from gpuship.probe.requests import SHORTAGE_FIELD, load_requests
 from gpuship.probe.run import Running, Workload, load_steps, run_trials
 from gpuship.registry.reference import parse_reference
 from gpuship.report import Report
@@ -36,6 +37,7 @@ class ProbeRequest:
     config: ProbeConfig
     base: Path
     environ: Mapping[str, str]
+    limits: Limits = DEFAULT_LIMITS
 
 
 def stable_of(candidate: str, tag: str | None) -> str | None:
@@ -49,16 +51,20 @@ def stable_of(candidate: str, tag: str | None) -> str | None:
 def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
     """Run the trials, judge the candidate, and build the report."""
     config = request.config
+    requests = load_requests(
+        config.request, config.request.requests_file, request.base, limits=request.limits
+    )
+    shortage = requests
+    if config.shortage.requests_file is not None:
+        shortage = load_requests(
+            config.request,
+            config.shortage.requests_file,
+            request.base,
+            field=SHORTAGE_FIELD,
+            limits=request.limits,
+        )
     workload = Workload(
-        requests=tuple(load_requests(config.request, config.request.requests_file, request.base)),
-        shortage_requests=tuple(
-            load_requests(
-                config.request,
-                config.shortage.requests_file or config.request.requests_file,
-                request.base,
-            )
-        ),
-        load_steps=load_steps(config),
+        requests=tuple(requests), shortage_requests=tuple(shortage), load_steps=load_steps(config)
     )
     checks: list[Check] = []
     images = [(CANDIDATE, request.candidate)]

@@ -71,6 +71,14 @@ def _lint(dockerfile: str, files: dict[str, str] | None = None) -> Callable[[Pat
     return make
 
 
+def _stages(count: int, stage: str, first: int = 1) -> str:
+    """`count` stages from `stage`, formatted with its index `i` and the one before, `p`;
+    stage 0 FROM an image when `first` is 1."""
+    lines = ["FROM python:3.12 AS s0\n"] if first else []
+    lines += [stage.format(i=i, p=i - 1) for i in range(first, count)]
+    return "".join(lines)
+
+
 def _big_script(root: Path) -> list[str]:
     _write(root / "Dockerfile", "FROM python:3.12\nCOPY script.sh /\nRUN ./script.sh\n")
     hostile.huge_file(root / "script.sh", 100 << 20, b"pip install torch numpy && echo ok\n")
@@ -171,6 +179,21 @@ def _fifo_config(root: Path) -> list[str]:
     return ["--config", str(root / "gpuship.yaml"), "lint", str(root)]
 
 
+def _probe_requests(section: str, file: str | None) -> Callable[[Path], list[str]]:
+    """`gpuship probe --url` with `probe.<section>.requests-file` a FIFO (None) or `file`; the
+    file is refused before any request is sent, so nothing needs to listen at the URL."""
+
+    def make(root: Path) -> list[str]:
+        path = file
+        if path is None:
+            path = str(root / "requests.jsonl")
+            os.mkfifo(path)
+        config = _write(root / "gpuship.yaml", f"probe:\n  {section}:\n    requests-file: {path}\n")
+        return ["--config", str(config), "probe", "candidate:1", "--url", "http://127.0.0.1:9"]
+
+    return make
+
+
 CATALOG: dict[str, Case] = {
     # JSON nested past the recursion limit, in every local JSON reader.
     "oci-index-deep": Case(
@@ -212,7 +235,52 @@ CATALOG: dict[str, Case] = {
         "0 errors",
     ),
     "arg-doubling": Case(_lint(hostile.doubling_dockerfile(40)), 0, "limits.expansion-max-bytes"),
+    # Stage graphs: 10,000 stages (over the limit, refused at once), and the most the limit
+    # lets through in each shape that was quadratic; 20,000 ARGs in one stage (a dict per
+    # instruction held 200 million values).
+    "stages-10k": Case(_lint(_stages(10_000, "FROM s{p} AS s{i}\n")), 0, "dockerfile-max-stages"),
+    "stages-1k-from-chain": Case(
+        _lint(_stages(1_000, "FROM s{p} AS s{i}\nENV V{i}={i}\n")), 0, "0 errors"
+    ),
+    "stages-1k-copy-chain": Case(
+        _lint(_stages(1_000, "FROM scratch AS s{i}\nCOPY --from=s{p} /a /a\n")), 0, "0 errors"
+    ),
+    "stages-1k-targets": Case(
+        _lint(_stages(1_000, "FROM python:3.12 AS s{i}\nARG V\nENV E{i}=$V\n")), 0, "0 errors"
+    ),
+    "stages-1k-scripts": Case(
+        _lint(_stages(1_000, "FROM s{p} AS s{i}\nCOPY Dockerfile /d{i}\nRUN ./install-{i}.sh\n")),
+        0,
+        "0 errors",
+    ),
+    "stages-1k-one-chain-many-targets": Case(
+        _lint(_stages(500, "FROM s{p} AS s{i}\n") + _stages(500, "FROM s499 AS t{i}\n", 0)),
+        0,
+        "limit limits.targets-max-instructions",
+    ),
+    "args-growing-20k": Case(
+        _lint("FROM scratch\n" + "".join(f"ARG A{i}=${{A{i - 1}}}x\n" for i in range(20_000))),
+        0,
+        "limit limits.expansion-max-total-bytes",
+    ),
+    "args-20k": Case(
+        _lint("FROM scratch\n" + "".join(f"ARG A{i}={i}\nRUN true\n" for i in range(20_000))),
+        0,
+        "0 errors",
+    ),
     "script-100mb": Case(_big_script, 0, "limit limits.script-max-bytes"),
+    # Probe: a requests file that would block or never end.
+    "probe-requests-fifo": Case(
+        _probe_requests("request", None), 2, "probe.request.requests-file is not a regular file"
+    ),
+    "probe-requests-dev-zero": Case(
+        _probe_requests("request", "/dev/zero"), 2, "is not a regular file (a device)"
+    ),
+    "probe-shortage-requests-urandom": Case(
+        _probe_requests("shortage", "/dev/urandom"),
+        2,
+        "probe.shortage.requests-file is not a regular file (a device)",
+    ),
     # Images
     "docker-archive-directory": Case(_archive_dir, 2, "is a directory"),
     "gzip-bomb-20gib": Case(_layout(_bomb("gzip")), 1, "limits.layer-max-ratio"),

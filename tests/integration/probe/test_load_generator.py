@@ -87,6 +87,36 @@ def test_streamed_completions_give_ttft_itl_and_tokens(
     assert figures.tpot_p99 is not None and 0.02 < figures.tpot_p99 < 0.1
 
 
+@pytest.mark.parametrize(
+    ("stream", "error", "token"),
+    [
+        ("crlf", "", True),  # CRLF line ends are SSE too: a good answer
+        ("none", "no-tokens", False),
+        ("keepalive", "no-tokens", False),
+        ("empty", "no-tokens", False),  # events, a usage chunk claiming 6 tokens, no text
+        ("garbage", "not-sse", False),
+        ("badjson", "bad-event", True),
+        ("error", "error-event", True),
+        ("cut", "no-done", True),
+    ],
+)
+def test_a_stream_that_is_no_good_answer_is_a_failed_request(
+    server: Callable[[Mapping[str, str]], Target], stream: str, error: str, token: bool
+) -> None:
+    # Each comes with a 200: only the stream tells a failed answer from a good one.
+    target = server({"LATENCY_MS": "20", "TOKEN_MS": "5", "STREAM": stream})
+    body = json.dumps({"messages": [], "max_tokens": 6, "stream": True}).encode()
+    spec = RequestSpec("POST", "/v1/chat/completions", body, streaming=True)
+    result = run_load(target, at_rate(20, 4), [spec], concurrency=4, timeout_s=10)
+    assert [(s.status, s.error) for s in result.samples] == [(200, error)] * 4
+    # A time to first token only ever comes from a chunk with text.
+    assert all((s.first_token is not None) == token for s in result.samples)
+    figures = step_metrics(Step("20/s", 20, 0.2), result.samples, SloConfig())
+    assert figures.ok == (4 if not error else 0)
+    assert figures.error_kinds == (((error, 4),) if error else ())
+    assert bool(figures.ttft) == (not error)
+
+
 def test_shed_requests_and_a_dead_server_are_errors_of_their_kind(
     server: Callable[[Mapping[str, str]], Target],
 ) -> None:

@@ -299,6 +299,54 @@ def test_an_image_that_sheds_cleanly_within_its_slos_passes(
     assert "GPU memory over time" in run.summary and "shed" in run.summary
 
 
+@pytest.mark.parametrize(
+    ("stream", "kind"),
+    [("empty", "no-tokens"), ("garbage", "not-sse"), ("cut", "no-done")],
+)
+def test_a_server_that_streams_no_tokens_or_garbage_fails(
+    run_probe: Callable[..., ProbeRun],
+    docker_engine: DockerEngine,
+    server_binary: Path,
+    stream: str,
+    kind: str,
+) -> None:
+    # Every answer is a 200 in good time; what it streams is no completion: role-only and
+    # empty deltas with a usage chunk claiming tokens, an HTML page, or tokens cut before
+    # [DONE]. Counted as successes, they used to pass the probe.
+    image = build_server_image(
+        docker_engine,
+        server_binary,
+        f"probe-stream-{stream}:candidate",
+        {**GPU, "LATENCY_MS": "10", "TOKEN_MS": "2", "STREAM": stream},
+    )
+    probe = {
+        "request": {"kind": "chat", "max-tokens": 8},
+        "profile": {"warmup-s": 0, "steps": [{"rate": 20, "duration-s": 2}]},
+        "shortage": {"enabled": False},
+        "slo": {"ttft-p99-ms": 5000},
+    }
+
+    run = run_probe(image, probe, "--no-compare")
+
+    assert run.returncode == 1, run.stderr
+    assert run.outputs["verdict"] == "fail"
+    (errors,) = _checks(run, "GSP104")
+    assert errors["status"] == "fail"
+    assert errors["message"].startswith("100.0% of ")
+    assert errors["message"].endswith(f"requests failed (SLO 1.0%): {kind} x{_count(errors)}")
+    (step,) = run.report["result"]["images"][0]["steps"]
+    assert step["errors"] == {kind: step["requests"]} and step["ok"] == 0
+    # No TTFT is made up from events without a token: the TTFT SLO has nothing to judge.
+    (ttft,) = _checks(run, "GSP103")
+    assert ttft["status"] != "ok", ttft
+    assert run.outputs["reason"].startswith("step 20/s: 100.0% of")
+
+
+def _count(check: dict[str, str]) -> int:
+    """The N of "100.0% of N requests failed" in a GSP104 message."""
+    return int(check["message"].split(" of ", 1)[1].split(" ", 1)[0])
+
+
 def test_job_mode_reports_steps_and_peak_memory(
     run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
 ) -> None:

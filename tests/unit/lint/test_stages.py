@@ -94,3 +94,30 @@ def test_arch_specific_stage_is_linted_for_the_platform(
         "FROM base-${TARGETARCH}\nUSER 1000\n"
     )
     assert positions(lint(dockerfile, platform=platform), "GSL105") == [(line, 17)]
+
+
+def test_a_stage_inherits_env_but_not_args(tmp_path: Path) -> None:
+    text = (
+        "FROM alpine:3.19 AS a\nARG A=1\nENV E=2\nARG B=3\nENV B=$B\nWORKDIR /app\nUSER app\n"
+        "FROM a AS b\nARG E=4\n"
+        "FROM b AS c\nRUN true\n"
+    )
+    (build,) = targets(tmp_path, text)
+    a, b, c = build.stages
+    assert dict(a.final_state.env) == {"A": "1", "E": "2", "B": "3"}
+    assert dict(b.states[0].env) == {"E": "2", "B": "3"}  # A ended with stage a
+    # E came from an ENV, so the value an ARG gave it in b goes on into c's image.
+    assert dict(c.states[0].env) == {"E": "4", "B": "3"}
+    assert (c.states[0].workdir, c.states[0].user) == ("/app", "app")
+    assert build.root_base(c) is a and build.final_chain == (2, 1, 0)
+
+
+def test_a_workdir_longer_than_linux_allows_does_not_grow(tmp_path: Path) -> None:
+    # 4096 bytes is Linux's PATH_MAX: a longer WORKDIR fails the build, and thousands of
+    # relative ones would otherwise hold an ever longer path in every later state.
+    at = "/" + "x" * 4094  # 4095 bytes and the NUL: the longest path Linux takes
+    text = f"FROM alpine:3.19\nWORKDIR {at}\nRUN true\nWORKDIR y\nRUN true\n"
+    (build,) = targets(tmp_path, text)
+    states = build.stages[0].states
+    assert states[1].workdir == at
+    assert states[3].workdir == at  # /xxx.../y would be 4097 bytes

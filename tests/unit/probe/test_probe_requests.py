@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from gpuship.errors import InputError
+from gpuship.errors import InputError, LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.probe.config import RequestConfig
 from gpuship.probe.requests import load_requests
 
@@ -54,5 +56,46 @@ def test_bad_lines_name_file_and_line(tmp_path: Path, content: str, message: str
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read the requests file"):
+    with pytest.raises(InputError, match=r"cannot read probe\.request\.requests-file"):
         load_requests(RequestConfig(), "absent.jsonl", tmp_path)
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    # Read as a file, a FIFO with no writer blocks the probe forever.
+    os.mkfifo(tmp_path / "r.jsonl")
+    field = "probe.shortage.requests-file"
+    with pytest.raises(InputError) as error:
+        load_requests(RequestConfig(), "r.jsonl", tmp_path, field=field)
+    assert str(error.value) == f"{tmp_path / 'r.jsonl'}: {field} is not a regular file (a FIFO)"
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_refused_before_it_is_read(tmp_path: Path, device: str) -> None:
+    # /dev/zero and /dev/urandom never end (their size is 0, so a size check lets them in).
+    with pytest.raises(InputError, match=r"probe.request.requests-file is not a regular file"):
+        load_requests(RequestConfig(), device, tmp_path)
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "requests").mkdir()
+    with pytest.raises(InputError, match="is not a regular file"):
+        load_requests(RequestConfig(), "requests", tmp_path)
+
+
+def test_size_at_the_limit_and_past_it(tmp_path: Path) -> None:
+    line = b'{"path": "/a"}\n'
+    (tmp_path / "r.jsonl").write_bytes(line * 4)
+    at = DEFAULT_LIMITS.override(requests_file_max_bytes=len(line) * 4)
+    assert len(load_requests(RequestConfig(), "r.jsonl", tmp_path, limits=at)) == 4
+    past = DEFAULT_LIMITS.override(requests_file_max_bytes=len(line) * 4 - 1)
+    with pytest.raises(LimitExceeded, match=r"limit limits\.requests-file-max-bytes"):
+        load_requests(RequestConfig(), "r.jsonl", tmp_path, limits=past)
+
+
+def test_requests_at_the_limit_and_past_it(tmp_path: Path) -> None:
+    (tmp_path / "r.jsonl").write_text('{"path": "/a"}\n\n{"path": "/b"}\n{"path": "/c"}\n')
+    at = DEFAULT_LIMITS.override(requests_file_max_requests=3)
+    assert len(load_requests(RequestConfig(), "r.jsonl", tmp_path, limits=at)) == 3
+    past = DEFAULT_LIMITS.override(requests_file_max_requests=2)
+    with pytest.raises(LimitExceeded, match=r"r.jsonl:4: more than 2 requests \(limit limits"):
+        load_requests(RequestConfig(), "r.jsonl", tmp_path, limits=past)

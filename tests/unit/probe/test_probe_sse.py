@@ -1,8 +1,11 @@
-"""Token events of OpenAI-compatible streams, fed in arbitrary pieces."""
+"""Token events of OpenAI-compatible streams, fed in arbitrary pieces, and why a finished
+stream is not a good answer."""
 
 from __future__ import annotations
 
-from gpuship.http.sse import TokenStream
+import pytest
+
+from gpuship.http.sse import MAX_LINE_BYTES, TokenStream
 
 CHAT = (
     b'data: {"choices": [{"delta": {"role": "assistant"}}]}\n\n'
@@ -30,3 +33,79 @@ def test_completions_text_and_malformed_chunks() -> None:
     data = b'data: {"choices": [{"text": "a"}]}\n\ndata: {oops\n\ndata: [1]\n\n: comment\n\n'
     assert stream.feed(data) == 1
     assert stream.malformed == 2 and not stream.done
+
+
+def _finished(data: bytes, piece: int | None = None) -> TokenStream:
+    stream = TokenStream()
+    step = piece or len(data) or 1
+    for start in range(0, len(data), step):
+        stream.feed(data[start : start + step])
+    stream.finish()
+    return stream
+
+
+@pytest.mark.parametrize("piece", [None, 1, 2, 5])
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_every_line_end_of_the_standard_in_any_pieces(end: bytes, piece: int | None) -> None:
+    stream = _finished(CHAT.replace(b"\n", end), piece)
+    assert (stream.texts, stream.usage_tokens, stream.done) == (2, 5, True)
+    assert stream.failure() is None
+
+
+def test_data_lines_of_one_event_join_and_one_space_is_dropped() -> None:
+    data = b'data:{"choices":\ndata:  [{"text": "a"}]}\n\ndata:[DONE]\n\n'
+    stream = _finished(data)
+    assert (stream.texts, stream.done, stream.failure()) == (1, True, None)
+
+
+def test_a_last_done_without_a_line_end_still_counts() -> None:
+    stream = _finished(b'data: {"choices": [{"text": "a"}]}\n\ndata: [DONE]')
+    assert stream.done and stream.failure() is None
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"", "no-tokens"),  # a 200 and nothing
+        (b": keep-alive\n\n" * 50, "no-tokens"),  # keep-alives, never an event
+        (  # role-only and empty deltas, a usage chunk claiming tokens, [DONE]
+            b'data: {"choices": [{"delta": {"role": "assistant"}}]}\n\n'
+            b'data: {"choices": [{"delta": {"content": ""}}]}\n\n'
+            b'data: {"choices": [], "usage": {"completion_tokens": 9}}\n\ndata: [DONE]\n\n',
+            "no-tokens",
+        ),
+        (b"<html><body>502 Bad Gateway</body></html>\n", "not-sse"),
+        (b'{"choices": [{"text": "a"}]}\n', "not-sse"),  # a JSON answer, not a stream
+        (CHAT.replace(b'{"content": "lo"}', b'{"content": "lo"'), "bad-event"),
+        (b"data: <html>\n\n" + CHAT, "bad-event"),
+        (
+            CHAT.replace(b"data: [DONE]", b'data: {"error": {"message": "engine died"}}'),
+            "error-event",
+        ),
+        (
+            CHAT.replace(b"data: [DONE]", b'data: {"object": "error", "message": "x"}'),
+            "error-event",
+        ),
+        (b"event: error\ndata: overloaded\n\n" + CHAT, "error-event"),
+        (CHAT.replace(b"data: [DONE]\n\n", b""), "no-done"),  # cut after the tokens
+    ],
+)
+def test_a_stream_that_is_no_good_answer_says_why(body: bytes, reason: str) -> None:
+    assert _finished(body).failure() == reason
+    assert _finished(body, 3).failure() == reason
+
+
+def test_ttft_counts_only_chunks_with_text() -> None:
+    stream = TokenStream()
+    assert stream.feed(b': ping\n\ndata: {"choices": [{"delta": {"role": "a"}}]}\n\n') == 0
+    assert stream.feed(b'data: {"choices": [{"delta": {"content": "x"}}]}\n\n') == 1
+
+
+def test_a_body_without_line_ends_is_bounded_and_bad() -> None:
+    stream = TokenStream()
+    for _ in range(5):
+        stream.feed(b"x" * (MAX_LINE_BYTES // 2))
+    assert len(stream._pending) <= MAX_LINE_BYTES
+    stream.feed(b"\n" + CHAT)
+    stream.finish()
+    assert stream.texts == 2 and stream.failure() == "bad-event"

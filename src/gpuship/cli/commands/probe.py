@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         stable = args.stable or stable_of(args.image, config.compare.stable_tag)
         if stable == args.image:
             stable = None  # the candidate is what stable points at: nothing to compare
-    request = ProbeRequest(args.image, stable, args.url, config, base, ctx.environ)
+    request = ProbeRequest(args.image, stable, args.url, config, base, ctx.environ, ctx.limits)
     return _with_json_file(probe(request, progress), args)
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Stage, State, expand
+from gpuship.lint.stages import Env, Stage, State, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -133,12 +133,12 @@ def removes(run: Run, *, paths: tuple[str, ...] = (), after: Command | None = No
     return False
 
 
-def home(env: Mapping[str, str | None]) -> str:
+def home(env: Env) -> str:
     """$HOME as RUN commands see it: an ENV HOME, else root's."""
     return env.get("HOME") or "/root"
 
 
-def user_cache(env: Mapping[str, str | None], tool: str, variable: str) -> str:
+def user_cache(env: Env, tool: str, variable: str) -> str:
     """Where `tool` caches: its own variable, else $XDG_CACHE_HOME/tool, else ~/.cache/tool."""
     return (
         env.get(variable)
@@ -146,7 +146,7 @@ def user_cache(env: Mapping[str, str | None], tool: str, variable: str) -> str:
     )
 
 
-def home_path(text: str, env: Mapping[str, str | None]) -> str:
+def home_path(text: str, env: Env) -> str:
     """A path word with its variables and a leading `~` expanded (unknown parts kept)."""
     value = expand(text, env)[0].replace("$HOME", home(env)).replace("${HOME}", home(env))
     if value == "~" or value.startswith("~/"):
@@ -173,31 +173,36 @@ def context_copies(stages: Iterable[Stage]) -> Iterator[tuple[Stage, Instruction
 
 def final_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs of stages whose filesystem is the produced image."""
-    chain = set(analysis.build.final_chain)
-    for run in analysis.runs:
-        if run.stage.index in chain:
-            yield run
+    return analysis.runs_in(analysis.build.final_chain)
 
 
-def runs_before(analysis: Analysis, run: Run) -> list[Run]:
-    """RUNs before `run` in its stage and in the stages it is built FROM, in build order: what
-    its filesystem (and config files) already hold."""
-    chain: list[int] = []
-    current: Stage | None = run.stage
-    while current is not None and current.index not in chain:
-        chain.append(current.index)
-        current = analysis.stages[current.parent] if current.parent is not None else None
-    found: list[Run] = []
-    for index in reversed(chain):
-        for other in analysis.runs_of(analysis.stages[index]):
-            if other.stage is run.stage and other.instruction.index >= run.instruction.index:
-                break
-            found.append(other)
-    return found
+def by_pipeline(commands: Iterable[Command]) -> dict[int, list[Command]]:
+    """`commands` grouped by the pipeline they are in: what a command pipes into is looked for
+    among its own pipeline's, not every command of the RUN (a RUN of thousands of downloads)."""
+    grouped: dict[int, list[Command]] = {}
+    for command in commands:
+        grouped.setdefault(command.pipeline, []).append(command)
+    return grouped
+
+
+def first_in_chains(stages: Iterable[Stage], runs: Iterable[Run]) -> dict[int, int]:
+    """For each of `stages` (in file order), the instruction index of the first of `runs` in
+    it or in the stages it is built FROM: whether its filesystem holds what such a RUN did
+    before a given line. One pass over the stages, not a walk up the chain for each question
+    (a chain of a thousand stages asked once per stage)."""
+    own: dict[int, int] = {}
+    for run in runs:
+        index = run.instruction.index
+        own[run.stage.index] = min(own.get(run.stage.index, index), index)
+    first: dict[int, int] = {}
+    for stage in stages:  # a parent always comes earlier in the file, and its RUNs too
+        inherited = first.get(stage.parent) if stage.parent is not None else None
+        found = inherited if inherited is not None else own.get(stage.index)
+        if found is not None:
+            first[stage.index] = found
+    return first
 
 
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs the build of the target executes."""
-    for run in analysis.runs:
-        if run.stage.index in analysis.build.reachable:
-            yield run
+    return analysis.runs_in(analysis.build.reachable)

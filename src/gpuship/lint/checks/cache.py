@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import (
     Hit,
     at_word,
     final_runs,
+    first_in_chains,
     home,
     removes,
     truthy,
@@ -17,19 +19,19 @@ from gpuship.lint.checks.base import (
 )
 from gpuship.lint.packages import PythonInstall
 from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.stages import Stage
+from gpuship.lint.stages import Env
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
-    configured = pip_cache_configured_off(analysis)
+    configured = analysis.per_file(pip_cache_configured_off)
     for run in final_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
             if install is not None:
                 if install.tool == "pip" and not _pip_clean(
-                    analysis, configured, run, command, env, install.options
+                    configured, run, command, env, install.options
                 ):
                     yield at_word(
                         "GSL301",
@@ -95,7 +97,7 @@ def conda_installer(command: Command) -> str | None:
     return None
 
 
-def left_caches(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
+def left_caches(configured: CacheOff, run: Run) -> list[str]:
     """The cache directories the installs of `run` leave in its layer (for GSL701: deleting
     them in a later RUN does not shrink the image)."""
     found: list[str] = []
@@ -111,9 +113,7 @@ def left_caches(analysis: Analysis, configured: dict[int, int], run: Run) -> lis
             ):
                 found.append("/var/lib/apt/lists")
             continue
-        if install.tool == "pip" and not _pip_clean(
-            analysis, configured, run, command, env, install.options
-        ):
+        if install.tool == "pip" and not _pip_clean(configured, run, command, env, install.options):
             found.append(user_cache(env, "pip", "PIP_CACHE_DIR"))
         elif install.tool == "uv" and not _uv_clean(run, command, env, install.options):
             found.append(user_cache(env, "uv", "UV_CACHE_DIR"))
@@ -123,16 +123,15 @@ def left_caches(analysis: Analysis, configured: dict[int, int], run: Run) -> lis
 
 
 def _pip_clean(
-    analysis: Analysis,
-    configured: dict[int, int],
+    configured: CacheOff,
     run: Run,
     command: Command,
-    env: dict[str, str | None],
+    env: Env,
     options: frozenset[str],
 ) -> bool:
     if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
         return True
-    if _configured_before(analysis, configured, run, command):
+    if _configured_before(configured, run, command):
         return True
     cache_dir = user_cache(env, "pip", "PIP_CACHE_DIR")
     if _cache_mounted(run, env, "pip", cache_dir):
@@ -143,7 +142,7 @@ def _pip_clean(
     return removes(run, paths=(cache_dir,), after=command)
 
 
-def _cache_mounted(run: Run, env: dict[str, str | None], tool: str, cache_dir: str) -> bool:
+def _cache_mounted(run: Run, env: Env, tool: str, cache_dir: str) -> bool:
     """A cache/tmpfs mount on the tool's cache or on the whole ~/.cache."""
     caches = (home(env) + "/.cache", "/root/.cache", "~/.cache")
     return run.has_mount_on(f".cache/{tool}", cache_dir) or any(
@@ -151,15 +150,29 @@ def _cache_mounted(run: Run, env: dict[str, str | None], tool: str, cache_dir: s
     )
 
 
-def pip_cache_configured_off(analysis: Analysis) -> dict[int, int]:
-    """The RUNs that run `pip config set global.no-cache-dir true` (instruction index -> stage
-    index): pip's config file keeps the cache off for every later pip of the stage and of the
-    stages built on it. Computed once per file."""
-    return {
-        run.instruction.index: run.stage.index
-        for run in analysis.runs
-        if any(_sets_no_cache(command) for command in run.commands)
-    }
+@dataclass(frozen=True)
+class CacheOff:
+    """Where `pip config set global.no-cache-dir true` keeps pip's cache off: pip's config file
+    holds it for every later pip of the stage and of the stages built on it."""
+
+    first: dict[int, int]  # stage index -> the first RUN setting it, there or up its chain
+    after: frozenset[int]  # id() of each command after one setting it in the same RUN
+
+
+def pip_cache_configured_off(analysis: Analysis) -> CacheOff:
+    """Where the file turns pip's cache off in its config. Computed once per file
+    (`Analysis.per_file`)."""
+    setting: list[Run] = []
+    after: set[int] = set()
+    for run in analysis.runs:
+        seen = False
+        for command in run.commands:
+            if seen:
+                after.add(id(command))
+            elif _sets_no_cache(command):
+                seen = True
+                setting.append(run)
+    return CacheOff(first_in_chains(analysis.stages, setting), frozenset(after))
 
 
 def _sets_no_cache(command: Command) -> bool:
@@ -174,32 +187,14 @@ def _sets_no_cache(command: Command) -> bool:
     )
 
 
-def _configured_before(
-    analysis: Analysis, configured: dict[int, int], run: Run, command: Command
-) -> bool:
+def _configured_before(configured: CacheOff, run: Run, command: Command) -> bool:
     """A `pip config set ... no-cache-dir` earlier in this RUN, or in an earlier RUN of the
-    stage chain (a stage's parents come before it in the file)."""
-    if not configured:
-        return False
-    if run.instruction.index in configured:
-        for other in run.commands:
-            if other is command:
-                break
-            if _sets_no_cache(other):
-                return True
-    chain = set()
-    stage: Stage | None = run.stage
-    while stage is not None and stage.index not in chain:
-        chain.add(stage.index)
-        stage = analysis.stages[stage.parent] if stage.parent is not None else None
-    return any(
-        index < run.instruction.index and owner in chain for index, owner in configured.items()
-    )
+    stage chain."""
+    first = configured.first.get(run.stage.index)
+    return id(command) in configured.after or (first is not None and first < run.instruction.index)
 
 
-def _uv_clean(
-    run: Run, command: Command, env: dict[str, str | None], options: frozenset[str]
-) -> bool:
+def _uv_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> bool:
     # `--no-cache-dir` is uv's documented alias of `--no-cache` (uv-cache CacheArgs).
     if {"--no-cache", "--no-cache-dir", "-n"} & options or truthy(env.get("UV_NO_CACHE")):
         return True
@@ -216,14 +211,12 @@ def _uv_clean(
     return removes(run, paths=(cache_dir,), after=command)
 
 
-def poetry_cache_dir(env: dict[str, str | None]) -> str:
+def poetry_cache_dir(env: Env) -> str:
     """Where poetry caches (POETRY_CACHE_DIR, default ~/.cache/pypoetry)."""
     return user_cache(env, "pypoetry", "POETRY_CACHE_DIR")
 
 
-def _poetry_clean(
-    run: Run, command: Command, env: dict[str, str | None], install: PythonInstall
-) -> bool:
+def _poetry_clean(run: Run, command: Command, env: Env, install: PythonInstall) -> bool:
     if "--no-cache" in install.options:
         return True
     cache_dir = poetry_cache_dir(env)

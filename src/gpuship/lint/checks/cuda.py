@@ -44,7 +44,7 @@ from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
 from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Stage, env_pairs, expand
+from gpuship.lint.stages import Env, Stage, env_pairs, expand
 from gpuship.report import Severity
 
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
@@ -206,7 +206,7 @@ def _torch(
     run: Run,
     install: PythonInstall,
     spec: Spec,
-    env: dict[str, str | None],
+    env: Env,
     *,
     word: Word | None = None,
     file: FileSpec | None = None,
@@ -256,7 +256,7 @@ def _one_release(specifier: str) -> str | None:
 
 
 def _index_variant(
-    command: Command, install: PythonInstall, env: dict[str, str | None], file: FileSpec | None
+    command: Command, install: PythonInstall, env: Env, file: FileSpec | None
 ) -> tuple[str | None, str | None, bool]:
     """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables), the
     text that chose it, and whether that index is merged with PyPI (pip's --extra-index-url and
@@ -288,7 +288,7 @@ def _index_variant(
     return None, None, False
 
 
-def _merged_indexes(install: PythonInstall, env: dict[str, str | None]) -> set[str]:
+def _merged_indexes(install: PythonInstall, env: Env) -> set[str]:
     """Index URL texts whose packages compete with PyPI's on version alone."""
     argv = install.command.argv
     strategy = env.get("UV_INDEX_STRATEGY") or next(
@@ -515,13 +515,15 @@ def _size(mb: float) -> str:
 
 def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
     chain = set(analysis.build.final_chain)
+    # The newest CUDA a torch of the image bundles: the same for every stage of the chain.
+    bundled = max(
+        (c for t in torches if t.run.stage.index in chain and (c := _torch_cuda(t))), default=None
+    )
     for stage in analysis.final_stages():
         base = base_cuda(analysis.build.root_base(stage))
         highest = Version.parse(base.cuda) if base and base.cuda else None
-        for torch in torches:
-            cuda = _torch_cuda(torch)
-            if torch.run.stage.index in chain and cuda and (highest is None or cuda > highest):
-                highest = cuda
+        if bundled is not None and (highest is None or bundled > highest):
+            highest = bundled
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword != "ENV":
                 continue
@@ -608,7 +610,7 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                 )
 
 
-def _ggml_native_build(run: Run, command: Command, env: dict[str, str | None]) -> Hit | None:
+def _ggml_native_build(run: Run, command: Command, env: Env) -> Hit | None:
     """llama-cpp-python built with `CMAKE_ARGS=-DGGML_CUDA=on` and no arch list: ggml sets
     CMAKE_CUDA_ARCHITECTURES to `native` while GGML_NATIVE is on, its default unless
     cross-compiling or SOURCE_DATE_EPOCH is set (ggml/src/ggml-cuda/CMakeLists.txt and
@@ -729,35 +731,26 @@ def _builds_cuda(analysis: Analysis, clones: Clones, run: Run, setup_py: str) ->
     """True when the setup.py the RUN sees compiles CUDA code: read through the COPY that
     brought it, or a git clone (earlier in the stage) of a project known to build kernels
     with torch's cpp_extension."""
-    container = container_path(run.state.workdir, setup_py, dict(run.state.env))
+    container = container_path(run.state.workdir, setup_py, run.state.env)
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
     if text is not None:
         return bool(_CUDA_BUILD.search(text))
     directory = container.rsplit("/", 1)[0] or "/"
-    return any(
-        _project_of(url.lower()) in _TORCH_ARCH_PROJECTS
-        for url in _clones_into(analysis, clones, run, directory)
-    )
-
-
-Clones = dict[int, list[tuple[int, str, str]]]  # stage -> (instruction, directory, URL)
-
-
-def _clones_into(analysis: Analysis, clones: Clones, run: Run, directory: str) -> Iterator[str]:
-    """URLs of `git clone`s earlier in `run`'s stage (or in that RUN) that create `directory`."""
     if run.stage.index not in clones:
-        clones[run.stage.index] = _stage_clones(analysis, run.stage)
-    for index, created, url in clones[run.stage.index]:
-        if index > run.instruction.index:
-            return
-        if created == directory:
-            yield url
+        clones[run.stage.index] = _kernel_clones(analysis, run.stage)
+    first = clones[run.stage.index].get(directory)
+    return first is not None and first <= run.instruction.index
 
 
-def _stage_clones(analysis: Analysis, stage: Stage) -> list[tuple[int, str, str]]:
-    """(instruction index, directory created, URL) of every `git clone` of `stage`."""
-    found = []
+Clones = dict[int, dict[str, int]]  # stage -> directory -> the RUN of its first kernel clone
+
+
+def _kernel_clones(analysis: Analysis, stage: Stage) -> dict[str, int]:
+    """The directories `git clone`s of `stage` create with a project known to build kernels
+    with torch's cpp_extension, each with the first such RUN (instruction index): a RUN sees
+    the clones of its stage's earlier RUNs and its own."""
+    found: dict[str, int] = {}
     for other in analysis.runs_of(stage):
         for command in other.commands:
             argv = command.argv
@@ -765,13 +758,13 @@ def _stage_clones(analysis: Analysis, stage: Stage) -> list[tuple[int, str, str]
                 continue
             positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
             positional = [a for a in positional if a not in _option_values(argv)]
-            if not positional:
+            if not positional or _project_of(positional[0].lower()) not in _TORCH_ARCH_PROJECTS:
                 continue
             url = positional[0]
             name = url.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1]
             dest = positional[1] if len(positional) > 1 else name
             created = container_path(other.state.workdir, dest, other.env_at(command))
-            found.append((other.instruction.index, created, url))
+            found.setdefault(created, other.instruction.index)
     return found
 
 

@@ -3,11 +3,13 @@ framework images, other `-devel` images)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from gpuship.lint.checks.base import image_reference
 from gpuship.lint.stages import Stage
+from gpuship.registry.reference import Reference
 
 _CUDA_TAG = re.compile(r"^(\d+\.\d+)(?:\.\d+)?-(.+)$")
 _EMBEDDED_CUDA = re.compile(r"cuda(\d+\.\d+)")
@@ -39,6 +41,13 @@ def base_cuda(stage: Stage) -> BaseCuda | None:
     reference = image_reference(stage)
     if reference is None or reference.tag is None:
         return None
+    return _stated(reference)
+
+
+@functools.lru_cache(maxsize=512)
+def _stated(reference: Reference) -> BaseCuda | None:
+    # Several rules ask for the base of every RUN, for each target: read each name once.
+    assert reference.tag is not None  # base_cuda passes only tagged references
     name = reference.name.lower()
     tag = reference.tag.lower()
     tokens = set(re.split(r"[-_.]", tag))

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 
 from gpuship.dockerfile.source import Instruction
 from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.checks import leftovers
-from gpuship.lint.checks.base import Hit, at_word, context_copies, is_python, runs_before
-from gpuship.lint.checks.cache import left_caches, pip_cache_configured_off
+from gpuship.lint.checks.base import Hit, at_word, context_copies, first_in_chains, is_python
+from gpuship.lint.checks.cache import CacheOff, left_caches, pip_cache_configured_off
 from gpuship.lint.checks.cuda import compiles_at_install
 from gpuship.lint.checks.weights import downloads
 from gpuship.lint.context import context_relative
 from gpuship.lint.packages import PythonInstall, os_install
-from gpuship.lint.shell import SHELLS
+from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.stages import Stage, State, expand_word
 from gpuship.units import human_size
 
@@ -59,7 +62,7 @@ def _is_manifest(source: str) -> bool:
     return name in _MANIFESTS or (name.startswith("requirements") and name.endswith(".txt"))
 
 
-def _code_copy(analysis: Analysis, stage: Stage, instruction: Instruction) -> bool:
+def _code_copy(analysis: Analysis, instruction: Instruction, state: State, later: _Later) -> bool:
     """A COPY of source code (edited on every change): `*.py`, a directory of code, or a code
     file (`COPY handler.py /app/`).
 
@@ -67,7 +70,8 @@ def _code_copy(analysis: Analysis, stage: Stage, instruction: Instruction) -> bo
     download.py /opt/` then `RUN python /opt/download.py`, `COPY scripts /tmp/s/` then `RUN bash
     /tmp/s/install.sh`), which is that step's input; and a project skeleton, the Python files
     copied beside a manifest (`COPY pyproject.toml build_backend.py ./`) or a package's
-    `__init__.py`, which the documented dependency-layer pattern needs."""
+    `__init__.py`, which the documented dependency-layer pattern needs. `later` gives what the
+    stage's RUNs use."""
     if instruction.keyword not in ("COPY", "ADD") or instruction.flag("from") is not None:
         return False
     context = analysis.context
@@ -81,67 +85,118 @@ def _code_copy(analysis: Analysis, stage: Stage, instruction: Instruction) -> bo
             context.exists
             and context.is_dir(directory)
             and any(f.path.endswith(_CODE_SUFFIXES) for f in context.files_under(directory))
-            and not _runs_from(analysis, stage, instruction, _destination(instruction, stage))
+            and later.use.runs_below.get(_destination(instruction, state), -1) <= instruction.index
         ):
             return True
         name = posixpath.basename(source)
         if (
             source.lower().endswith(_CODE_SUFFIXES)
             and not (skeleton or name in _SKELETON_FILES)
-            and not _used_later(analysis, stage, instruction, name)
+            and later.use.named.get(name, -1) <= instruction.index
         ):
             return True
     return False
 
 
-def _destination(instruction: Instruction, stage: Stage) -> str:
-    """The absolute container path a COPY writes to (its last argument, from WORKDIR)."""
-    state = stage.states[stage.instructions.index(instruction)]
+def _destination(instruction: Instruction, state: State) -> str:
+    """The container directory a COPY writes to or into (its last argument, from WORKDIR), as
+    a prefix: `/opt/tools/`."""
     raw = expand_word(instruction.args[-1], state.env)[0]
-    return posixpath.normpath(posixpath.join(state.workdir, raw))
+    return posixpath.normpath(posixpath.join(state.workdir, raw)).rstrip("/") + "/"
 
 
-def _runs_from(analysis: Analysis, stage: Stage, copy: Instruction, directory: str) -> bool:
-    """True when a RUN after `copy` in `stage` runs a program or script from `directory`
-    (`bash /tmp/installers/install_k2.sh`, `/opt/tools/setup.sh`)."""
-    prefix = directory.rstrip("/") + "/"
-    for run in analysis.runs_of(stage):
-        if run.instruction.index <= copy.index:
-            continue
+@dataclass(frozen=True)
+class _LaterUse:
+    """What the RUNs of a stage use, each with the last RUN (instruction index) that does: so
+    "does a RUN after this COPY use what it copied" costs one pass over the stage's RUNs, not
+    one per COPY (a thousand COPYs of scripts that the stage's last RUNs run)."""
+
+    named: dict[str, int]  # a code file name a COPY copies -> the last RUN whose text holds it
+    runs_below: dict[str, int]  # a COPY's destination -> the last RUN running a program below it
+
+
+# Where a code file name may end in a RUN's text (no suffix is a prefix of another).
+_SUFFIX_AT = re.compile(
+    "(?=(" + "|".join(re.escape(s) for s in _CODE_SUFFIXES) + "))", re.IGNORECASE
+)
+
+
+class _Later:
+    """A stage's `_LaterUse`, read for the first COPY that asks."""
+
+    def __init__(self, analysis: Analysis, stage: Stage) -> None:
+        self._analysis = analysis
+        self._stage = stage
+
+    @cached_property
+    def use(self) -> _LaterUse:
+        return _later_use(self._analysis, self._stage)
+
+
+def _later_use(analysis: Analysis, stage: Stage) -> _LaterUse:
+    """The code file names and destinations of `stage`'s COPYs, each with the last RUN of the
+    stage that names the file or runs a program from below the destination."""
+    names: set[str] = set()
+    destinations: set[str] = set()
+    for instruction, state in zip(stage.instructions, stage.states, strict=True):
+        if instruction.keyword in ("COPY", "ADD") and instruction.args:
+            destinations.add(_destination(instruction, state))
+            names.update(
+                posixpath.basename(s)
+                for s in instruction.args[:-1]
+                if s.lower().endswith(_CODE_SUFFIXES)
+            )
+    lengths = {len(name) for name in names}
+    depths = {d.count("/") for d in destinations}
+    named: dict[str, int] = {}
+    runs_below: dict[str, int] = {}
+    for run in analysis.runs_of(stage):  # in file order: the last one stays
+        text = run.instruction.text.value
+        for match in _SUFFIX_AT.finditer(text):  # a name holding a suffix ends with it
+            end = match.start() + len(match.group(1))
+            for length in lengths:
+                if end >= length and text[end - length : end] in names:
+                    named[text[end - length : end]] = run.instruction.index
         for command in run.commands:
-            words = command.words
-            candidates = list(words[:1])
-            if command.name in SHELLS or is_python(command):
-                candidates = [w for w in words[1:2] if not w.text.startswith("-")]
-            for word in candidates:
+            for word in _program_words(command):
                 path = container_path(run.state.workdir, word.text, run.env_at(command))
-                if path.startswith(prefix):
-                    return True
-    return False
+                for directory in _directories_above(path, depths):
+                    if directory in destinations:
+                        runs_below[directory] = run.instruction.index
+    return _LaterUse(named, runs_below)
 
 
-def _used_later(analysis: Analysis, stage: Stage, copy: Instruction, name: str) -> bool:
-    """True when a RUN after `copy` in `stage` names `name` (a file name or a path)."""
-    if name in ("", "/", "."):
-        return False
-    return any(
-        run.instruction.index > copy.index and name in run.instruction.text.value
-        for run in analysis.runs_of(stage)
-    )
+def _program_words(command: Command) -> list[Word]:
+    """The word naming the program or script a command runs (`bash /tmp/s/install.sh`)."""
+    words = command.words
+    if command.name in SHELLS or is_python(command):
+        return [w for w in words[1:2] if not w.text.startswith("-")]
+    return list(words[:1])
+
+
+def _directories_above(path: str, depths: set[int]) -> Iterator[str]:
+    """The directories above `path` ("/opt/", "/opt/tools/") with as many "/" as one of
+    `depths`: a path a thousand directories deep is not cut a thousand times."""
+    end = -1
+    for depth in range(1, max(depths, default=0) + 1):
+        end = path.find("/", end + 1)
+        if end < 0:
+            return
+        if depth in depths:
+            yield path[: end + 1]
 
 
 def _order(analysis: Analysis) -> Iterator[Hit]:
     heavy_runs = {d.run.instruction.index: d for d in downloads(analysis)}
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         copy: Instruction | None = None
         reported = False
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         whole = False
-        for instruction in stage.instructions:
+        later = _Later(analysis, stage)
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if copy is None and (
-                _whole_context_copy(instruction) or _code_copy(analysis, stage, instruction)
+                _whole_context_copy(instruction) or _code_copy(analysis, instruction, state, later)
             ):
                 copy = instruction
                 whole = _whole_context_copy(instruction)
@@ -232,19 +287,21 @@ def _dependencies_layered(
 ) -> bool:
     """True when a RUN before `copy` (this stage or one it is built FROM) ran the same tool with
     the project left out: its dependencies are in that earlier layer."""
-    for earlier in runs_before(analysis, run):
-        if earlier.stage is run.stage and earlier.instruction.index > copy.index:
-            continue
-        for command in earlier.commands:
-            other = earlier.python_install(command)
-            if (
-                other is not None
-                and other.tool == install.tool
-                and other.project
-                and _DEPENDENCIES_ONLY & other.options
-            ):
-                return True
-    return False
+    first = analysis.per_file(_layered_installs).get(install.tool, {}).get(run.stage.index)
+    return first is not None and first < copy.index
+
+
+def _layered_installs(analysis: Analysis) -> dict[str, dict[int, int]]:
+    """Per tool, for each stage: the first RUN there or up its FROM chain that installed the
+    dependencies without the project (`uv sync --no-install-project`, `poetry install
+    --no-root`). Computed once per file (`Analysis.per_file`)."""
+    by_tool: dict[str, list[Run]] = {}
+    for run in analysis.runs:
+        for command in run.commands:
+            install = run.python_install(command)
+            if install is not None and install.project and _DEPENDENCIES_ONLY & install.options:
+                by_tool.setdefault(install.tool, []).append(run)
+    return {tool: first_in_chains(analysis.stages, runs) for tool, runs in by_tool.items()}
 
 
 def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
@@ -258,9 +315,9 @@ def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
     return [dest]
 
 
-def _created_by_run(analysis: Analysis, configured: dict[int, int], run: Run) -> list[str]:
-    created = left_caches(analysis, configured, run)
-    env = dict(run.state.env)
+def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
+    created = left_caches(configured, run)
+    env = run.state.env
     for command in run.commands:
         argv = command.argv
         for flag in ("-o", "--output", "-O", "--output-document"):
@@ -279,7 +336,7 @@ def _created_by_run(analysis: Analysis, configured: dict[int, int], run: Run) ->
 
 
 def _waste(analysis: Analysis) -> Iterator[Hit]:
-    configured = pip_cache_configured_off(analysis)
+    configured = analysis.per_file(pip_cache_configured_off)
     for stage in analysis.final_stages():
         created: dict[str, Instruction] = {}
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
@@ -292,7 +349,7 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
             if run is None:
                 continue
             yield from _deletions(run, stage, created)
-            for path in _created_by_run(analysis, configured, run):
+            for path in _created_by_run(configured, run):
                 created[path] = instruction
 
 
@@ -303,7 +360,7 @@ def _deletions(run: Run, stage: Stage, created: dict[str, Instruction]) -> Itera
         for word in command.words[1:]:
             if word.text.startswith("-"):
                 continue
-            target = container_path(run.state.workdir, word.text.rstrip("*"), dict(run.state.env))
+            target = container_path(run.state.workdir, word.text.rstrip("*"), run.state.env)
             if target == "/":
                 continue
             for path, origin in created.items():

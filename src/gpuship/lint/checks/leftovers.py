@@ -9,6 +9,7 @@ left unknown (an unexpanded variable, a `cd` to one) means the file is not repor
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import posixpath
 import re
@@ -27,6 +28,7 @@ _INSTALL_INPUTS = re.compile(
 _URL = re.compile(r"^https?://", re.IGNORECASE)
 # curl short options that take a value (`-fsSLo out`: what follows `o` is its value).
 _CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
+_DELETERS = frozenset({"rm", "find", "unlink", "shred"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     for run in final_runs(analysis):
         cwd: str | None = run.state.workdir
         commands = list(run.commands)
+        # The RUN's deletions (and where they are): a download looks only at those after it,
+        # not at every later command (a RUN of thousands of downloads).
+        deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS]
         for index, command in enumerate(commands):
             if command.file is not None:
                 continue  # a script's own `cd`s are not followed: its paths are unknown
@@ -50,7 +55,8 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                 cwd = _moved(cwd, command, run)
                 continue
             for saved in _saved(command, run, cwd):
-                if _kept(run, saved, commands[index + 1 :]):
+                later = deletions[bisect.bisect_right(deletions, index, key=lambda d: d[0]) :]
+                if _kept(run, saved, [c for _, c in later]):
                     shown = posixpath.join(saved.directory or "", saved.name)
                     yield at_word(
                         "GSL702",
@@ -168,7 +174,7 @@ def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
     ):
         return False
     for command in later:
-        if command.name not in ("rm", "find", "unlink", "shred"):
+        if command.name not in _DELETERS:
             continue
         env = run.env_at(command)
         for word in command.words[1:]:

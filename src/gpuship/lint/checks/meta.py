@@ -14,9 +14,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     context = analysis.context
     if not context.exists:
         return
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword not in ("COPY", "ADD") or instruction.heredocs:
                 continue

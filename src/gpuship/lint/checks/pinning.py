@@ -7,6 +7,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
@@ -16,6 +17,7 @@ from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
     at_word,
+    by_pipeline,
     image_reference,
     image_token,
     reachable_runs,
@@ -28,7 +30,7 @@ from gpuship.lint.packages import (
     os_package_pinned,
 )
 from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
-from gpuship.lint.stages import Stage, expand
+from gpuship.lint.stages import Env, Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
@@ -77,9 +79,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 def _base_images(analysis: Analysis) -> Iterator[Hit]:
     config = analysis.config
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         reference = image_reference(stage)
         if reference is None:
             continue
@@ -130,10 +130,8 @@ def _base_images(analysis: Analysis) -> Iterator[Hit]:
 def _copy_images(analysis: Analysis) -> Iterator[Hit]:
     """GSL101/102/104 for images named by `COPY --from=` and `RUN --mount=from=` (not stages)."""
     config = analysis.config
-    names = {s.name.lower() for s in analysis.stages if s.name}
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    names = analysis.stage_names
+    for stage in analysis.reachable_stages:
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             refs = (
                 list(instruction.flag_values("from"))
@@ -198,7 +196,7 @@ def _python(
     analysis: Analysis,
     run: Run,
     install: PythonInstall,
-    env: dict[str, str | None],
+    env: Env,
     seen_files: set[tuple[str, int]],
 ) -> Iterator[Hit]:
     command = install.command
@@ -297,9 +295,7 @@ _RAW_URL = (
 )
 
 
-def _remote_requirement_files(
-    run: Run, install: PythonInstall, env: dict[str, str | None]
-) -> Iterator[Hit]:
+def _remote_requirement_files(run: Run, install: PythonInstall, env: Env) -> Iterator[Hit]:
     """GSL106 for `-r https://raw.githubusercontent.com/org/repo/main/requirements.txt`: the file
     (and the versions in it) is whatever the branch holds at build time."""
     for word in (*install.requirement_files, *install.constraint_files):
@@ -391,9 +387,7 @@ def _clone_directory(command: Command, url: str) -> str:
     return posixpath.basename(target.rstrip("/").removesuffix(".git"))
 
 
-def _git_clone(
-    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, command: Command
-) -> Iterator[Hit]:
+def _git_clone(moves: _Moves, run: Run, command: Command) -> Iterator[Hit]:
     texts = command.argv
     if command.name != "git" or "clone" not in texts:
         return
@@ -437,13 +431,22 @@ def _git_clone(
     )
 
 
-def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str]]]]:
-    """Per stage, the RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
-    reset/switch/fetch), with the names of the directories they work in (WORKDIR, `cd X`,
-    `git -C X`). Computed once per file: a stage may hold thousands of RUNs."""
-    found: dict[int, list[tuple[int, frozenset[str]]]] = {}
+@dataclass(frozen=True)
+class _Moves:
+    """Where the RUNs of a target move a clone to a commit or tag."""
+
+    last: dict[tuple[int, str], int]  # (stage, a directory it works in) -> the last such RUN
+    own: frozenset[int]  # RUNs that clone one repository and move it: a move there is its
+
+
+def _pinned_moves(analysis: Analysis) -> _Moves:
+    """The RUNs that move a clone to a commit or tag (`git checkout <sha>`, or
+    reset/switch/fetch), by the names of the directories they work in (WORKDIR, `cd X`,
+    `git -C X`). Computed once per target: a stage may hold thousands of RUNs."""
+    last: dict[tuple[int, str], int] = {}
+    own: set[int] = set()
     for run in reachable_runs(analysis):
-        places = _components(run.state.workdir)
+        places: set[str] = set()
         clones = 0
         for command in run.commands:
             argv = command.argv
@@ -461,36 +464,29 @@ def _pinned_moves(analysis: Analysis) -> dict[int, list[tuple[int, frozenset[str
             if any(
                 _pinned_ref(a, env) for a in argv[2:] if not a.startswith("-") and a not in skip
             ):
+                # The WORKDIR's names only for a RUN that moves one: a WORKDIR may be up to
+                # PATH_MAX deep, and a RUN of thousands in it need not pay for its names.
+                places |= _components(run.state.workdir)
                 if clones == 1:
-                    places.add(_ONLY_CLONE)  # the RUN's one clone: a move in it is that clone's
-                found.setdefault(run.stage.index, []).append(
-                    (run.instruction.index, frozenset(places))
-                )
+                    own.add(run.instruction.index)
+                for place in places:  # RUNs come in file order: the last one stays
+                    last[(run.stage.index, place)] = run.instruction.index
                 break
-    return found
-
-
-_ONLY_CLONE = "/"  # never a path component
+    return _Moves(last, frozenset(own))
 
 
 def _components(path: str) -> set[str]:
     return {part for part in path.split("/") if part}
 
 
-def _moved_later(
-    moves: dict[int, list[tuple[int, frozenset[str]]]], run: Run, directory: str
-) -> bool:
+def _moved_later(moves: _Moves, run: Run, directory: str) -> bool:
     """A move in the clone's directory (WORKDIR, `cd`, `git -C`), in the clone's own RUN or a
     later RUN of the stage; in a RUN that clones one repository, any move there is its."""
-    for index, places in moves.get(run.stage.index, ()):
-        if index < run.instruction.index:
-            continue
-        if directory in places or (index == run.instruction.index and _ONLY_CLONE in places):
-            return True
-    return False
+    index = run.instruction.index
+    return moves.last.get((run.stage.index, directory), -1) >= index or index in moves.own
 
 
-def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
+def _pinned_ref(ref: str, env: Env) -> bool:
     """A commit sha or a release tag (`v1.4.2`, `tags/v1.4.2`), or a value decided at build
     time (an ARG with no default, a `$(...)` substitution)."""
     value, known = expand_shell(ref, env)
@@ -500,6 +496,7 @@ def _pinned_ref(ref: str, env: dict[str, str | None]) -> bool:
 
 def _downloads(run: Run) -> Iterator[Hit]:
     commands = list(run.commands)
+    pipelines = by_pipeline(commands)
     names = {c.name for c in commands}
     if names & _CHECKSUM_TOOLS or any(c.name == "gpg" and "--verify" in c.argv for c in commands):
         return
@@ -509,9 +506,7 @@ def _downloads(run: Run) -> Iterator[Hit]:
         urls = [w for w in command.words[1:] if _URL.match(w.text)]
         if not urls or _discarded(command):
             continue
-        piped = [
-            c for c in commands if c.pipeline == command.pipeline and c.position > command.position
-        ]
+        piped = [c for c in pipelines[command.pipeline] if c.position > command.position]
         if any(
             c.name in SHELLS
             or c.name.startswith("python")
@@ -537,9 +532,7 @@ def _discarded(command: Command) -> bool:
 
 
 def _add_urls(analysis: Analysis) -> Iterator[Hit]:
-    for stage in analysis.stages:
-        if stage.index not in analysis.build.reachable:
-            continue
+    for stage in analysis.reachable_stages:
         for instruction in stage.instructions:
             if instruction.keyword != "ADD" or instruction.flag("checksum"):
                 continue

@@ -3,6 +3,7 @@ downloads with TLS certificate checks turned off."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import posixpath
@@ -15,6 +16,7 @@ from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
     at_word,
+    by_pipeline,
     context_copies,
     final_runs,
     reachable_runs,
@@ -73,7 +75,8 @@ def is_secret_name(name: str) -> bool:
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL901-906: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks,
     private keys copied in, passwordless sudo."""
-    yield from _secrets(analysis)
+    if analysis.first_target:  # about the file's ARG/ENV lines, whatever the target
+        yield from _secrets(analysis)
     yield from _piped_scripts(analysis)
     yield from _root_user(analysis)
     for run in reachable_runs(analysis):
@@ -84,11 +87,10 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 
 def _stage_of(analysis: Analysis, index: int) -> Stage | None:
-    owner = None
-    for stage in analysis.stages:
-        if stage.from_instruction.index <= index:
-            owner = stage
-    return owner
+    # Stages are in file order: a binary search, not a walk of all of them per ARG.
+    stages = analysis.stages
+    found = bisect.bisect_right(stages, index, key=lambda s: s.from_instruction.index)
+    return stages[found - 1] if found else None
 
 
 def _secrets(analysis: Analysis) -> Iterator[Hit]:
@@ -126,14 +128,13 @@ def _switch_value(value: str) -> bool:
 def _piped_scripts(analysis: Analysis) -> Iterator[Hit]:
     for run in reachable_runs(analysis):
         commands = list(run.commands)
+        pipelines = by_pipeline(commands)
         for command in commands:
             if command.name not in ("curl", "wget"):
                 continue
-            for other in commands:
-                if (
-                    other.pipeline == command.pipeline
-                    and other.position > command.position
-                    and (other.name in SHELLS or other.name.startswith("python"))
+            for other in pipelines[command.pipeline]:
+                if other.position > command.position and (
+                    other.name in SHELLS or other.name.startswith("python")
                 ):
                     yield at_word(
                         "GSL902",
@@ -249,8 +250,7 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 def _private_keys(analysis: Analysis) -> Iterator[Hit]:
     """GSL905: a private key copied from the build context (or copied to `.ssh/id_*`)."""
     final = set(analysis.build.final_chain)
-    reachable = [s for s in analysis.stages if s.index in analysis.build.reachable]
-    for stage, instruction, state in context_copies(reachable):
+    for stage, instruction, state in context_copies(analysis.reachable_stages):
         args = [a for a in instruction.args if not a.startswith("<<")]
         if len(args) < 2 or instruction.heredocs:
             continue

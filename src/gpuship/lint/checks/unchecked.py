@@ -20,15 +20,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
         if key in reported:  # a doubling ARG passes the limit again every few lines
             continue
         reported.add(key)
-        yield at_instruction(
-            "GSL003",
-            f"{too_long.instruction.keyword} {too_long.name}: the expanded value would be "
-            f"longer than {too_long.limit} bytes; it is left unknown "
-            f"(limit limits.expansion-max-bytes)",
-            too_long.instruction,
-            None,
-            too_long.name,
-        )
+        yield at_instruction("GSL003", too_long.message, too_long.instruction, None, too_long.name)
     _ = analysis.runs  # parsing the RUNs (and the scripts they run) fills `capped_runs`
     for instruction in analysis.capped_runs:
         yield at_instruction(

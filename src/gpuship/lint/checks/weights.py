@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
+
+from immutables import Map
 
 from gpuship.dockerfile.source import Instruction, Text
 from gpuship.lint import makefile
@@ -21,7 +24,7 @@ from gpuship.lint.checks.base import (
 )
 from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command, ShellParser, expand_shell
-from gpuship.lint.stages import Stage, State, expand_word
+from gpuship.lint.stages import Env, Stage, State, expand_word
 from gpuship.units import human_size
 
 _MODEL_DIRS = frozenset(
@@ -63,7 +66,7 @@ def is_weight_path(path: str) -> bool:
 
 def _copies(analysis: Analysis) -> Iterator[Hit]:
     minimum = int(analysis.config.weights_min_mib * 1024 * 1024)
-    fetched = _fetched_by_stage(analysis)
+    landings = _Landings(analysis)
     for stage in analysis.final_stages():
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword not in ("COPY", "ADD") or instruction.heredocs:
@@ -72,7 +75,7 @@ def _copies(analysis: Analysis) -> Iterator[Hit]:
             from_stage = instruction.flag("from")
             for raw, source in zip(instruction.args[:-1], sources, strict=True):
                 if from_stage is not None or source.lower().startswith(("http://", "https://")):
-                    download = _download_under(analysis, fetched, from_stage, state, source)
+                    download = _download_under(analysis, landings, from_stage, state, source)
                     if download is not None:
                         yield _copy_hit(
                             instruction,
@@ -211,7 +214,7 @@ def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[D
             continue
         if not word.text.endswith(".py"):
             return
-        container = container_path(run.state.workdir, word.text, dict(run.state.env))
+        container = container_path(run.state.workdir, word.text, run.state.env)
         source = analysis.context_source(run.stage, run.instruction, container)
         text = analysis.context.read_text(source) if source else None
         if text is None or source is None:
@@ -250,7 +253,7 @@ def _python_text(run: Run, text: Text) -> Iterator[Download]:
 _LOCAL_DIR = re.compile(r"""\b(?:local_dir|cache_dir)\s*=\s*["']([^"'$]+)["']""")
 
 
-def hf_cache(env: Mapping[str, str | None]) -> str:
+def hf_cache(env: Env) -> str:
     """Where huggingface_hub caches: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache."""
     return env.get("HF_HUB_CACHE") or (
         f"{env.get('HF_HOME') or home(env) + '/.cache/huggingface'}/hub"
@@ -293,7 +296,7 @@ def _lands(run: Run, command: Command) -> str | None:
 
 def _python_lands(run: Run, command: Command | None, text: str) -> str | None:
     """`snapshot_download(local_dir="/models/x")` or the HF cache for a hub download in Python."""
-    env = run.env_at(command) if command is not None else dict(run.state.env)
+    env = run.env_at(command) if command is not None else run.state.env
     match = _LOCAL_DIR.search(text)
     if match:
         return container_path(run.state.workdir, home_path(match.group(1), env), env)
@@ -363,49 +366,120 @@ def _in_run(inner: Command, make: Command) -> Command:
     return Command(inner.words, inner.assignments, (), make.pipeline, 0, inner.source, make.file)
 
 
-def _fetched_by_stage(analysis: Analysis) -> dict[int, list[Download]]:
-    """Downloads that say where they land, by the stage that runs them."""
-    found: dict[int, list[Download]] = {}
-    for download in downloads(analysis):
-        if download.lands is not None:
-            found.setdefault(download.run.stage.index, []).append(download)
+def _copied_from_stage(source: str) -> str:
+    """The absolute path a `COPY --from` source names in that stage, without a trailing /."""
+    return posixpath.normpath(source if source.startswith("/") else "/" + source).rstrip("/")
+
+
+def _copied_depths(analysis: Analysis) -> set[int]:
+    """How many "/" the paths that the final stages copy from other stages hold."""
+    return {
+        _copied_from_stage(expand_word(raw, state.env)[0]).count("/")
+        for stage in analysis.final_stages()
+        for instruction, state in zip(stage.instructions, stage.states, strict=True)
+        if instruction.keyword in ("COPY", "ADD") and instruction.flag("from") is not None
+        for raw in instruction.args[:-1]
+    }
+
+
+def _stage_indexes(analysis: Analysis) -> dict[str, int]:
+    """The stage each `--from=` value names (a name, lowercased, or a number): the first in
+    the file. Once per file (`Analysis.per_file`)."""
+    found: dict[str, int] = {}
+    for stage in analysis.stages:
+        for key in (stage.name.lower() if stage.name else None, str(stage.index)):
+            if key is not None:
+                found.setdefault(key, stage.index)
     return found
+
+
+@dataclass(frozen=True)
+class _Landing:
+    """A download that says where it lands, and how near it is in a FROM chain."""
+
+    rank: tuple[int, int]  # (minus its stage's depth in the chain, its order there): least first
+    download: Download
+
+
+_Table = Map[tuple[bool, str], _Landing]  # (a directory above it?, path) -> the nearest download
+_EMPTY: _Table = Map()
 
 
 def _download_under(
     analysis: Analysis,
-    fetched: dict[int, list[Download]],
+    landings: _Landings,
     from_stage: str | None,
     state: State,
     source: str,
 ) -> Download | None:
-    """The download of stage `from_stage` that `COPY --from` takes (it copies the landing
-    directory, something inside it, or a directory holding it)."""
+    """The download of stage `from_stage` that `COPY --from` takes."""
     if from_stage is None:
         return None
     name = expand_word(from_stage, state.env)[0].lower()
-    index = next(
-        (
-            s.index
-            for s in analysis.stages
-            if (s.name or "").lower() == name or str(s.index) == name
-        ),
-        None,
-    )
-    if index is None:
-        return None
-    path = posixpath.normpath(source if source.startswith("/") else "/" + source).rstrip("/")
-    held: list[Download] = []  # the stage's downloads and those of the stages it is built FROM
-    current: Stage | None = analysis.stages[index]
-    seen: set[int] = set()
-    while current is not None and current.index not in seen:
-        seen.add(current.index)
-        held.extend(fetched.get(current.index, []))
-        current = analysis.stages[current.parent] if current.parent is not None else None
-    for download in held:
-        lands = (download.lands or "").rstrip("/")
-        if path == lands or path.startswith(lands + "/") or lands.startswith(path + "/"):
-            if path in ("", "/"):
-                continue  # `COPY --from=x / /`: not a model copy as such
-            return download
-    return None
+    index = analysis.per_file(_stage_indexes).get(name)
+    return None if index is None else landings.copied(index, _copied_from_stage(source))
+
+
+class _Landings:
+    """Where the downloads of each stage's FROM chain land, indexed by path in persistent maps:
+    a stage starts from its parent's map and adds its own downloads, the nearest winning. A
+    `COPY --from` lookup then costs the depth of its path, not a walk of the chain and its
+    downloads (a chain of a thousand stages each downloading a model, and a thousand copies).
+    Each download is also filed under the directories above it at the depths of the copied
+    paths, for a copy of a directory that holds it."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self._analysis = analysis
+
+    @cached_property
+    def _depths(self) -> set[int]:
+        return _copied_depths(self._analysis)
+
+    @cached_property
+    def _tables(self) -> dict[int, _Table]:
+        """Each stage's map, built for the first lookup."""
+        own: dict[int, list[Download]] = {}
+        for download in downloads(self._analysis):
+            if download.lands is not None:
+                own.setdefault(download.run.stage.index, []).append(download)
+        tables: dict[int, _Table] = {}
+        chain_depth: dict[int, int] = {}
+        for stage in self._analysis.reachable_stages:  # a parent always comes earlier
+            parent = stage.parent
+            table = tables.get(parent, _EMPTY) if parent is not None else _EMPTY
+            depth = chain_depth[stage.index] = (
+                chain_depth.get(parent, -1) + 1 if parent is not None else 0
+            )
+            fetched = own.get(stage.index, [])
+            if fetched:
+                changed = table.mutate()
+                for order in reversed(range(len(fetched))):  # the stage's first one wins
+                    landing = _Landing((-depth, order), fetched[order])
+                    lands = (fetched[order].lands or "").rstrip("/")
+                    changed[(False, lands)] = landing
+                    for directory in self._above(lands):
+                        changed[(True, directory)] = landing
+                table = changed.finish()
+            tables[stage.index] = table
+        return tables
+
+    def _above(self, lands: str) -> Iterator[str]:
+        """The directories above `lands` with as many "/" as some copied path."""
+        end = 0
+        for depth in range(1, max(self._depths, default=0) + 1):
+            end = lands.find("/", end + 1)
+            if end < 0:
+                return
+            if depth in self._depths:
+                yield lands[:end]
+
+    def copied(self, stage: int, path: str) -> Download | None:
+        """The nearest download of `stage`'s chain that `COPY --from` of `path` takes: it
+        copies the landing directory, something inside it, or a directory holding it."""
+        table = self._tables.get(stage)
+        if table is None or not path:
+            return None  # `COPY --from=x / /`: not a model copy as such
+        keys = [(False, path[:i]) for i, char in enumerate(path) if char == "/"]
+        keys += [(False, path), (True, path)]
+        found = [landing for key in keys if (landing := table.get(key)) is not None]
+        return min(found, key=lambda landing: landing.rank).download if found else None

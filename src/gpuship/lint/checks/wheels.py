@@ -45,7 +45,7 @@ TorchFacts = tuple[Run, str | None, Version | None, str]  # run, torch x.y, CUDA
 
 def foreign_wheels(analysis: Analysis, torches: list[TorchFacts]) -> Iterator[Hit]:
     """GSL511 for each wheel whose build disagrees with the stack of the stage it lands in."""
-    stacks: dict[int, Stack] = {}  # by stage: a file may install wheels in thousands of RUNs
+    stacks: dict[int, Stack] | None = None  # by stage, once the first wheel is found
     for run in reachable_runs(analysis):
         for command in run.commands:
             install = run.python_install(command)
@@ -54,11 +54,10 @@ def foreign_wheels(analysis: Analysis, torches: list[TorchFacts]) -> Iterator[Hi
             builds = list(_wheels(run, command, install))
             if not builds:
                 continue
-            stack = stacks.get(run.stage.index)
-            if stack is None:
-                stack = stacks[run.stage.index] = _stack(analysis, run.stage, torches)
+            if stacks is None:
+                stacks = _stacks(analysis, torches)
             for word, build in builds:
-                problem = _mismatch(build, stack)
+                problem = _mismatch(build, stacks[run.stage.index])
                 if problem is not None:
                     yield at_word("GSL511", problem, run, command, word)
 
@@ -88,24 +87,36 @@ def _wheels(
             yield spec.word, flashinfer
 
 
-def _chain_runs(analysis: Analysis, stage: Stage) -> list[Run]:
-    """Every RUN of `stage` and of the stages it is built FROM (a torch installed before or
-    after a wheel is the image's torch all the same)."""
-    found: list[Run] = []
-    current: Stage | None = stage
-    seen: set[int] = set()
-    while current is not None and current.index not in seen:
-        seen.add(current.index)
-        found.extend(analysis.runs_of(current))
-        current = analysis.stages[current.parent] if current.parent is not None else None
-    return found
+_Facts = tuple[str | None, Version | None, str]  # torch x.y, its CUDA, how to name it
 
 
-def _stack(analysis: Analysis, stage: Stage, torches: list[TorchFacts]) -> Stack:
+def _stacks(analysis: Analysis, torches: list[TorchFacts]) -> dict[int, Stack]:
+    """torch, CUDA and Python of each stage the target builds, from its whole FROM chain (a
+    torch installed before or after a wheel is the image's torch all the same). One pass over
+    the stages, each starting from its parent's: a chain of a thousand stages that each
+    install a wheel is not walked once per stage."""
+    own: dict[int, set[_Facts]] = {}
+    for run, torch, cuda, shown in torches:
+        own.setdefault(run.stage.index, set()).add((torch, cuda, shown))
+    facts: dict[int, frozenset[_Facts]] = {}
+    other_python: dict[int, bool] = {}  # the chain installs another Python
+    stacks: dict[int, Stack] = {}
+    for stage in analysis.reachable_stages:  # a parent always comes earlier in the file
+        parent = stage.parent
+        found = facts.get(parent, frozenset()) if parent is not None else frozenset()
+        # Two different facts make the stack ambiguous, however many more there are.
+        found = frozenset(list(found | own.get(stage.index, set()))[:2])
+        facts[stage.index] = found
+        other_python[stage.index] = (parent is not None and other_python.get(parent, False)) or any(
+            _installs_python(command) for run in analysis.runs_of(stage) for command in run.commands
+        )
+        stacks[stage.index] = _stack(analysis, stage, found, other_python[stage.index])
+    return stacks
+
+
+def _stack(analysis: Analysis, stage: Stage, facts: frozenset[_Facts], other_python: bool) -> Stack:
     """torch, CUDA and Python of `stage`'s chain, each None when unknown or ambiguous."""
-    runs = _chain_runs(analysis, stage)
-    chain = {id(r) for r in runs}
-    found = {(t[1], t[2], t[3]) for t in torches if id(t[0]) in chain}
+    found = set(facts)
     root = analysis.build.root_base(stage)
     base = base_cuda(root)
     if not found and base is not None and base.source == "pytorch/pytorch":
@@ -115,26 +126,20 @@ def _stack(analysis: Analysis, stage: Stage, torches: list[TorchFacts]) -> Stack
         cuda = Version.parse(base.cuda) if base.cuda else None
         if release:
             found = {(release.group(1), cuda, f"torch {release.group(1)} of {root.base}")}
-    python = _python(root, runs)
+    python = None if other_python else _python(root)
     if len(found) != 1:
         return Stack(None, None, python, "")
     torch, cuda, shown = found.pop()
     return Stack(torch, cuda, python, shown)
 
 
-def _python(root: Stage, runs: list[Run]) -> str | None:
-    """The CPython of an official python:X.Y base, unless the chain installs another Python."""
+def _python(root: Stage) -> str | None:
+    """The CPython of an official python:X.Y base."""
     reference = image_reference(root)
     if reference is None or reference.name not in ("library/python", "python"):
         return None
     match = _PYTHON_TAG.match(reference.tag or "")
-    if match is None:
-        return None
-    for other in runs:
-        for command in other.commands:
-            if _installs_python(command):
-                return None
-    return match.group(1)
+    return match.group(1) if match else None
 
 
 def _installs_python(command: Command) -> bool:
