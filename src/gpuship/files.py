@@ -4,6 +4,7 @@ records, audits): whole or not at all."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from gpuship.errors import InputError
@@ -12,20 +13,36 @@ from gpuship.errors import InputError
 def write_atomically(path: Path, text: str, what: str = "file") -> None:
     """Write `text` to `path` through a temp file in the same directory renamed into place,
     so a reader never sees half a file and a failed write leaves the old one (and no temp
-    file). An OSError is an InputError naming the file and `what` it is."""
-    import tempfile  # only when a file is written: a start-up cost for every command otherwise
+    file). An OSError is an InputError naming the file and `what` it is.
 
-    directory = path.parent if str(path.parent) else Path(".")
-    temporary: str | None = None
+    A symlink is followed (the file it names is replaced, the link kept), and a target that
+    exists but is not a regular file (`/dev/stdout`, `/dev/null`, a FIFO) is written to in
+    place: renaming over it would replace the device or pipe with a plain file."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-        temporary = None
+        existing = path.stat() if path.exists() else None
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            with path.open("w", encoding="utf-8") as stream:
+                stream.write(text)
+            return
+        _replace(Path(os.path.realpath(path)), text, existing)
     except OSError as exc:
         raise InputError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
+
+
+def _replace(target: Path, text: str, existing: os.stat_result | None) -> None:
+    import secrets  # only when a file is written: a start-up cost for every command otherwise
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(8)}")
+    # 0666 less the umask, as open(path, "w") would create it (mkstemp's 0600 would hide a
+    # report from the CI user reading it); a file that existed keeps its permissions.
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            if existing is not None:
+                os.fchmod(stream.fileno(), stat.S_IMODE(existing.st_mode))
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

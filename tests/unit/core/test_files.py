@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -42,3 +45,52 @@ def test_a_write_that_fails_midway_leaves_no_temp_file(tmp_path: Path) -> None:
 )
 def test_human_size(size: int, text: str) -> None:
     assert human_size(size) == text
+
+
+def test_a_new_file_gets_the_permissions_open_would_give(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "report.json", "{}")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "report.json").stat().st_mode) == 0o644
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "gpuship.lock"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    write_atomically(target, "new\n")
+    assert (target.read_text(), stat.S_IMODE(target.stat().st_mode)) == ("new\n", 0o640)
+
+
+def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    real = tmp_path / "reports" / "verify.json"
+    real.write_text("old\n")
+    link = tmp_path / "verify.json"
+    link.symlink_to(real)
+    write_atomically(link, "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["verify.json"]
+
+
+def test_a_fifo_is_written_to_not_replaced(tmp_path: Path) -> None:
+    # `--output /dev/stdout` or a named pipe: renaming over it would put a plain file where
+    # the device or pipe was (once, /dev/null itself).
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_atomically(fifo, "streamed\n")
+    reader.join(timeout=10)
+    assert received == ["streamed\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_character_device_is_written_to_not_replaced() -> None:
+    before = os.stat("/dev/null")
+    write_atomically(Path("/dev/null"), "discarded\n")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
