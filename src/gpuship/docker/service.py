@@ -2,9 +2,9 @@
 
 Built on `Engine` and `Container` (engine.py), the one way gpuship reaches the engine. The
 container is removed however the run ends: success, failure, timeout, and cancellation (a
-cancelled GitHub job sends SIGINT, then SIGTERM: SIGTERM is turned into KeyboardInterrupt
-while a service runs, so the clean-up below runs too). Every container carries the label
-`io.gpuship.probe` so one left by a killed runner can be found and removed.
+cancelled GitHub job sends SIGINT, then SIGTERM; the CLI's one signal handler raises both as
+`Interrupted`, a KeyboardInterrupt, so the clean-up below runs too). Every container carries
+the label `io.gpuship.probe` so one left by a killed runner can be found and removed.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 from gpuship.docker.engine import (
     Container,
@@ -158,12 +156,11 @@ def running_service(engine: Engine, spec: ServiceSpec, run_id: str) -> Iterator[
         message = f"{spec.image}: the engine refused to create it: {error.message}"
         raise DockerUnavailable(message) from None
     try:
-        with _sigterm_interrupts():
-            try:
-                container.start()
-            except EngineRefused as error:
-                raise DockerUnavailable(f"{spec.image} did not start: {error.message}") from None
-            yield Service(container, _address(container, spec))
+        try:
+            container.start()
+        except EngineRefused as error:
+            raise DockerUnavailable(f"{spec.image} did not start: {error.message}") from None
+        yield Service(container, _address(container, spec))
     finally:
         with contextlib.suppress(EngineRefused, DockerUnavailable):
             container.remove()
@@ -211,19 +208,3 @@ def _address(container: Container, spec: ServiceSpec) -> tuple[str, int]:
             "disabled?); set probe.target.network: host"
         )
     return "127.0.0.1", int(bindings[0]["HostPort"])
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
