@@ -21,12 +21,20 @@ def write_atomically(path: Path, text: str, what: str = "file") -> None:
     try:
         existing = path.stat() if path.exists() else None
         if existing is not None and not stat.S_ISREG(existing.st_mode):
-            with path.open("w", encoding="utf-8") as stream:
-                stream.write(text)
+            _write_in_place(path, text)
             return
         _replace(Path(os.path.realpath(path)), text, existing)
     except OSError as exc:
         raise InputError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+
+
+def _write_in_place(path: Path, text: str) -> None:
+    """Write to a device or pipe. Opened non-blocking so a FIFO nobody reads is an error
+    (ENXIO) instead of a wait that never ends; then blocking again for the write itself."""
+    handle = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    os.set_blocking(handle, True)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
 
 
 def _replace(target: Path, text: str, existing: os.stat_result | None) -> None:

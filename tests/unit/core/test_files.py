@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
@@ -80,12 +79,12 @@ def test_a_fifo_is_written_to_not_replaced(tmp_path: Path) -> None:
     # the device or pipe was (once, /dev/null itself).
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    received: list[str] = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    write_atomically(fifo, "streamed\n")
-    reader.join(timeout=10)
-    assert received == ["streamed\n"]
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, as `cat pipe` would be
+    try:
+        write_atomically(fifo, "streamed\n")
+        assert os.read(reader, 100) == b"streamed\n"
+    finally:
+        os.close(reader)
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
@@ -94,3 +93,10 @@ def test_a_character_device_is_written_to_not_replaced() -> None:
     write_atomically(Path("/dev/null"), "discarded\n")
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+
+
+def test_a_fifo_nobody_reads_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=f"^{fifo}: cannot write report: No such device"):
+        write_atomically(fifo, "{}", "report")
