@@ -47,7 +47,8 @@ and promote releases by digest with one-command rollback.
 
 EPILOG = """\
 exit codes: 0 ok, 1 checks failed, 2 usage/config/input error,
-            3 environment unavailable (Docker, GPU, registry, network), 4 unexpected error
+            3 environment unavailable (Docker, GPU, registry, network), 4 unexpected error,
+            130 or 143 interrupted by SIGINT or SIGTERM
 config:     --config PATH, else ./gpuship.yaml; GPUSHIP_<KEY> environment variables
             (GPUSHIP_<SECTION>__<KEY> for nested keys) override the file; flags override both.
 """
