@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,10 @@ class Context:
     deadline_flag: float | None = None
     # When the command started: its deadline counts from here.
     started: float = field(default_factory=time.monotonic)
+    # A command that changes a registry calls this as soon as that work is done: from then on
+    # a signal does not stop it, so its report and step outputs say what the registry holds
+    # (the CLI's one signal handler, `cli/main.py`, decides; a plain Context does nothing).
+    registry_work_done: Callable[[], None] = field(default=lambda: None)
 
     @functools.cached_property
     def config(self) -> GpushipConfig:

@@ -47,7 +47,8 @@ and promote releases by digest with one-command rollback.
 
 EPILOG = """\
 exit codes: 0 ok, 1 checks failed, 2 usage/config/input error,
-            3 environment unavailable (Docker, GPU, registry, network), 4 unexpected error
+            3 environment unavailable (Docker, GPU, registry, network), 4 unexpected error,
+            130 or 143 interrupted by SIGINT or SIGTERM
 config:     --config PATH, else ./gpuship.yaml; GPUSHIP_<KEY> environment variables
             (GPUSHIP_<SECTION>__<KEY> for nested keys) override the file; flags override both.
 """
@@ -184,11 +185,12 @@ def main(
     # Every other line on stderr (errors, progress, a traceback) may quote a file name or a
     # registry's answer: credentials in URLs hidden, and under Actions no workflow command.
     log = gha.LogStream(stderr or sys.stderr, inert=in_actions, redact=redact_credentials)
+    stop = _Stop()
     try:
         progress = gha.LogStream(sys.stderr, inert=in_actions, redact=redact_credentials)
-        with _signals_interrupt(), contextlib.redirect_stderr(progress):
+        with _signals_interrupt(stop), contextlib.redirect_stderr(progress):
             try:
-                return _run(argv, environ, stdout, log)
+                return _run(argv, environ, stdout, log, stop)
             finally:
                 progress.flush()
     except GpushipError as exc:
@@ -202,6 +204,11 @@ def main(
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt as interrupt:
         log.write(f"gpuship: interrupted by {interrupt_name(interrupt)}\n")
+        if stop.holding:
+            log.write(
+                "gpuship: its registry work had finished; the report was not written in full "
+                "(`gpuship history` shows what the registry holds)\n"
+            )
         return interrupt_exit_code(interrupt)
     except Exception:
         traceback.print_exc(file=log)
@@ -216,20 +223,55 @@ def main(
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+class _Stop:
+    """Which signals arrived, and whether the next one stops the command.
+
+    The first SIGINT or SIGTERM stops it (raises `Interrupted`): a release then puts back
+    what it moved. A later signal of the other kind is the same stop, not a new one: GitHub
+    Actions sends SIGTERM 7.5 s after its SIGINT, and that must not cut short the putting
+    back, which has 2.5 s more before SIGKILL. The same signal again (Ctrl-C pressed twice),
+    or a third, is someone insisting: it stops the clean-up too, as a second Ctrl-C does for
+    terraform or docker compose.
+
+    Once a command that changes a registry has done its registry work (`hold`), the first
+    signal stops nothing: it is noted, so the report and step outputs are written and the
+    exit code says what the registry holds; insisting still stops the writing.
+    """
+
+    def __init__(self) -> None:
+        self.seen: list[signal.Signals] = []
+        self.held: list[signal.Signals] = []
+        self.holding = False
+
+    def hold(self) -> None:
+        """The registry work is done: from now on only an insisting signal stops."""
+        self.holding = True
+
+    def arrived(self, signum: int) -> None:
+        """Raise `Interrupted` if this signal stops the command; note it otherwise."""
+        kind = signal.Signals(signum)
+        earlier = self.seen
+        self.seen = [*earlier, kind]
+        if (not earlier and not self.holding) or kind in earlier or len(earlier) >= 2:
+            raise Interrupted(signum, kind.name)
+        if self.holding:
+            self.held.append(kind)
+
+
 @contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """The one place signals are handled: SIGINT and SIGTERM raise `Interrupted` in the main
-    thread, so the command stops where it is and a release can put back what it moved and
-    report it. Signal handlers belong to the main thread; elsewhere (a test calling `main` in
-    a thread) nothing changes."""
+def _signals_interrupt(stop: _Stop) -> Iterator[None]:
+    """The one place signals are handled: SIGINT and SIGTERM go to `stop`, which raises
+    `Interrupted` in the main thread when one stops the command, so it stops where it is and
+    a release can put back what it moved and report it. Signal handlers belong to the main
+    thread; elsewhere (a test calling `main` in a thread) nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def interrupt(signum: int, _frame: object) -> None:
-        raise Interrupted(signum, signal.Signals(signum).name)
+    def arrived(signum: int, _frame: object) -> None:
+        stop.arrived(signum)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, arrived) for signum in _STOP_SIGNALS}
     try:
         yield
     finally:
@@ -238,7 +280,11 @@ def _signals_interrupt() -> Iterator[None]:
 
 
 def _run(
-    argv: Sequence[str] | None, environ: Mapping[str, str], stdout: TextIO, stderr: gha.LogStream
+    argv: Sequence[str] | None,
+    environ: Mapping[str, str],
+    stdout: TextIO,
+    stderr: gha.LogStream,
+    stop: _Stop,
 ) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
@@ -258,6 +304,7 @@ def _run(
         environ=environ,
         fail_on_flag=args.fail_on,
         deadline_flag=args.deadline,
+        registry_work_done=stop.hold,
     )
     ctx.validate_config()
     try:
@@ -267,6 +314,8 @@ def _run(
         if hint is None:
             raise
         raise hint from None
+    if report.changes:
+        stop.hold()  # the command says so itself, earlier; this is for one that forgot
     # The one place gpuship.yaml's rule severities reach findings, for every command.
     apply_overrides(report, ctx.rule_overrides)
     fail_on = None if ctx.fail_on == "never" else Severity(ctx.fail_on)
@@ -276,14 +325,27 @@ def _run(
     report.failed = exit_code != EXIT_OK
     fmt = args.format or ("github" if gha.in_github_actions(environ) else "text")
     unwritten = emit(report, fmt, stdout, environ, output_file=args.output, sarif_file=args.sarif)
-    for problem in unwritten:
-        # The registry changed: the exit code and step outputs say how; a lost report file
-        # must not turn a shipped release into a failed step.
-        message = f"{problem}; the {command.NAME} itself is done and its exit code says how"
+    for message in _after_the_report(command.NAME, unwritten, stop):
         stderr.write(f"gpuship: warning: {message}\n")
         if gha.in_github_actions(environ):
             stdout.write(gha.workflow_command("warning", message, {"title": "gpuship"}) + "\n")
     return exit_code
+
+
+def _after_the_report(name: str, unwritten: list[str], stop: _Stop) -> list[str]:
+    """Warnings for a command that changed a registry: its exit code and step outputs say how,
+    so neither a report file it could not write nor a signal once its work was done turns a
+    shipped release into a failed step."""
+    warnings = [
+        f"{problem}; the {name} itself is done and its exit code says how" for problem in unwritten
+    ]
+    if stop.held:
+        names = " and ".join(dict.fromkeys(kind.name for kind in stop.held))
+        warnings.append(
+            f"{names} arrived after the {name} had finished its registry work and stopped "
+            "nothing: its report and outputs are written and its exit code says how it ended"
+        )
+    return warnings
 
 
 def entry_point() -> None:

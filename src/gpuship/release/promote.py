@@ -11,7 +11,7 @@ only for a release whose tags were all written.
 
 Stopped part-way (SIGINT or SIGTERM, the registry gone, the process killed), a release puts
 back what it wrote, as after any failure, and removes its intent; what it could not put back
-(killed, the registry gone, a second signal) keeps the intent, which `history` lists as
+(killed, the registry gone, a signal repeated) keeps the intent, which `history` lists as
 unfinished, `rollback` can undo, and the same command run again completes (`release/intent.py`).
 
 Registries have no compare-and-swap on tags, so other writers are expected:
@@ -552,8 +552,9 @@ def _stopped(
 ) -> None:
     """A signal stopped the run: put back what it wrote, as after any failure, and say so.
 
-    A second signal stops that too: what is not yet put back is reported, and the intent
-    stays for the same command to complete."""
+    A signal that insists (the CLI raises the same signal again, or a third; not the SIGTERM
+    GitHub Actions sends after its SIGINT) stops that too: what is not yet put back is
+    reported, and the intent stays for the same command to complete."""
     name = interrupt_name(interrupt)
     if outcome.record_state == "stored":
         outcome.warnings.append(f"{name} arrived after the release was recorded; it is complete")
@@ -577,8 +578,8 @@ def _stopped(
 
 
 def _cut_short(outcome: ReleaseOutcome) -> None:
-    """A second signal stopped the undo: say where each tag it had not reached may be."""
-    outcome.error = f"{outcome.error}; a second signal stopped putting tags back"
+    """A repeated signal stopped the undo: say where each tag it had not reached may be."""
+    outcome.error = f"{outcome.error}; a repeated signal stopped putting tags back"
     for result in outcome.tags.values():
         if result.fate is TagFate.WRITTEN:
             result.fate, result.note = TagFate.NOT_RESTORED, "the undo was stopped"

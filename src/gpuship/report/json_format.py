@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from gpuship import __version__
+from gpuship.errors import redact_data
 from gpuship.report.model import Finding, Report, Severity
 from gpuship.report.result import Counts, to_json
 
@@ -67,7 +68,10 @@ def report_document(report: Report) -> dict[str, Any]:
 
 def render_json(report: Report) -> str:
     """The report as indented JSON."""
-    return json.dumps(report_document(report), indent=2, sort_keys=False) + "\n"
+    # Redacted before it is serialised: ensure_ascii escapes a password's "ä" as `\u00e4`,
+    # which the pattern run over the rendered text would not see as a password.
+    document = redact_data(report_document(report))
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 
 def _finding(report: Report, finding: Finding) -> JsonFinding:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from gpuship.errors import UsageError
+from gpuship.errors import UsageError, redact_data
 from gpuship.report.model import Report
 from gpuship.report.result import to_json
 
@@ -28,7 +28,7 @@ class _PlainDumper(yaml.SafeDumper):
 def render_kubernetes(report: Report) -> str:
     """The fragments; an image no node can run gets a comment saying so, and no fragment."""
     # Any command whose result has a `kubernetes` list of documents can be shown this way.
-    result = to_json(report.result)
+    result = redact_data(to_json(report.result))  # YAML escapes non-ASCII text
     documents = result.get(KUBERNETES_KEY) if isinstance(result, dict) else None
     if not isinstance(documents, list):
         raise UsageError(f"--format k8s: 'gpuship {report.command}' has no Kubernetes output")
@@ -48,7 +48,7 @@ ARC_KEY = "arc"
 
 def render_arc(report: Report) -> str:
     """The scale sets' Helm values; images no node can run are named in a comment."""
-    result = to_json(report.result)
+    result = redact_data(to_json(report.result))  # YAML escapes non-ASCII text
     scale_sets = result.get(ARC_KEY) if isinstance(result, dict) else None
     documents = result.get(KUBERNETES_KEY) if isinstance(result, dict) else None
     if not isinstance(scale_sets, list) or not isinstance(documents, list):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuship import __version__
+from gpuship.errors import redact_data
 from gpuship.report.model import DOCS_BASE, Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -74,7 +75,8 @@ def render_sarif(report: Report, environ: Mapping[str, str], cwd: Path | None = 
     """The SARIF log as JSON text, paths relative to the repository root (`source_root`)."""
     cwd = cwd or Path.cwd()
     document = sarif_document(report, source_root(environ, cwd), cwd)
-    return json.dumps(document, indent=2) + "\n"
+    # Redacted before it is serialised, as `render_json` does.
+    return json.dumps(redact_data(document), indent=2) + "\n"
 
 
 def _rule(rule: Rule | None, rule_id: str) -> dict[str, Any]:

@@ -349,3 +349,126 @@ def test_a_cancelled_actions_step_passes_sigint_on_to_promote(registry: Registry
     assert written["changed-tags"] == ""  # nothing this run wrote stays
     assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
     assert _history(client, repo).unfinished == []
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.02)
+
+
+def test_the_runners_sigterm_after_sigint_lets_the_undo_finish(registry: Registry, tmp_path: Path):
+    """A cancelled job: SIGINT, then SIGTERM 7.5 s later, SIGKILL 2.5 s after that. The SIGTERM
+    arrives while the run puts its tags back: it is the same stop, and every tag goes back.
+    Before the fix it cut the undo short, leaving `stable` reported "not restored"."""
+    repo, old, new = _setup(registry, "stop/int-then-term")
+    client = RegistryClient(environ={})
+    reached, undoing = threading.Event(), threading.Event()
+    stable_puts = []
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        if method == "PUT" and _tag_put("canary")(path) and not reached.is_set():
+            reached.set()
+            return "stall"  # the promote's write of canary: SIGINT arrives while it waits
+        if method == "PUT" and _tag_put("stable")(path):
+            stable_puts.append(index)
+            if len(stable_puts) == 2:  # the undo putting stable back, held 3 s
+                undoing.set()
+                return "delay"
+        return None
+
+    # The held restore must not time out: the request timeout is longer than its delay.
+    patient = {"GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "10"}
+    with faults.start(registry.host, hook=hook, stall_s=5, delay_s=3) as proxy:
+        process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path, patient)
+        assert reached.wait(timeout=30), "the run never reached canary's PUT"
+        _wait_for(lambda: _digest(client, repo, "canary") == new)
+        process.send_signal(signal.SIGINT)
+        assert undoing.wait(timeout=30), "the undo never put stable back"
+        process.send_signal(signal.SIGTERM)
+        run = _finish(process)
+    assert run.code == 130, run
+    assert run.report is not None
+    assert "repeated signal" not in run.report["headline"] + run.stderr
+    assert run.tags["stable"]["result"] == "restored" and run.tags["stable"]["now"] == old
+    assert run.tags["canary"]["result"] == "restored" and run.tags["canary"]["now"] is None
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    assert _digest(client, repo, "3.0.0") is None
+    history = _history(client, repo)
+    assert history.records == [] and history.unfinished == []
+    assert run.report["result"]["record_state"] == "not stored"
+
+
+def test_signals_while_the_report_is_written_lose_nothing(registry: Registry, tmp_path: Path):
+    """The promote is done when SIGINT and SIGTERM arrive while it writes its report: the
+    report, the step outputs and exit 0 still say it shipped. `--output` is a FIFO whose
+    buffer the test filled, so the process is held inside that write until the test reads.
+    Before the fix the process exited 130 with no step outputs."""
+    repo, _, new = _setup(registry, "stop/while-reporting")
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    keeper = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a reader, so the writer's open passes
+    filled = _fill(keeper)
+    outputs = tmp_path / "github_output"
+    outputs.touch()
+    actions = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs)}
+    args = ["--output", str(fifo), *_promote(registry.host, repo, new, "4.0.0")]
+    process = _gpuship(args, tmp_path, actions)
+    try:
+        _wait_for_open(process.pid, fifo)
+        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)
+        written = _drain(fifo, keeper)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    report = json.loads(written[filled:])
+    assert report["failed"] is False and report["result"]["record"]["id"]
+    lines = outputs.read_text().splitlines()
+    step = dict(line.split("=", 1) for line in lines if "=" in line)
+    assert step["failed"] == "false" and step["release-id"] == report["result"]["record"]["id"]
+    assert set(step["changed-tags"].split(",")) == {"stable", "canary", "4.0.0"}
+    assert "SIGINT and SIGTERM arrived after the promote had finished" in stderr
+    assert "::warning title=gpuship::SIGINT and SIGTERM arrived" in stdout
+    client = RegistryClient(environ={})
+    assert _digest(client, repo, "stable") == _digest(client, repo, "4.0.0") == new
+
+
+def _fill(fd: int) -> int:
+    """Fill the pipe's buffer to the last byte; how many bytes that took."""
+    total = 0
+    for size in (4096, 1):
+        while True:
+            try:
+                total += os.write(fd, b" " * size)
+            except BlockingIOError:
+                break
+    return total
+
+
+def _wait_for_open(pid: int, path: Path) -> None:
+    """Until process `pid` has `path` open (it is then inside the write that blocks)."""
+
+    def opened() -> bool:
+        fds = Path(f"/proc/{pid}/fd")
+        return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
+
+    deadline = time.monotonic() + 60
+    while not opened():
+        assert time.monotonic() < deadline, "the report was never written"
+        time.sleep(0.02)
+
+
+def _drain(fifo: Path, keeper: int) -> bytes:
+    """Everything in the FIFO until its writer closes it."""
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    os.close(keeper)  # now the writer alone holds it open: its close ends the read
+    os.set_blocking(reader, True)
+    chunks = []
+    while chunk := os.read(reader, 65536):
+        chunks.append(chunk)
+    os.close(reader)
+    return b"".join(chunks)

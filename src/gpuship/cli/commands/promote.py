@@ -89,6 +89,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             config_digest=ctx.config_digest(),
             progress=progress,
         )
+        ctx.registry_work_done()
     progress.finish()
     return release_report(NAME, outcome, args.record_file, args.instructions_file)
 

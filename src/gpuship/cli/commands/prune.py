@@ -45,6 +45,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             else:
                 deleter = registry_deleter(client, repo)
             apply_prune(client, repo, plan, deleter)
+            ctx.registry_work_done()
     return prune_report(NAME, repo, plan, applied=args.apply)
 
 

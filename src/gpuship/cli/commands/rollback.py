@@ -67,6 +67,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             now=datetime.now(timezone.utc),
             config_digest=ctx.config_digest(),
         )
+        ctx.registry_work_done()
     return release_report(NAME, outcome, args.record_file, args.instructions_file)
 
 
