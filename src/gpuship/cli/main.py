@@ -27,6 +27,7 @@ from gpuship.errors import (
     EXIT_OK,
     EXIT_UNEXPECTED,
     EXIT_USAGE,
+    STOP_SIGNALS,
     GpushipError,
     Interrupted,
     UsageError,
@@ -211,11 +212,6 @@ def main(
         log.flush()
 
 
-# SIGTERM is how CI systems and Kubernetes stop a process (GitHub Actions: SIGINT, then SIGTERM
-# 7.5 s later, then SIGKILL); both end a command the same way, as `Interrupted`.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
     """The one place signals are handled: SIGINT and SIGTERM raise `Interrupted` in the main
@@ -229,7 +225,7 @@ def _signals_interrupt() -> Iterator[None]:
     def interrupt(signum: int, _frame: object) -> None:
         raise Interrupted(signum, signal.Signals(signum).name)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, interrupt) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
