@@ -6,7 +6,8 @@ with LF; a line starting with `:` is a comment (a keep-alive); the first space a
 colon is dropped.
 
 Each `data:` event holds a chunk; a token arrived when a chunk carries non-empty text
-(`choices[0].delta.content` for chat, `choices[0].text` for completions). Empty first chunks
+(for chat, `choices[0].delta` content, reasoning, refusal or a tool call's name or arguments;
+`choices[0].text` for completions). Empty first chunks
 (the role-only delta many servers send first) are not tokens: genai-perf and vLLM's serving
 benchmark skip them too. A final chunk may carry `usage.completion_tokens`, the server's own
 count, which then wins over counting chunks (a chunk can hold several tokens).
@@ -29,6 +30,13 @@ from typing import Any
 MAX_LINE_BYTES = 1 << 20
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _FIELDS = frozenset({b"data", b"event", b"id", b"retry"})
+# Fields of a chat delta that carry generated text. `content` and `refusal`: OpenAI's chunk
+# object (ChatCompletionChunk.choices[].delta, with `tool_calls` and the deprecated
+# `function_call`, whose `name` and `arguments` stream as text). `reasoning`, what vLLM's
+# reasoning parser splits off, called `reasoning_content` in vLLM 0.10 and before and in
+# DeepSeek's API: docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/ and v0.10.0 (Qwen3
+# reasons by default, and may spend a short max_tokens on reasoning alone).
+_DELTA_TEXTS = ("content", "reasoning", "reasoning_content", "refusal")
 
 # Why a finished stream is not a good answer (Sample.error kinds).
 NO_TOKENS = "no-tokens"  # no chunk with text: nothing, keep-alives only, empty deltas
@@ -136,17 +144,34 @@ class TokenStream:
         usage = chunk.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             self.usage_tokens = usage["completion_tokens"]
-        if _chunk_text(chunk):
+        if _has_text(chunk):
             self.texts += 1
 
 
-def _chunk_text(chunk: dict[str, Any]) -> str:
+def _has_text(chunk: dict[str, Any]) -> bool:
+    """The chunk carries generated text: the answer, its reasoning, a refusal, or a tool call."""
     choices = chunk.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return ""
+        return False
     choice = choices[0]
     delta = choice.get("delta")
-    if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-        return str(delta["content"])
-    text = choice.get("text")
-    return text if isinstance(text, str) else ""
+    if isinstance(delta, dict):
+        return any(_nonempty(delta.get(name)) for name in _DELTA_TEXTS) or _calls(delta)
+    return _nonempty(choice.get("text"))
+
+
+def _calls(delta: dict[str, Any]) -> bool:
+    """A tool call's name or arguments, or the deprecated `function_call`'s, grew."""
+    calls = delta.get("tool_calls")
+    functions = (
+        [c.get("function") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    )
+    functions.append(delta.get("function_call"))
+    return any(
+        isinstance(f, dict) and (_nonempty(f.get("name")) or _nonempty(f.get("arguments")))
+        for f in functions
+    )
+
+
+def _nonempty(value: Any) -> bool:
+    return isinstance(value, str) and value != ""

@@ -109,3 +109,48 @@ def test_a_body_without_line_ends_is_bounded_and_bad() -> None:
     stream.feed(b"\n" + CHAT)
     stream.finish()
     assert stream.texts == 2 and stream.failure() == "bad-event"
+
+
+def _chat(*deltas: str) -> bytes:
+    events = [b'data: {"choices": [{"delta": {"role": "assistant"}}]}\n\n']
+    events += [b'data: {"choices": [{"delta": %s}]}\n\n' % d.encode() for d in deltas]
+    return b"".join(events) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        '{"reasoning": "Let me think"}',  # vLLM 0.11+ with a reasoning parser (Qwen3)
+        '{"reasoning_content": "Let me think"}',  # vLLM before, DeepSeek's API
+        '{"content": null, "reasoning_content": "so"}',
+        '{"refusal": "I cannot help with that"}',  # OpenAI's delta.refusal
+        '{"tool_calls": [{"index": 0, "id": "c1", "type": "function",'
+        ' "function": {"name": "get_weather", "arguments": ""}}]}',
+        '{"tool_calls": [{"index": 0, "function": {"arguments": "{\\"city\\": "}}]}',
+        '{"function_call": {"arguments": "{}"}}',  # deprecated, still OpenAI's delta
+    ],
+)
+def test_reasoning_refusals_and_tool_calls_are_tokens(delta: str) -> None:
+    stream = _finished(_chat(delta, delta))
+    assert stream.texts == 2 and stream.failure() is None
+
+
+def test_an_answer_spent_on_reasoning_has_its_first_token_at_the_reasoning() -> None:
+    stream = TokenStream()
+    assert stream.feed(_chat('{"reasoning": "hmm"}')[:-14]) == 1
+    assert stream.feed(b'data: {"choices": [{"delta": {"content": "4"}}]}\n\n') == 1
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        '{"reasoning": ""}',
+        '{"reasoning_content": null}',
+        '{"tool_calls": []}',
+        '{"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {}}]}',
+        '{"tool_calls": [{"index": 0, "function": {"name": "", "arguments": ""}}]}',
+        '{"tool_calls": "x"}',
+    ],
+)
+def test_empty_reasoning_and_tool_call_deltas_are_no_tokens(delta: str) -> None:
+    assert _finished(_chat(delta)).failure() == "no-tokens"
