@@ -12,11 +12,14 @@ Each `data:` event holds a chunk; a token arrived when a chunk carries non-empty
 benchmark skip them too. A final chunk may carry `usage.completion_tokens`, the server's own
 count, which then wins over counting chunks (a chunk can hold several tokens).
 
-A stream is a good answer only when it carried a token and ended with `data: [DONE]` with no
-chunk a client would refuse: vLLM's serving benchmark marks a stream without a valid chunk as
-failed ("Never received a valid chunk to calculate TTFT"), and the OpenAI client raises on a
-`data:` payload that is not JSON and on a chunk holding an `error`. `failure()` says which
-way a finished stream fell short.
+A stream is a good answer when it carried a token and no chunk a client would refuse: vLLM's
+serving benchmark marks a stream without a valid chunk as failed ("Never received a valid
+chunk to calculate TTFT"), and the OpenAI client raises on a `data:` payload that is not JSON
+and on a chunk holding an `error`. `failure()` says which way a finished stream fell short.
+A final `data: [DONE]` is not required: the body ended as HTTP says it ends (a complete
+chunked message; a cut connection is a failed request before it gets here), and neither the
+OpenAI client nor vLLM's benchmark requires it; TGI sent none before
+huggingface/text-generation-inference#2221 (July 2024).
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ NO_TOKENS = "no-tokens"  # no chunk with text: nothing, keep-alives only, empty 
 NOT_SSE = "not-sse"  # no data event, and lines that are no SSE field (an HTML page, JSON)
 BAD_EVENT = "bad-event"  # a data payload that is not a JSON object, or a line past the limit
 ERROR_EVENT = "error-event"  # a chunk holding "error", or an `event: error`
-NO_DONE = "no-done"  # tokens, then the body ended without `data: [DONE]`
 
 
 class TokenStream:
@@ -56,7 +58,6 @@ class TokenStream:
         self._data: list[bytes] = []  # data lines of the event being read
         self._type = b""
         self.usage_tokens: int | None = None
-        self.done = False
         self.texts = 0  # chunks with text
         self.events = 0  # data events
         self.malformed = 0  # data payloads that are not a JSON object; lines past the limit
@@ -99,7 +100,7 @@ class TokenStream:
             return BAD_EVENT
         if not self.texts:
             return NOT_SSE if self.foreign and not self.events else NO_TOKENS
-        return None if self.done else NO_DONE
+        return None
 
     def _line(self, line: bytes) -> None:
         if not line:
@@ -128,8 +129,7 @@ class TokenStream:
         if not payload:
             return
         self.events += 1
-        if payload == b"[DONE]":
-            self.done = True
+        if payload == b"[DONE]":  # the end marker, no chunk
             return
         try:
             chunk: Any = json.loads(payload)

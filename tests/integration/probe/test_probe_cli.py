@@ -304,7 +304,7 @@ def test_an_image_that_sheds_cleanly_within_its_slos_passes(
 
 @pytest.mark.parametrize(
     ("stream", "kind"),
-    [("empty", "no-tokens"), ("garbage", "not-sse"), ("cut", "no-done")],
+    [("empty", "no-tokens"), ("garbage", "not-sse"), ("cut", "protocol")],
 )
 def test_a_server_that_streams_no_tokens_or_garbage_fails(
     run_probe: Callable[..., ProbeRun],
@@ -314,8 +314,8 @@ def test_a_server_that_streams_no_tokens_or_garbage_fails(
     kind: str,
 ) -> None:
     # Every answer is a 200 in good time; what it streams is no completion: role-only and
-    # empty deltas with a usage chunk claiming tokens, an HTML page, or tokens cut before
-    # [DONE]. Counted as successes, they used to pass the probe.
+    # empty deltas with a usage chunk claiming tokens, an HTML page, or tokens then a
+    # connection closed before the body's end. Counted as successes, they used to pass.
     image = build_server_image(
         docker_engine,
         server_binary,

@@ -19,20 +19,20 @@ CHAT = (
 def test_role_only_first_chunk_is_not_a_token_and_usage_wins() -> None:
     stream = TokenStream()
     assert stream.feed(CHAT) == 2
-    assert stream.usage_tokens == 5 and stream.done
+    assert stream.usage_tokens == 5 and stream.events == 5
 
 
 def test_events_split_across_reads() -> None:
     stream = TokenStream()
     counts = [stream.feed(CHAT[i : i + 7]) for i in range(0, len(CHAT), 7)]
-    assert sum(counts) == 2 and stream.done
+    assert sum(counts) == 2 and stream.usage_tokens == 5
 
 
 def test_completions_text_and_malformed_chunks() -> None:
     stream = TokenStream()
     data = b'data: {"choices": [{"text": "a"}]}\n\ndata: {oops\n\ndata: [1]\n\n: comment\n\n'
     assert stream.feed(data) == 1
-    assert stream.malformed == 2 and not stream.done
+    assert stream.malformed == 2
 
 
 def _finished(data: bytes, piece: int | None = None) -> TokenStream:
@@ -48,19 +48,31 @@ def _finished(data: bytes, piece: int | None = None) -> TokenStream:
 @pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
 def test_every_line_end_of_the_standard_in_any_pieces(end: bytes, piece: int | None) -> None:
     stream = _finished(CHAT.replace(b"\n", end), piece)
-    assert (stream.texts, stream.usage_tokens, stream.done) == (2, 5, True)
+    assert (stream.texts, stream.usage_tokens, stream.events) == (2, 5, 5)
     assert stream.failure() is None
 
 
 def test_data_lines_of_one_event_join_and_one_space_is_dropped() -> None:
     data = b'data:{"choices":\ndata:  [{"text": "a"}]}\n\ndata:[DONE]\n\n'
     stream = _finished(data)
-    assert (stream.texts, stream.done, stream.failure()) == (1, True, None)
+    assert (stream.texts, stream.events, stream.failure()) == (1, 2, None)
 
 
-def test_a_last_done_without_a_line_end_still_counts() -> None:
-    stream = _finished(b'data: {"choices": [{"text": "a"}]}\n\ndata: [DONE]')
-    assert stream.done and stream.failure() is None
+def test_a_last_event_without_a_line_end_still_counts() -> None:
+    stream = _finished(b'data: {"choices": [{"text": "a"}]}\n\ndata: {"choices": [{"text": "b"}]}')
+    assert stream.texts == 2 and stream.failure() is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        CHAT.replace(b"data: [DONE]\n\n", b""),  # TGI before its PR #2221: no [DONE]
+        b'data: {"choices": [{"text": "a"}]}\n\ndata: [DONE]',  # no line end after [DONE]
+    ],
+)
+def test_a_body_that_ended_with_tokens_is_an_answer_with_or_without_done(body: bytes) -> None:
+    assert _finished(body).failure() is None
+    assert _finished(body, 1).failure() is None
 
 
 @pytest.mark.parametrize(
@@ -87,7 +99,6 @@ def test_a_last_done_without_a_line_end_still_counts() -> None:
             "error-event",
         ),
         (b"event: error\ndata: overloaded\n\n" + CHAT, "error-event"),
-        (CHAT.replace(b"data: [DONE]\n\n", b""), "no-done"),  # cut after the tokens
     ],
 )
 def test_a_stream_that_is_no_good_answer_says_why(body: bytes, reason: str) -> None:
