@@ -66,10 +66,12 @@ class TokenStream:
 
     def feed(self, data: bytes) -> int:
         """Read every complete line of the bytes seen so far; count the chunks with text."""
+        if not data:
+            return 0
         if self._after_cr and data.startswith(b"\n"):
-            data = data[1:]
-        if data:
-            self._after_cr = data.endswith(b"\r")
+            data = data[1:]  # the LF of a CRLF whose CR ended the last bytes
+        # Also after a lone LF dropped above: the next LF starts a new line end (a blank line).
+        self._after_cr = data.endswith(b"\r")
         *lines, self._pending = _LINE_END.split(self._pending + data)
         before = self.texts
         for line in lines:

@@ -3,7 +3,11 @@ stream is not a good answer."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpuship.http.sse import MAX_LINE_BYTES, TokenStream
 
@@ -165,3 +169,86 @@ def test_an_answer_spent_on_reasoning_has_its_first_token_at_the_reasoning() -> 
 )
 def test_empty_reasoning_and_tool_call_deltas_are_no_tokens(delta: str) -> None:
     assert _finished(_chat(delta)).failure() == "no-tokens"
+
+
+def _state(stream: TokenStream) -> tuple[object, ...]:
+    return (
+        stream.texts,
+        stream.events,
+        stream.malformed,
+        stream.errors,
+        stream.foreign,
+        stream.usage_tokens,
+        stream.failure(),
+    )
+
+
+def _pieces(data: bytes, sizes: list[int]) -> TokenStream:
+    """Feed `data` in pieces of the given sizes, cycling through them (the whole at once when
+    there are none)."""
+    stream = TokenStream()
+    texts, start = 0, 0
+    for size in itertools.cycle(sizes or [len(data) + 1]):
+        if start >= len(data):
+            break
+        texts += stream.feed(data[start : start + size])
+        start += size
+    texts += stream.finish()
+    assert texts == stream.texts
+    return stream
+
+
+def test_a_blank_line_after_a_crlf_split_across_reads_still_ends_the_event() -> None:
+    # "...\r", "\n", "\n": the CRLF ends the data line and the next LF is the blank line.
+    stream = TokenStream()
+    parts = [
+        b'data: {"choices": [{"text": "a"}]}\r',
+        b"\n",
+        b"\n",
+        b'data: {"choices": [{"text": "b"}]}\n\n',
+    ]
+    assert [stream.feed(p) for p in parts] == [0, 0, 1, 1]
+    assert stream.malformed == 0 and stream.failure() is None
+
+
+def test_a_mixed_crlf_and_lf_stream_fed_one_byte_at_a_time() -> None:
+    body = (
+        b'data: {"choices": [{"delta": {"content": "a"}}]}\r\n\n'
+        b'data: {"choices": [{"delta": {"content": "b"}}]}\n\r\n'
+        b": keep-alive\r\r"
+        b'data: {"choices": [{"delta": {"content": "c"}}]}\r\n\r\n'
+        b'data: {"choices": [], "usage": {"completion_tokens": 3}}\r\r\n'
+        b"data: [DONE]\n\n"
+    )
+    whole, bytewise = _finished(body), _finished(body, 1)
+    assert _state(bytewise) == _state(whole) == (3, 5, 0, 0, 0, 3, None)
+
+
+_FIELD_LINES = st.sampled_from(
+    [
+        b'data: {"choices": [{"delta": {"content": "x"}}]}',
+        b'data: {"choices": [{"text": "y"}]}',
+        b'data:{"choices": [{"delta": {"role": "assistant"}}]}',
+        b'data: {"choices": [], "usage": {"completion_tokens": 7}}',
+        b"data: {oops",
+        b"data: [DONE]",
+        b"event: error",
+        b": keep-alive",
+        b"id: 3",
+        b"<html>",
+    ]
+)
+_ENDS = st.sampled_from([b"\n", b"\r\n", b"\r"])
+# An event: its lines, then the blank line that ends it, each with any of the line ends.
+_EVENTS = st.lists(st.tuples(_FIELD_LINES, _ENDS), min_size=1, max_size=3).flatmap(
+    lambda lines: _ENDS.map(lambda end: b"".join(line + e for line, e in lines) + end)
+)
+
+
+@given(
+    st.lists(_EVENTS, max_size=12),
+    st.lists(st.integers(min_value=1, max_value=4), min_size=1, max_size=12),
+)
+def test_any_chunking_reads_as_the_whole_body(events: list[bytes], sizes: list[int]) -> None:
+    body = b"".join(events)
+    assert _state(_pieces(body, sizes)) == _state(_pieces(body, []))
