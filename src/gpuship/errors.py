@@ -10,7 +10,8 @@ import contextlib
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -155,21 +156,32 @@ def stop_signals_held() -> Iterator[None]:
     Python runs signal handlers in the main thread whichever thread the kernel picked, so the
     handlers are swapped rather than the main thread's signal mask blocked (a mask would not
     hold a signal delivered to another thread, and the load generator's and sampler's threads
-    may still run). Handlers can only be set in the main thread; elsewhere nothing changes.
+    may still run).
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     held: list[int] = []
 
     def hold(signum: int, _frame: object) -> None:
         held.append(signum)
 
-    previous = {signum: signal.signal(signum, hold) for signum in STOP_SIGNALS}
+    try:
+        with stop_signals_handled_by(hold):
+            yield
+    finally:
+        if held:
+            signal.raise_signal(held[-1])
+
+
+@contextlib.contextmanager
+def stop_signals_handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """`handler` takes SIGINT and SIGTERM in the block; the handlers before it do after.
+    Signal handlers belong to the main thread; elsewhere (a test calling `main` in a thread)
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-        if held:
-            signal.raise_signal(held[-1])
+        for signum, before in previous.items():
+            signal.signal(signum, signal.SIG_DFL if before is None else before)

@@ -12,7 +12,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -27,13 +26,13 @@ from gpuship.errors import (
     EXIT_OK,
     EXIT_UNEXPECTED,
     EXIT_USAGE,
-    STOP_SIGNALS,
     GpushipError,
     Interrupted,
     UsageError,
     interrupt_exit_code,
     interrupt_name,
     redact_credentials,
+    stop_signals_handled_by,
 )
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
@@ -216,21 +215,13 @@ def main(
 def _signals_interrupt() -> Iterator[None]:
     """The one place signals are handled: SIGINT and SIGTERM raise `Interrupted` in the main
     thread, so the command stops where it is and a release can put back what it moved and
-    report it. Signal handlers belong to the main thread; elsewhere (a test calling `main` in
-    a thread) nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    report it (in the main thread only, where handlers can be set)."""
 
     def interrupt(signum: int, _frame: object) -> None:
         raise Interrupted(signum, signal.Signals(signum).name)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in STOP_SIGNALS}
-    try:
+    with stop_signals_handled_by(interrupt):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _run(

@@ -434,9 +434,8 @@ def test_an_image_that_never_becomes_ready_fails_with_its_log(
     assert leftover == []
 
 
-def test_a_cancelled_probe_removes_its_container(
-    tmp_path: Path, docker_engine: DockerEngine, server_binary: Path, nvml_host: HostEnv
-) -> None:
+def _endless_probe(tmp_path: Path, docker_engine: DockerEngine, server_binary: Path) -> str:
+    """The image of a server and a gpuship.yaml whose probe of it runs five minutes."""
     image = build_server_image(
         docker_engine, server_binary, "probe-cancel:candidate", {**GPU, "LATENCY_MS": "5"}
     )
@@ -448,6 +447,13 @@ def test_a_cancelled_probe_removes_its_container(
         }
     }
     (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+    return image
+
+
+def test_a_cancelled_probe_removes_its_container(
+    tmp_path: Path, docker_engine: DockerEngine, server_binary: Path, nvml_host: HostEnv
+) -> None:
+    image = _endless_probe(tmp_path, docker_engine, server_binary)
     env = {**nvml_host(hosts.L4_550), **docker_engine.env}
     process = subprocess.Popen(
         [sys.executable, "-m", "gpuship", "probe", image, "--no-compare"],
@@ -481,17 +487,7 @@ def test_a_cancelled_probe_action_step_removes_its_container(
     """GitHub signals a cancelled step's own process only (the bash running its `run:`),
     never its children. The probe action's step, run as the runner runs it, must pass SIGINT
     on to gpuship: the container is removed and the step outputs say the run was stopped."""
-    image = build_server_image(
-        docker_engine, server_binary, "probe-cancel:candidate", {**GPU, "LATENCY_MS": "5"}
-    )
-    port = free_port()
-    config = {
-        "probe": {
-            "target": {"network": "host", "port": port, "gpus": "none", "env": {"PORT": str(port)}},
-            "profile": {"steps": [{"rate": 5, "duration-s": 300}]},
-        }
-    }
-    (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+    image = _endless_probe(tmp_path, docker_engine, server_binary)
     action = yaml.safe_load((REPOSITORY_ROOT / "actions" / "probe" / "action.yml").read_text())
     (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
     script = tmp_path / "step.sh"
