@@ -38,7 +38,10 @@
  *                             "badjson": chunks with text, then a data payload that is not
  *                               JSON, then [DONE];
  *                             "error": chunks with text, then {"error": ...}, then [DONE];
- *                             "cut": chunks with text, then the body ends without [DONE].
+ *                             "nodone": chunks with text, then the body ends without
+ *                               [DONE] (a complete answer: TGI before its PR #2221);
+ *                             "cut": chunks with text, then the connection closes before
+ *                               the body's end (the last, empty chunk).
  *   MODE (serve)              "train": no server; print "step N ... step_ms=T" every STEP_MS
  *                             for STEPS steps, growing memory by MEM_PER_STEP_MIB each step,
  *                             crashing with CUDA out of memory past MEM_TOTAL_MIB, and host
@@ -308,8 +311,9 @@ static int completion(connection *c, const char *path, const char *body, size_t 
     if (strcmp(mode, "error") == 0 &&
         !chunk(c->fd, "data: {\"error\": {\"message\": \"engine stopped\", \"code\": 500}}\n\n"))
         return 0;
+    if (strcmp(mode, "cut") == 0) return 0; /* closes the connection mid-body */
     if (strcmp(mode, "none") && strcmp(mode, "keepalive") && strcmp(mode, "garbage") &&
-        strcmp(mode, "cut")) {
+        strcmp(mode, "nodone")) {
         snprintf(data, sizeof(data),
                  "data: {\"choices\": [], \"usage\": {\"prompt_tokens\": %ld, "
                  "\"completion_tokens\": %ld}}%sdata: [DONE]%s",

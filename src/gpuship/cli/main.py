@@ -12,7 +12,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
     redact_credentials,
+    stop_signals_handled_by,
 )
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
@@ -218,11 +218,6 @@ def main(
         log.flush()
 
 
-# SIGTERM is how CI systems and Kubernetes stop a process (GitHub Actions: SIGINT, then SIGTERM
-# 7.5 s later, then SIGKILL); both end a command the same way, as `Interrupted`.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
 class _Stop:
     """Which signals arrived, and whether the next one stops the command.
 
@@ -262,21 +257,13 @@ class _Stop:
 def _signals_interrupt(stop: _Stop) -> Iterator[None]:
     """The one place signals are handled: SIGINT and SIGTERM go to `stop`, which raises
     `Interrupted` in the main thread when one stops the command, so it stops where it is and
-    a release can put back what it moved and report it. Signal handlers belong to the main
-    thread; elsewhere (a test calling `main` in a thread) nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    a release can put back what it moved and report it."""
 
     def arrived(signum: int, _frame: object) -> None:
         stop.arrived(signum)
 
-    previous = {signum: signal.signal(signum, arrived) for signum in _STOP_SIGNALS}
-    try:
+    with stop_signals_handled_by(arrived):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _run(

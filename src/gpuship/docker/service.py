@@ -3,7 +3,8 @@
 Built on `Engine` and `Container` (engine.py), the one way gpuship reaches the engine. The
 container is removed however the run ends: success, failure, timeout, and cancellation (a
 cancelled GitHub job sends SIGINT, then SIGTERM; the CLI's one signal handler raises both as
-`Interrupted`, a KeyboardInterrupt, so the clean-up below runs too). Every container carries
+`Interrupted`, a KeyboardInterrupt, so the clean-up below runs too; a signal arriving during
+the removal is held until the container is gone, then raised). Every container carries
 the label `io.gpuship.probe` so one left by a killed runner can be found and removed.
 """
 
@@ -27,7 +28,7 @@ from gpuship.docker.engine import (
     GpuRequest,
     ImageMissing,
 )
-from gpuship.errors import DockerUnavailable, InputError
+from gpuship.errors import DockerUnavailable, InputError, stop_signals_held
 
 PROBE_LABEL = "io.gpuship.probe"
 _POLL_S = 0.2
@@ -162,7 +163,9 @@ def running_service(engine: Engine, spec: ServiceSpec, run_id: str) -> Iterator[
             raise DockerUnavailable(f"{spec.image} did not start: {error.message}") from None
         yield Service(container, _address(container, spec))
     finally:
-        with contextlib.suppress(EngineRefused, DockerUnavailable):
+        # A second signal during the removal (GitHub's SIGTERM after its SIGINT) would abandon
+        # it and leave the container running: it waits until the container is gone.
+        with stop_signals_held(), contextlib.suppress(EngineRefused, DockerUnavailable):
             container.remove()
 
 

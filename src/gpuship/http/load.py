@@ -72,7 +72,7 @@ class Sample:
     `status` is 0 when no response came; `error` is "" for a success, else one of "status"
     (not an expected status), "connect", "reset", "timeout", "protocol", or for a streamed
     answer with an expected status, why the stream was not a good one (`sse.TokenStream.failure`:
-    "no-tokens", "not-sse", "bad-event", "error-event", "no-done"). For streamed answers
+    "no-tokens", "not-sse", "bad-event", "error-event"). For streamed answers
     `first_token` is the first chunk with text and `itl` the gaps between text chunks.
     `queued`: it waited for a slot under the concurrency cap (that wait is in its latency).
     """

@@ -6,16 +6,20 @@ with LF; a line starting with `:` is a comment (a keep-alive); the first space a
 colon is dropped.
 
 Each `data:` event holds a chunk; a token arrived when a chunk carries non-empty text
-(`choices[0].delta.content` for chat, `choices[0].text` for completions). Empty first chunks
+(for chat, `choices[0].delta` content, reasoning, refusal or a tool call's name or arguments;
+`choices[0].text` for completions). Empty first chunks
 (the role-only delta many servers send first) are not tokens: genai-perf and vLLM's serving
 benchmark skip them too. A final chunk may carry `usage.completion_tokens`, the server's own
 count, which then wins over counting chunks (a chunk can hold several tokens).
 
-A stream is a good answer only when it carried a token and ended with `data: [DONE]` with no
-chunk a client would refuse: vLLM's serving benchmark marks a stream without a valid chunk as
-failed ("Never received a valid chunk to calculate TTFT"), and the OpenAI client raises on a
-`data:` payload that is not JSON and on a chunk holding an `error`. `failure()` says which
-way a finished stream fell short.
+A stream is a good answer when it carried a token and no chunk a client would refuse: vLLM's
+serving benchmark marks a stream without a valid chunk as failed ("Never received a valid
+chunk to calculate TTFT"), and the OpenAI client raises on a `data:` payload that is not JSON
+and on a chunk holding an `error`. `failure()` says which way a finished stream fell short.
+A final `data: [DONE]` is not required: the body ended as HTTP says it ends (a complete
+chunked message; a cut connection is a failed request before it gets here), and neither the
+OpenAI client nor vLLM's benchmark requires it; TGI sent none before
+huggingface/text-generation-inference#2221 (July 2024).
 """
 
 from __future__ import annotations
@@ -29,13 +33,19 @@ from typing import Any
 MAX_LINE_BYTES = 1 << 20
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _FIELDS = frozenset({b"data", b"event", b"id", b"retry"})
+# Fields of a chat delta that carry generated text. `content` and `refusal`: OpenAI's chunk
+# object (ChatCompletionChunk.choices[].delta, with `tool_calls` and the deprecated
+# `function_call`, whose `name` and `arguments` stream as text). `reasoning`, what vLLM's
+# reasoning parser splits off, called `reasoning_content` in vLLM 0.10 and before and in
+# DeepSeek's API: docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/ and v0.10.0 (Qwen3
+# reasons by default, and may spend a short max_tokens on reasoning alone).
+_DELTA_TEXTS = ("content", "reasoning", "reasoning_content", "refusal")
 
 # Why a finished stream is not a good answer (Sample.error kinds).
 NO_TOKENS = "no-tokens"  # no chunk with text: nothing, keep-alives only, empty deltas
 NOT_SSE = "not-sse"  # no data event, and lines that are no SSE field (an HTML page, JSON)
 BAD_EVENT = "bad-event"  # a data payload that is not a JSON object, or a line past the limit
 ERROR_EVENT = "error-event"  # a chunk holding "error", or an `event: error`
-NO_DONE = "no-done"  # tokens, then the body ended without `data: [DONE]`
 
 
 class TokenStream:
@@ -48,7 +58,6 @@ class TokenStream:
         self._data: list[bytes] = []  # data lines of the event being read
         self._type = b""
         self.usage_tokens: int | None = None
-        self.done = False
         self.texts = 0  # chunks with text
         self.events = 0  # data events
         self.malformed = 0  # data payloads that are not a JSON object; lines past the limit
@@ -57,10 +66,12 @@ class TokenStream:
 
     def feed(self, data: bytes) -> int:
         """Read every complete line of the bytes seen so far; count the chunks with text."""
+        if not data:
+            return 0
         if self._after_cr and data.startswith(b"\n"):
-            data = data[1:]
-        if data:
-            self._after_cr = data.endswith(b"\r")
+            data = data[1:]  # the LF of a CRLF whose CR ended the last bytes
+        # Also after a lone LF dropped above: the next LF starts a new line end (a blank line).
+        self._after_cr = data.endswith(b"\r")
         *lines, self._pending = _LINE_END.split(self._pending + data)
         before = self.texts
         for line in lines:
@@ -91,7 +102,7 @@ class TokenStream:
             return BAD_EVENT
         if not self.texts:
             return NOT_SSE if self.foreign and not self.events else NO_TOKENS
-        return None if self.done else NO_DONE
+        return None
 
     def _line(self, line: bytes) -> None:
         if not line:
@@ -120,8 +131,7 @@ class TokenStream:
         if not payload:
             return
         self.events += 1
-        if payload == b"[DONE]":
-            self.done = True
+        if payload == b"[DONE]":  # the end marker, no chunk
             return
         try:
             chunk: Any = json.loads(payload)
@@ -136,17 +146,34 @@ class TokenStream:
         usage = chunk.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             self.usage_tokens = usage["completion_tokens"]
-        if _chunk_text(chunk):
+        if _has_text(chunk):
             self.texts += 1
 
 
-def _chunk_text(chunk: dict[str, Any]) -> str:
+def _has_text(chunk: dict[str, Any]) -> bool:
+    """The chunk carries generated text: the answer, its reasoning, a refusal, or a tool call."""
     choices = chunk.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return ""
+        return False
     choice = choices[0]
     delta = choice.get("delta")
-    if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-        return str(delta["content"])
-    text = choice.get("text")
-    return text if isinstance(text, str) else ""
+    if isinstance(delta, dict):
+        return any(_nonempty(delta.get(name)) for name in _DELTA_TEXTS) or _calls(delta)
+    return _nonempty(choice.get("text"))
+
+
+def _calls(delta: dict[str, Any]) -> bool:
+    """A tool call's name or arguments, or the deprecated `function_call`'s, grew."""
+    calls = delta.get("tool_calls")
+    functions = (
+        [c.get("function") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    )
+    functions.append(delta.get("function_call"))
+    return any(
+        isinstance(f, dict) and (_nonempty(f.get("name")) or _nonempty(f.get("arguments")))
+        for f in functions
+    )
+
+
+def _nonempty(value: Any) -> bool:
+    return isinstance(value, str) and value != ""

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuship.documents import read_file
+from gpuship.documents import load_json, read_file
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.http.load import RequestSpec
 from gpuship.limits import DEFAULT_LIMITS, Limits
@@ -45,7 +45,9 @@ def load_requests(
     path = base / file
     data = read_file(path, field, limits, "requests_file_max_bytes")
     try:
-        lines = data.decode("utf-8").splitlines()
+        # JSON Lines ends lines with LF (CRLF tolerated); splitlines() would also split on
+        # U+2028, U+0085 or a form feed, which JSON strings may hold unescaped.
+        lines = [line.removesuffix("\r") for line in data.decode("utf-8").split("\n")]
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: {field}: not UTF-8 ({error.reason})") from None
     most = limits.requests_file_max_requests
@@ -57,10 +59,7 @@ def load_requests(
             detail = f"more than {most} requests"
             key = Limits.key("requests_file_max_requests")
             raise LimitExceeded(f"{path}:{number}", detail, key, most)
-        try:
-            item = json.loads(line)
-        except ValueError as error:
-            raise InputError(f"{path}:{number}: not JSON: {error}") from None
+        item = load_json(line, f"{path}:{number}", limits)
         if not isinstance(item, dict):
             raise InputError(f"{path}:{number}: each line must be a JSON object")
         specs.append(_spec(config, item, f"{path}:{number}"))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from gpuship.cli.main import main
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS
 from gpuship.probe.config import RequestConfig
@@ -99,3 +101,44 @@ def test_requests_at_the_limit_and_past_it(tmp_path: Path) -> None:
     past = DEFAULT_LIMITS.override(requests_file_max_requests=2)
     with pytest.raises(LimitExceeded, match=r"r.jsonl:4: more than 2 requests \(limit limits"):
         load_requests(RequestConfig(), "r.jsonl", tmp_path, limits=past)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        # Past the decoder's recursion guard: a RecursionError traceback and exit 4 before.
+        ("[" * 100_000 + "]" * 100_000, "JSON nests deeper than 64 levels"),
+        ('{"body": ' + "[" * 65 + "]" * 65 + "}", "JSON nests deeper than 64 levels"),
+        ('{"body": [' + "0," * 200_000 + "0]}", "JSON holds 200002 commas and brackets"),
+    ],
+)
+def test_each_line_is_held_to_the_json_limits(tmp_path: Path, line: str, message: str) -> None:
+    (tmp_path / "r.jsonl").write_text('{"path": "/a"}\n' + line + "\n")
+    with pytest.raises(LimitExceeded) as error:
+        load_requests(RequestConfig(), "r.jsonl", tmp_path)
+    assert str(error.value).startswith(f"{tmp_path / 'r.jsonl'}:2: {message} (limit limits.json-")
+
+
+def test_a_too_deep_line_is_a_usage_error_from_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "r.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    (tmp_path / "gpuship.yaml").write_text("probe:\n  request:\n    requests-file: r.jsonl\n")
+    out, log = io.StringIO(), io.StringIO()
+    code = main(["--config", str(tmp_path / "gpuship.yaml"), "probe", "img"], {}, out, log)
+    assert code == 2, log.getvalue()
+    assert log.getvalue() == (
+        f"gpuship: error: {tmp_path / 'r.jsonl'}:1: JSON nests deeper than 64 levels"
+        " (limit limits.json-max-depth: 64)\n"
+    )
+
+
+# Those JSON leaves unescaped; control characters (form feed, \x1c) it always escapes.
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_a_prompt_holding_a_unicode_line_separator_is_one_line(
+    tmp_path: Path, separator: str
+) -> None:
+    # Valid JSON Lines: JSON strings may hold these unescaped (ensure_ascii=False).
+    prompt = f"first{separator}second"
+    lines = [json.dumps({"prompt": prompt}, ensure_ascii=False), '{"prompt": "b"}']
+    (tmp_path / "r.jsonl").write_text("\r\n".join(lines) + "\n", newline="")
+    specs = load_requests(RequestConfig(kind="completions"), "r.jsonl", tmp_path)
+    assert [json.loads(s.body)["prompt"] for s in specs] == [prompt, "b"]
