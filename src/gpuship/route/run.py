@@ -62,6 +62,12 @@ class RouteRequest:
     arc: bool = False  # Actions Runner Controller scale sets (implies `kubernetes`)
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
+    @property
+    def node_constraints(self) -> bool:
+        """Kubernetes node constraints are wanted: for `kubernetes`, and for `arc`, whose
+        scale sets are built from them (the one place `arc` implies `kubernetes`)."""
+        return self.kubernetes or self.arc
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -79,6 +85,17 @@ def run_route(
     if not request.images and request.matrix is None:
         raise UsageError("route: give at least one IMAGE or --matrix FILE")
     inventory = _read_fleet(request.fleet, settings) if request.fleet else None
+    return route_over(request, settings, now, read_needs, inventory)
+
+
+def route_over(
+    request: RouteRequest,
+    settings: Settings,
+    now: datetime,
+    read_needs: ReadNeeds,
+    inventory: Inventory | None,
+) -> Report:
+    """`run_route` once the fleet inventory (if any) is read: pure on its inputs."""
     hosts = (
         fleet_hosts([(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age)
         if inventory
@@ -87,14 +104,15 @@ def run_route(
     platforms = (
         list(request.platforms)
         or sorted(
-            {h.platform for h in hosts} | (set(GPU_PLATFORMS) if request.kubernetes else set())
+            {h.platform for h in hosts}
+            | (set(GPU_PLATFORMS) if request.node_constraints else set())
         )
         or [DEFAULT_PLATFORM]
     )
     images, references = _images(request, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings.verify, request.tolerations, inventory)
-        if request.kubernetes or request.arc
+        if request.node_constraints
         else None
     )
     arc = None
@@ -280,6 +298,9 @@ def _report(
     arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
+    if kubernetes is not None:
+        unroutable = {route.image.name for route in routing.routes if route.chosen is None}
+        findings += _no_node_findings(kubernetes, unroutable)
     findings += [
         Finding(
             rule=rules.UNREADABLE_ENTRY,
@@ -313,8 +334,23 @@ def _kubernetes_only_report(
         raise UsageError(
             "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
         )
-    nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
-    findings = [
+    findings = _no_node_findings(kubernetes, reported=set())
+    return Report(
+        command=NAME,
+        findings=findings,
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
+        rules=rules_by_id(rules.RULES),
+        failed=bool(findings),
+        headline=f"Kubernetes node constraints for {len(images)} image(s)",
+    )
+
+
+def _no_node_findings(
+    kubernetes: Sequence[KubernetesDocument], reported: set[str]
+) -> list[Finding]:
+    """An error for each image no Kubernetes node can run, with or without a fleet (an image
+    `reported` already runs on no pool: one finding for it is enough)."""
+    return [
         Finding(
             rule=rules.UNROUTABLE,
             severity=Severity.ERROR,
@@ -323,16 +359,9 @@ def _kubernetes_only_report(
             fix="check 'gpuship verify' with the image on a host that should run it: its "
             "arch list, CUDA release, min-driver label or NVIDIA_REQUIRE_* rule it out",
         )
-        for name in nowhere
+        for name in (str(doc["image"]) for doc in kubernetes if "affinity" not in doc)
+        if name not in reported
     ]
-    return Report(
-        command=NAME,
-        findings=findings,
-        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
-        rules=rules_by_id(rules.RULES),
-        failed=bool(nowhere),
-        headline=f"Kubernetes node constraints for {len(images)} image(s)",
-    )
 
 
 # Checks of the host itself, which GPU Feature Discovery labels do not show.
