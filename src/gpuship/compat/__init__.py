@@ -5,5 +5,5 @@ host), `fleet` (every runner x every image), `route` (runner pools before the qu
 `audit` (the host readings) and `image` (the labels' reading). Pure values and functions on
 them: image needs (`needs`), host readings and the audit document (`readings`, `container`,
 `audit`), the requirements of the `verify:` section (`config`), the verdict (`verdict`,
-`rule_ids`) and the fleet grid (`fleet`). It imports no stage and touches no outside world.
+`rule_ids`), the fleet grid (`fleet`) and the matrix cell every later command reads (`cell`). It imports no stage and touches no outside world.
 """

@@ -13,6 +13,7 @@ from k8s_match import admits, gfd_labels
 
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.errors import InputError
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Report, Severity
@@ -86,3 +87,14 @@ def test_an_image_no_node_can_run_is_an_error_with_or_without_a_fleet(
     assert report.failed
     assert [f.rule for f in errors] == ["GSQ101"]
     assert errors[0].message.startswith(IMPOSSIBLE)
+
+
+def test_an_images_cell_label_that_is_no_cell_id_is_an_input_error() -> None:
+    # The label comes from the registry; it names the image in every output, comments included.
+    def labelled(reference: str, platform: str) -> ImageGpuNeeds:
+        labels = {"io.gpuship.cuda": "12.4", "io.gpuship.cell": "x\ntolerations: []"}
+        return replace(needs_from_env_and_labels(reference, {}, labels), platform=platform)
+
+    request = RouteRequest(images=(MULTI_ARCH,), kubernetes=True)
+    with pytest.raises(InputError, match=rf"{MULTI_ARCH}: label io\.gpuship\.cell="):
+        route_over(request, SETTINGS, NOW, labelled, None)
