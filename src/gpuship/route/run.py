@@ -112,7 +112,7 @@ def route_over(
     )
     images, references = _images(request, settings, read_needs, platforms)
     kubernetes = (
-        _kubernetes(images, settings.verify, request.tolerations, inventory)
+        _kubernetes(images, settings, request.tolerations, inventory)
         if request.node_constraints
         else None
     )
@@ -234,16 +234,18 @@ def _read_image(
 
 def _kubernetes(
     images: Sequence[ImageToRoute],
-    config: VerifyConfig,
+    settings: Settings,
     tolerations: Sequence[Mapping[str, Any]],
     inventory: Inventory | None,
 ) -> tuple[KubernetesDocument, ...]:
     """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
     cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
     documents: list[KubernetesDocument] = []
+    config = settings.verify
     excluded = _host_state_failures(config, inventory)
+    limit = settings.limits.regions_max_verdicts
     for image in images:
-        terms = node_selector_terms(image.needs, config, excluded)
+        terms = node_selector_terms(image.needs, config, excluded, limit)
         document: dict[str, Any] = {"image": image.name}
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))

@@ -13,7 +13,8 @@ from k8s_match import admits, gfd_labels
 
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.errors import InputError
+from gpuship.errors import InputError, LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Report, Severity
@@ -98,3 +99,10 @@ def test_an_images_cell_label_that_is_no_cell_id_is_an_input_error() -> None:
     request = RouteRequest(images=(MULTI_ARCH,), kubernetes=True)
     with pytest.raises(InputError, match=rf"{MULTI_ARCH}: label io\.gpuship\.cell="):
         route_over(request, SETTINGS, NOW, labelled, None)
+
+
+def test_route_applies_limits_regions_max_verdicts_from_its_settings() -> None:
+    limits = DEFAULT_LIMITS.override(regions_max_verdicts=10)
+    request = RouteRequest(images=(MULTI_ARCH,), arc=True)
+    with pytest.raises(LimitExceeded, match=rf"^{MULTI_ARCH}: placing it on linux/amd64 nodes"):
+        route_over(request, replace(SETTINGS, limits=limits), NOW, read_needs, None)
