@@ -15,7 +15,8 @@ every GPU brand, since no label tells brands apart (forward compatibility throug
 image's cuda-compat package runs only on some brands, and NVIDIA_REQUIRE_* may name brands).
 
 The checks that read the rest of an audit (container runtime, CDI spec, ECC) describe a
-host's state, not its labels; schedulers learn those from the fleet's audits, by host name.
+host's state, not its labels; route excludes the hosts that fail the first two by host name,
+from the fleet's audits (ECC errors are a warning, which excludes nothing).
 """
 
 from __future__ import annotations

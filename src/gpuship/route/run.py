@@ -238,8 +238,9 @@ def _kubernetes(
     tolerations: Sequence[Mapping[str, Any]],
     inventory: Inventory | None,
 ) -> tuple[KubernetesDocument, ...]:
-    """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
-    cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
+    """Per image, the PodSpec fragment; hosts of the inventory that fail a check of the host
+    itself, which GFD labels cannot show (the container runtime, the CDI spec), are excluded by
+    hostname. ECC errors are a warning in verify, so they exclude no host."""
     documents: list[KubernetesDocument] = []
     config = settings.verify
     excluded = _host_state_failures(config, inventory)
