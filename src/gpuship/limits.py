@@ -169,6 +169,15 @@ class Limits:
     requests_file_max_requests: int = _limit(
         100_000, "Most requests (non-empty lines) in one probe requests file."
     )
+    # Route.
+    regions_max_verdicts: int = _limit(
+        50_000,
+        "Most verdicts route runs to place one image on Kubernetes nodes of one platform "
+        "(--format k8s or arc): driver ranges x CUDA ranges x compute-capability groups x GPU "
+        "brands, cut by the image's labels and each distinct NVIDIA_REQUIRE_* value. A stock "
+        "nvidia/cuda image needs about 5,000 (under half a second); past the limit the image "
+        "is refused, not placed.",
+    )
     # Build matrix.
     matrix_max_cells: int = _limit(
         10_000,

@@ -8,8 +8,10 @@ from pydantic import Field
 
 from gpuship.config.section import Section
 
-# Where systemd units live (the audit's container checks read them); kept here, not in
-# `container`, so reading the config does not import the host probes.
+# Where CDI specs (the NVIDIA Container Toolkit writes them, static or generated at boot) and
+# systemd units live, for the audit's container checks; kept here, not in `verify.container`,
+# so reading the config does not import the host probes.
+DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 DEFAULT_UNIT_DIRS = (
     "/etc/systemd/system",
     "/run/systemd/system",
@@ -51,7 +53,7 @@ class VerifyConfig(Section):
         "the GPUs.",
     )
     cdi_spec_dirs: list[str] = Field(
-        default_factory=lambda: ["/etc/cdi", "/var/run/cdi"],
+        default_factory=lambda: list(DEFAULT_CDI_SPEC_DIRS),
         description="Where CDI specs are looked for (the engine's own CDISpecDirs are added).",
     )
     systemd_unit_dirs: list[str] = Field(

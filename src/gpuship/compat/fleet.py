@@ -7,17 +7,15 @@ registry or a build matrix) go in, a compatibility grid with the reasons comes o
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gpuship.compat.audit import HostAudit
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import Status, Verdict, judge, judged_reading, native_driver
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
-from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DRIVER
 
 
 @dataclass(frozen=True)
@@ -116,29 +114,3 @@ def build_fleet(
         driver_for_all_images=str(max(required)) if required else None,
         driver_unknown_for=tuple(unknown),
     )
-
-
-def needs_from_matrix(matrix: Mapping[str, Any], where: str) -> list[ImageGpuNeeds]:
-    """One needs entry per cell of `gpuship matrix` output (`{"include": [...]}`)."""
-    cells = matrix.get("include")
-    if not isinstance(cells, list):
-        raise InputError(f"{where}: not a gpuship matrix: no 'include' list")
-    needs = []
-    for position, cell in enumerate(cells):
-        if not isinstance(cell, Mapping):
-            raise InputError(f"{where}: include[{position}] is not an object")
-        labels = {str(k): str(v) for k, v in (cell.get("labels") or {}).items()}
-        for key, label in (("cuda", LABEL_CUDA), ("min_driver", LABEL_MIN_DRIVER)):
-            if cell.get(key):
-                labels[label] = str(cell[key])
-        arch = cell.get("arch_list")
-        if arch:
-            labels[LABEL_ARCH_LIST] = ";".join(arch) if isinstance(arch, list) else str(arch)
-        name = (
-            labels.get(LABEL_CELL)
-            or cell.get("id")
-            or cell.get("cell")
-            or f"{cell.get('image', 'cell')}#{position}"
-        )
-        needs.append(needs_from_env_and_labels(str(name), {}, labels))
-    return needs

@@ -130,7 +130,7 @@ def needs_from_env_and_labels(
     """Interpret labels first (the build stage's statement), then stock nvidia/cuda variables
     (`cuda.declared` decides which CUDA the image declares)."""
     labelled = labelled_needs(reference, labels)
-    cuda, cuda_source = declared_cuda(env, labels)
+    cuda, cuda_source = declared_cuda(env, labelled.cuda)
     arch_source = None if labelled.arch_targets is None else f"label {LABEL_ARCH_LIST}"
     compat_cuda, compat_source = _compat_cuda(env)
     return ImageGpuNeeds(

@@ -15,7 +15,8 @@ every GPU brand, since no label tells brands apart (forward compatibility throug
 image's cuda-compat package runs only on some brands, and NVIDIA_REQUIRE_* may name brands).
 
 The checks that read the rest of an audit (container runtime, CDI spec, ECC) describe a
-host's state, not its labels; schedulers learn those from the fleet's audits, by host name.
+host's state, not its labels; route excludes the hosts that fail the first two by host name,
+from the fleet's audits (ECC errors are a warning, which excludes nothing).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.require import compared_values
 from gpuship.cuda.version import Version
+from gpuship.errors import LimitExceeded
+from gpuship.limits import DEFAULT_LIMITS, Limits
 
 # Versions as node labels hold them: a driver in three integer parts (a two-part driver such
 # as 570.26 has an empty revision, which the verdict reads as 0), a CUDA version in two.
@@ -95,14 +98,28 @@ def device_needs(config: VerifyConfig) -> DeviceNeeds:
 
 
 def passing_regions(
-    needs: ImageGpuNeeds, config: VerifyConfig, platform: str
+    needs: ImageGpuNeeds,
+    config: VerifyConfig,
+    platform: str,
+    max_verdicts: int = DEFAULT_LIMITS.regions_max_verdicts,
 ) -> tuple[Region, ...]:
     """Every region of nodes of `platform` (its CPU architecture) where the image's checks
-    pass; () when none does."""
+    pass; () when none does. LimitExceeded, before any verdict runs, when that takes more
+    than `max_verdicts` (each distinct NVIDIA_REQUIRE_* value an image sets adds cuts)."""
     drivers = _intervals(_driver_cuts(needs), DRIVER_PARTS)
     cudas = _intervals(_cuda_cuts(needs), CUDA_PARTS)
     classes, last = _capability_classes(needs)
     brands = _brands(needs)
+    verdicts = len(drivers) * len(cudas) * len(classes) * len(brands)
+    if verdicts > max_verdicts:
+        raise LimitExceeded(
+            needs.reference,
+            f"placing it on {platform} nodes takes {verdicts} verdicts ({len(drivers)} driver "
+            f"x {len(cudas)} CUDA ranges x {len(classes)} compute-capability groups x "
+            f"{len(brands)} brands, cut by its labels and NVIDIA_REQUIRE_* values)",
+            Limits.key("regions_max_verdicts"),
+            max_verdicts,
+        )
     machine = platforms.architecture(platform)
     passes = {
         (i, j, k): all(

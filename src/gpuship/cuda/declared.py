@@ -2,7 +2,8 @@
 
 Two questions, each answered once here:
 - which CUDA the image says it holds (`declared_cuda`): the build stage's `io.gpuship.cuda`
-  label first, then the toolkit's own `CUDA_VERSION` (the exact release, which decides the
+  label first (as `compat.labelled_needs`, its one reader, read it), then the toolkit's own
+  `CUDA_VERSION` (the exact release, which decides the
   minimum driver), then the floor `NVIDIA_REQUIRE_CUDA` states;
 - what the container runtime will enforce (`cuda_claims`): `NVIDIA_REQUIRE_CUDA`, or the
   `CUDA_VERSION` it implies when that is absent, as nvidia-container-cli reads them
@@ -68,12 +69,11 @@ def claimed_cuda(claim: Claim) -> Version | None:
     return version.major_minor() if version else None
 
 
-def declared_cuda(
-    env: Mapping[str, str], labels: Mapping[str, str]
-) -> tuple[str | None, str | None]:
-    """(the CUDA the image says it holds, where that was read) or (None, None)."""
-    if labels.get(LABEL_CUDA):
-        return labels[LABEL_CUDA], f"label {LABEL_CUDA}"
+def declared_cuda(env: Mapping[str, str], labelled: str | None) -> tuple[str | None, str | None]:
+    """(the CUDA the image says it holds, where that was read) or (None, None). `labelled`
+    is the io.gpuship.cuda label as `compat.labelled_needs` read it (None: not stated)."""
+    if labelled:
+        return labelled, f"label {LABEL_CUDA}"
     if env.get(VERSION_VARIABLE):
         return env[VERSION_VARIABLE], f"env {VERSION_VARIABLE}"
     floor = claimed_cuda(Claim(REQUIRE_VARIABLE, env.get(REQUIRE_VARIABLE, "")))

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels, with_scan
+from gpuship.compat.needs import (
+    ImageGpuNeeds,
+    labelled_needs,
+    needs_from_env_and_labels,
+    with_scan,
+)
 from gpuship.image.analysis import CudaEvidence, GpuLibrary, env_cuda_evidence
 from gpuship.image.inspect import inspect_resolved
 from gpuship.image.location import open_source
 from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
-from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 
@@ -92,9 +97,11 @@ def read_image_needs(
     )
 
 
-def _labels_lack_needs(labels: Mapping[str, str]) -> bool:
-    """Layers are read only when the labels do not state both the CUDA and the arch list."""
-    return LABEL_CUDA not in labels or LABEL_ARCH_LIST not in labels
+def labels_lack_needs(reference: str, labels: Mapping[str, str]) -> bool:
+    """Layers are read only when the labels do not state both the CUDA and the arch list, as
+    `compat.labelled_needs` reads them (an empty label states nothing)."""
+    stated = labelled_needs(reference, labels)
+    return stated.cuda is None or stated.arch_targets is None
 
 
 def read_gpu_needs(
@@ -113,7 +120,7 @@ def read_gpu_needs(
         reference,
         platform=platform,
         access=access,
-        deep=_labels_lack_needs if deep else False,
+        deep=partial(labels_lack_needs, reference) if deep else False,
     )
     needs = replace(
         needs_from_env_and_labels(reference, reading.env, reading.labels),

@@ -25,6 +25,13 @@ class _PlainDumper(yaml.SafeDumper):
         return True
 
 
+def _comment(text: object) -> str:
+    """Text for a `# ...` comment line: every character that is not printable (a YAML line
+    break among them: LF, CR, NEL, U+2028, U+2029) escaped, so a name from outside (a cell id,
+    an image's io.gpuship.cell label) can never end the comment and write keys of its own."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+
+
 def render_kubernetes(report: Report) -> str:
     """The fragments; an image no node can run gets a comment saying so, and no fragment."""
     # Any command whose result has a `kubernetes` list of documents can be shown this way.
@@ -36,10 +43,10 @@ def render_kubernetes(report: Report) -> str:
     for document in documents:
         fragment = {k: v for k, v in document.items() if k != "image"}
         if not fragment:
-            parts.append(f"# {document['image']}: no node can run this image\n{{}}\n")
+            parts.append(f"# {_comment(document['image'])}: no node can run this image\n{{}}\n")
             continue
         body = yaml.dump(fragment, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False)
-        parts.append(f"# {document['image']}\n{body}")
+        parts.append(f"# {_comment(document['image'])}\n{body}")
     return "---\n" + "---\n".join(parts)
 
 
@@ -58,13 +65,15 @@ def render_arc(report: Report) -> str:
         body = yaml.dump(
             scale_set["values"], Dumper=_PlainDumper, sort_keys=False, default_flow_style=False
         )
-        images = "".join(f"#   {image}\n" for image in scale_set["images"])
+        images = "".join(f"#   {_comment(image)}\n" for image in scale_set["images"])
         labels = " or ".join(scale_set["labels"])
         target = f"runs-on: {scale_set['name']}" + (
             f" (ARC >= 0.14 also: runs-on: {labels})" if labels else ""
         )
-        parts.append(f"# scale set {scale_set['name']}, for\n{images}# {target}\n{body}")
+        parts.append(
+            f"# scale set {_comment(scale_set['name'])}, for\n{images}# {_comment(target)}\n{body}"
+        )
     placed = {image for scale_set in scale_sets for image in scale_set["images"]}
     nowhere = [d["image"] for d in documents if d["image"] not in placed]
-    parts += [f"# {image}: no node can run this image\n{{}}\n" for image in nowhere]
+    parts += [f"# {_comment(image)}: no node can run this image\n{{}}\n" for image in nowhere]
     return "---\n" + "---\n".join(parts)

@@ -38,6 +38,7 @@ from gpuship.compat.regions import (
     device_needs,
     passing_regions,
 )
+from gpuship.limits import DEFAULT_LIMITS
 
 DRIVER_MAJOR = "nvidia.com/cuda.driver-version.major"
 DRIVER_MINOR = "nvidia.com/cuda.driver-version.minor"
@@ -67,11 +68,15 @@ def _req(key: str, operator: str, *values: object) -> Requirement:
 
 
 def node_selector_terms(
-    needs: Mapping[str, ImageGpuNeeds], config: VerifyConfig, excluded_hosts: Sequence[str] = ()
+    needs: Mapping[str, ImageGpuNeeds],
+    config: VerifyConfig,
+    excluded_hosts: Sequence[str] = (),
+    max_verdicts: int = DEFAULT_LIMITS.regions_max_verdicts,
 ) -> list[Term]:
     """The ORed terms of `requiredDuringSchedulingIgnoredDuringExecution` for an image with
     these needs per platform; [] = no node can run it. Platforms whose needs give the same
-    terms share them under one `kubernetes.io/arch In` list."""
+    terms share them under one `kubernetes.io/arch In` list. `max_verdicts`: per platform,
+    limits.regions-max-verdicts."""
     common = _device_terms(config)
     if excluded_hosts:
         common.append(_req(HOSTNAME, "NotIn", *sorted(excluded_hosts)))
@@ -80,7 +85,7 @@ def node_selector_terms(
     for platform, platform_needs in sorted(needs.items()):
         terms = [
             term
-            for region in passing_regions(platform_needs, config, platform)
+            for region in passing_regions(platform_needs, config, platform, max_verdicts)
             for term in region_terms(region)
         ]
         if terms:

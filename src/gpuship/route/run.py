@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.compat import rule_ids
+from gpuship.compat.cell import CellSpec, cell_needs, image_cell_id, read_matrix
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.fleet import needs_from_matrix
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
-from gpuship.labels import LABEL_CELL
+from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 from gpuship.report import Finding, Report, Severity
@@ -62,6 +62,12 @@ class RouteRequest:
     arc: bool = False  # Actions Runner Controller scale sets (implies `kubernetes`)
     tolerations: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
+    @property
+    def node_constraints(self) -> bool:
+        """Kubernetes node constraints are wanted: for `kubernetes`, and for `arc`, whose
+        scale sets are built from them (the one place `arc` implies `kubernetes`)."""
+        return self.kubernetes or self.arc
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -70,6 +76,7 @@ class Settings:
     verify: VerifyConfig
     route: RouteConfig
     access: RegistryAccess
+    limits: Limits = DEFAULT_LIMITS
 
 
 def run_route(
@@ -79,6 +86,17 @@ def run_route(
     if not request.images and request.matrix is None:
         raise UsageError("route: give at least one IMAGE or --matrix FILE")
     inventory = _read_fleet(request.fleet, settings) if request.fleet else None
+    return route_over(request, settings, now, read_needs, inventory)
+
+
+def route_over(
+    request: RouteRequest,
+    settings: Settings,
+    now: datetime,
+    read_needs: ReadNeeds,
+    inventory: Inventory | None,
+) -> Report:
+    """`run_route` once the fleet inventory (if any) is read: pure on its inputs."""
     hosts = (
         fleet_hosts([(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age)
         if inventory
@@ -87,14 +105,15 @@ def run_route(
     platforms = (
         list(request.platforms)
         or sorted(
-            {h.platform for h in hosts} | (set(GPU_PLATFORMS) if request.kubernetes else set())
+            {h.platform for h in hosts}
+            | (set(GPU_PLATFORMS) if request.node_constraints else set())
         )
         or [DEFAULT_PLATFORM]
     )
-    images, references = _images(request, read_needs, platforms)
+    images, references = _images(request, settings, read_needs, platforms)
     kubernetes = (
-        _kubernetes(images, settings.verify, request.tolerations, inventory)
-        if request.kubernetes or request.arc
+        _kubernetes(images, settings, request.tolerations, inventory)
+        if request.node_constraints
         else None
     )
     arc = None
@@ -123,74 +142,49 @@ def _read_fleet(fleet: str, settings: Settings) -> Inventory:
 
 
 def _images(
-    request: RouteRequest, read_needs: ReadNeeds, platforms: Sequence[str]
+    request: RouteRequest, settings: Settings, read_needs: ReadNeeds, platforms: Sequence[str]
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Images to route (by name) and what a GPU job pulls for each name."""
     images: list[ImageToRoute] = []
     references: dict[str, str] = {}
     if request.matrix is not None:
-        images, references = cell_images(_matrix_cells(request.matrix), str(request.matrix))
+        cells = read_matrix(request.matrix, settings.limits)
+        images, references = cell_images(cells, str(request.matrix))
     for reference in request.images:
         by_platform = _read_image(reference, platforms, read_needs)
         first = next(iter(by_platform.values()))
-        name = first.labels.get(LABEL_CELL) or reference
+        name = image_cell_id(first.labels, reference) or reference
         images.append(ImageToRoute(name, by_platform))
         references[name] = reference
     return images, references
 
 
-def _matrix_cells(path: Path) -> list[tuple[Mapping[str, Any], ImageGpuNeeds]]:
-    try:
-        matrix = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"{path}: cannot read matrix: {error.strerror}") from None
-    except ValueError as error:
-        raise InputError(f"{path}: not JSON: {error}") from None
-    return matrix_cells(matrix, str(path))
-
-
-def matrix_cells(matrix: object, where: str) -> list[tuple[Mapping[str, Any], ImageGpuNeeds]]:
-    """Each cell of a `gpuship matrix` document with its GPU needs."""
-    if not isinstance(matrix, dict):
-        raise InputError(f"{where}: not a gpuship matrix: no 'include' list")
-    needs = needs_from_matrix(matrix, where)
-    return list(zip(matrix["include"], needs, strict=True))
-
-
-def cell_images(
-    cells: Sequence[tuple[Mapping[str, Any], ImageGpuNeeds]], where: str
-) -> tuple[list[ImageToRoute], dict[str, str]]:
-    """Matrix cells as images to route (by cell id), and the reference each is pushed as."""
-    images: list[ImageToRoute] = []
-    references: dict[str, str] = {}
-    for cell, needs in cells:
-        images.append(
-            ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
-        )
-        references[needs.reference] = cell_reference(cell, needs.reference, where)
+def cell_images(cells: Sequence[CellSpec], where: str) -> tuple[list[ImageToRoute], dict[str, str]]:
+    """Matrix cells as images to route (by name), and the reference each is pushed as."""
+    images = [_cell_image(cell) for cell in cells]
+    references = {cell.name: cell_reference(cell, where) for cell in cells}
     return images, references
 
 
-def _cell_platforms(cell: Mapping[str, Any]) -> list[str]:
-    platforms_of_cell = cell.get("platforms") or [DEFAULT_PLATFORM]
-    return [str(p) for p in platforms_of_cell]
+def _cell_image(cell: CellSpec) -> ImageToRoute:
+    needs = cell_needs(cell)
+    platforms = cell.platforms or [DEFAULT_PLATFORM]
+    return ImageToRoute(needs.reference, {os_arch(p): needs for p in platforms})
 
 
-def cell_reference(cell: Mapping[str, Any], name: str, where: str) -> str:
+def cell_reference(cell: CellSpec, where: str) -> str:
     """What a GPU job pulls for a cell: its first tag (a full reference, as `gpuship matrix`
     writes it; a bare tag joins the cell's repository) or its digest. Never the repository
     alone, which would pull whatever `latest` is then: that is an input error."""
     from gpuship.registry.reference import is_digest, is_valid_tag, parse_reference
 
-    repository = str(cell.get("repository") or "")
-    tags = cell.get("tags") or []
-    digest = cell.get("digest")
-    if tags:
-        text = str(tags[0])
-        if is_valid_tag(text) and repository:
-            text = f"{repository}:{text}"
-    elif isinstance(digest, str) and is_digest(digest) and repository:
-        text = f"{repository}@{digest}"
+    name = cell.name
+    if cell.tags:
+        text = cell.tags[0]
+        if is_valid_tag(text) and cell.repository:
+            text = f"{cell.repository}:{text}"
+    elif cell.digest and is_digest(cell.digest) and cell.repository:
+        text = f"{cell.repository}@{cell.digest}"
     else:
         raise InputError(
             f"{where}: cell {name} has no tag or digest: a bare repository would pull whatever "
@@ -207,17 +201,14 @@ def cell_reference(cell: Mapping[str, Any], name: str, where: str) -> str:
 
 
 def pools_for_cells(
-    matrix: Mapping[str, Any], fleet: str, settings: Settings, now: datetime
+    cells: Sequence[CellSpec], fleet: str, settings: Settings, now: datetime
 ) -> dict[str, tuple[str, ...]]:
-    """Cell id -> the pools that can run it (for the image map)."""
+    """Cell name -> the pools that can run it (for the image map)."""
     inventory = _read_fleet(fleet, settings)
     hosts = fleet_hosts(
         [(e.audit, e.taken_at) for e in inventory.entries], now, settings.route.max_age
     )
-    images = [
-        ImageToRoute(needs.reference, {os_arch(str(p)): needs for p in _cell_platforms(cell)})
-        for cell, needs in matrix_cells(matrix, fleet)
-    ]
+    images = [_cell_image(cell) for cell in cells]
     routing = route_images(hosts, images, settings.verify, settings.route)
     return {route.image.name: route.runnable_pools for route in routing.routes}
 
@@ -243,16 +234,19 @@ def _read_image(
 
 def _kubernetes(
     images: Sequence[ImageToRoute],
-    config: VerifyConfig,
+    settings: Settings,
     tolerations: Sequence[Mapping[str, Any]],
     inventory: Inventory | None,
 ) -> tuple[KubernetesDocument, ...]:
-    """Per image, the PodSpec fragment; hosts of the inventory that fail for reasons GFD labels
-    cannot show (runtime, CDI spec, ECC) are excluded by hostname."""
+    """Per image, the PodSpec fragment; hosts of the inventory that fail a check of the host
+    itself, which GFD labels cannot show (the container runtime, the CDI spec), are excluded by
+    hostname. ECC errors are a warning in verify, so they exclude no host."""
     documents: list[KubernetesDocument] = []
+    config = settings.verify
     excluded = _host_state_failures(config, inventory)
+    limit = settings.limits.regions_max_verdicts
     for image in images:
-        terms = node_selector_terms(image.needs, config, excluded)
+        terms = node_selector_terms(image.needs, config, excluded, limit)
         document: dict[str, Any] = {"image": image.name}
         if terms:
             document.update(pod_constraints(terms, [dict(t) for t in tolerations]))
@@ -280,6 +274,9 @@ def _report(
     arc: tuple[ArcScaleSet, ...] | None,
 ) -> Report:
     findings = route_findings(routing, config)
+    if kubernetes is not None:
+        unroutable = {route.image.name for route in routing.routes if route.chosen is None}
+        findings += _no_node_findings(kubernetes, unroutable)
     findings += [
         Finding(
             rule=rules.UNREADABLE_ENTRY,
@@ -313,8 +310,23 @@ def _kubernetes_only_report(
         raise UsageError(
             "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
         )
-    nowhere = [doc["image"] for doc in kubernetes if "affinity" not in doc]
-    findings = [
+    findings = _no_node_findings(kubernetes, reported=set())
+    return Report(
+        command=NAME,
+        findings=findings,
+        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
+        rules=rules_by_id(rules.RULES),
+        failed=bool(findings),
+        headline=f"Kubernetes node constraints for {len(images)} image(s)",
+    )
+
+
+def _no_node_findings(
+    kubernetes: Sequence[KubernetesDocument], reported: set[str]
+) -> list[Finding]:
+    """An error for each image no Kubernetes node can run, with or without a fleet (an image
+    `reported` already runs on no pool: one finding for it is enough)."""
+    return [
         Finding(
             rule=rules.UNROUTABLE,
             severity=Severity.ERROR,
@@ -323,16 +335,9 @@ def _kubernetes_only_report(
             fix="check 'gpuship verify' with the image on a host that should run it: its "
             "arch list, CUDA release, min-driver label or NVIDIA_REQUIRE_* rule it out",
         )
-        for name in nowhere
+        for name in (str(doc["image"]) for doc in kubernetes if "affinity" not in doc)
+        if name not in reported
     ]
-    return Report(
-        command=NAME,
-        findings=findings,
-        result=KubernetesOnly(kubernetes, tuple(image.name for image in images), arc),
-        rules=rules_by_id(rules.RULES),
-        failed=bool(nowhere),
-        headline=f"Kubernetes node constraints for {len(images)} image(s)",
-    )
 
 
 # Checks of the host itself, which GPU Feature Discovery labels do not show.

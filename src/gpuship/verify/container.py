@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from gpuship.compat.config import DEFAULT_UNIT_DIRS
+from gpuship.compat.config import DEFAULT_CDI_SPEC_DIRS, DEFAULT_UNIT_DIRS
 from gpuship.compat.container import (
     CdiSpecReading,
     ContainerReadings,
@@ -30,7 +30,6 @@ from gpuship.documents import load_json, load_yaml, read_file
 from gpuship.errors import DockerUnavailable, InputError
 from gpuship.limits import DEFAULT_LIMITS
 
-DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
 # §7.3-7.4): moby registers the `--gpus` device driver only when the runtime hook is on PATH.
 TOOLKIT_BINARIES = (

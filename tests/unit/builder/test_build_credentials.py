@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from gpuship.builder.cell_spec import cell_from_dict
 from gpuship.builder.plan import BuildPlan
 from gpuship.builder.registry_auth import (
     DOCKER_HUB_KEY,
@@ -18,6 +17,7 @@ from gpuship.builder.registry_auth import (
     scoped_docker_config,
 )
 from gpuship.builder.secrets import check_secret_spec, check_ssh_spec, secret_ids, secret_values
+from gpuship.compat.cell import cell_from_dict
 from gpuship.errors import InputError
 from gpuship.gha import mask_commands
 from gpuship.registry.credentials import CredentialStore

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gpuship import labels as L
-from gpuship.builder.cell_spec import cell_from_dict, parse_cell
 from gpuship.builder.plan import BuildPlan
 from gpuship.cli.main import main
+from gpuship.compat.cell import cell_from_dict, parse_cell
 from gpuship.errors import InputError
 from gpuship.matrix.cells import plan_image
 from gpuship.matrix.config import ImageConfig

@@ -27,7 +27,7 @@ STOCK_12_4 = {
 def test_declared_cuda_prefers_label_then_toolkit_then_requirement(
     env: dict[str, str], labels: dict[str, str], expected: tuple[str | None, str | None]
 ) -> None:
-    assert declared_cuda(env, labels) == expected
+    assert declared_cuda(env, labels.get(LABEL_CUDA)) == expected
 
 
 def test_claims_follow_nvidia_container_cli() -> None:

@@ -20,6 +20,7 @@ import pytest
 from bed.oci import make_image, write_oci_layout
 from gpuship.cli.main import main
 from gpuship.cuda.arch import parse_arch_list
+from gpuship.image.needs import labels_lack_needs
 from gpuship.image.requirement import sm_targets
 
 AUDIT = Path(__file__).resolve().parents[2] / "data/gpu-readings/NVIDIA-H200-580.159.04.audit.json"
@@ -109,3 +110,18 @@ def test_verify_and_inspect_read_the_labels_alike(
     for label, key in ((CUDA, "cuda"), (DRIVER, "min_driver")):
         assert image_needs[key] == (labels.get(label) or None)
         assert not labels.get(label) or (label, labels[label]) in claims
+
+
+@pytest.mark.parametrize(
+    ("labels", "lack"),
+    [
+        ({CUDA: "12.4", ARCH: "9.0"}, False),
+        ({CUDA: "", ARCH: "9.0"}, True),  # an empty label states nothing, as labelled_needs says
+        ({CUDA: "12.4", ARCH: ""}, True),
+        ({ARCH: "9.0"}, True),
+    ],
+)
+def test_deep_reads_layers_when_labelled_needs_lacks_the_cuda_or_the_arch_list(
+    labels: dict[str, str], lack: bool
+) -> None:
+    assert labels_lack_needs("registry.example/app:1", labels) is lack

@@ -17,7 +17,7 @@ from k8s_match import admits, gfd_labels
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
 from gpuship.compat.verdict import Status, judge
-from gpuship.report.kubernetes import render_arc
+from gpuship.report.kubernetes import render_arc, render_kubernetes
 from gpuship.report.model import Report
 from gpuship.report.result import to_json
 from gpuship.route.arc import scale_sets
@@ -134,3 +134,36 @@ def test_rendered_yaml_names_images_and_runs_on() -> None:
         in (text)
     )
     assert to_json(report.result)["arc"][0]["values"] == parsed[0]
+
+
+INJECTION = "x\ntolerations: [{operator: Exists}]\n#"
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r", "\x85", "\u2028", "\u2029"])
+@pytest.mark.parametrize("runnable", [True, False])
+def test_a_name_with_a_line_break_writes_no_keys_of_its_own(brk: str, runnable: bool) -> None:
+    # A cell id or io.gpuship.cell label comes from outside; it is only ever a comment.
+    name = INJECTION.replace("\n", brk)
+    config = VerifyConfig()
+    impossible = "cuda>=13.0,cuda<12.0"
+    image_needs = needs("x", "12.4", "9.0", require=None if runnable else impossible)
+    terms = node_selector_terms({"linux/amd64": image_needs}, config)
+    docs = ({"image": name, **(pod_constraints(terms, []) if terms else {})},)
+    report = Report(
+        command="route",
+        result=KubernetesOnly(docs, (name,), scale_sets(docs, {name: True})),
+    )
+    for text in (render_kubernetes(report), render_arc(report)):
+        (document,) = yaml.safe_load_all(text)
+        assert "tolerations" not in keys(document)
+    if runnable:  # the emitter quotes the name where it is a value: it reads back as it was
+        assert yaml.safe_load(render_arc(report))["scaleSetLabels"] == [name]
+
+
+def keys(value: object) -> set[str]:
+    """Every mapping key at any depth."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in keys(v)}
+    return set()

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from gpuship.compat.cell import matrix_cells
 from gpuship.compat.config import VerifyConfig
 from gpuship.errors import InputError
 from gpuship.route.config import RouteConfig
 from gpuship.route.kubernetes import node_selector_terms
 from gpuship.route.routing import fleet_hosts, route_images
-from gpuship.route.run import cell_images, matrix_cells
+from gpuship.route.run import cell_images
 from unit.verify.verify_builders import H100, audit, gpu
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
@@ -22,6 +23,7 @@ NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 def cell(**extra: Any) -> dict[str, Any]:
     return {
         "id": "trainer-cuda12.4",
+        "image": "trainer",
         "cuda": "12.4",
         "min_driver": "550.54.14",
         "arch_list": "9.0",
@@ -51,10 +53,17 @@ def test_a_bare_tag_joins_the_repository_and_a_digest_is_used_without_tags() -> 
 
 
 @pytest.mark.parametrize(
-    "changes", [{"tags": []}, {"tags": [], "repository": None}, {"tags": ["Bad Tag!"]}]
+    ("changes", "message"),
+    [
+        ({"tags": []}, r"matrix\.json: cell trainer-cuda12\.4 has no tag or digest"),
+        ({"tags": [], "repository": None}, r"matrix\.json: include\[0\]\.repository: "),
+        ({"tags": ["Bad Tag!"]}, r"matrix\.json: cell trainer-cuda12\.4: "),
+    ],
 )
-def test_a_cell_without_a_tag_or_digest_is_an_input_error(changes: dict[str, Any]) -> None:
-    with pytest.raises(InputError, match=r"matrix\.json: cell trainer-cuda12\.4"):
+def test_a_cell_without_a_tag_or_digest_is_an_input_error(
+    changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
         references(cell(**changes))
 
 

@@ -12,8 +12,9 @@ from require_values import IMAGES
 from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
 from gpuship.cli.main import main
+from gpuship.compat.cell import cell_needs, matrix_cells
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.fleet import build_fleet, needs_from_matrix
+from gpuship.compat.fleet import build_fleet
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
 from gpuship.compat.verdict import Status
 from gpuship.errors import InputError
@@ -78,17 +79,20 @@ def test_matrix_cells_become_images() -> None:
     matrix = {
         "include": [
             {
+                "id": "train-cuda12.8",
                 "image": "train",
+                "repository": "r/train",
                 "cuda": "12.8",
                 "min_driver": "570.26",
                 "arch_list": "8.0;9.0",
-                "labels": {"io.gpuship.cell": "train-cuda12.8"},
+                "labels": {"io.gpuship.cell": "train-cuda12.8-a"},
             },
-            {"image": "infer", "cuda": "12.4", "arch_list": ["8.0", "8.9"]},
+            {"id": "infer", "image": "infer", "repository": "r/infer", "cuda": "12.4",
+             "arch_list": "8.0;8.9"},
         ]
-    }
-    needs = needs_from_matrix(matrix, "matrix.json")
-    assert [n.reference for n in needs] == ["train-cuda12.8", "infer#1"]
+    }  # fmt: skip
+    needs = [cell_needs(cell) for cell in matrix_cells(matrix, "matrix.json")]
+    assert [n.reference for n in needs] == ["train-cuda12.8-a", "infer"]
     assert needs[0].min_driver == "570.26"
     assert needs[1].arch_targets is not None
     fleet = build_fleet([audit(570, [gpu(**H100)], labels=["h100"])], needs, VerifyConfig())
@@ -106,7 +110,7 @@ def test_duplicate_runner_names_are_told_apart_by_hostname() -> None:
 )
 def test_bad_matrix_is_an_input_error(matrix: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        needs_from_matrix(matrix, "matrix.json")
+        matrix_cells(matrix, "matrix.json")
 
 
 def test_empty_inputs_are_input_errors() -> None:
@@ -142,7 +146,8 @@ def test_rules_config_lowers_the_fleet_verdict(tmp_path: Path) -> None:
         path.write_text(runner.model_dump_json())
         paths.append(str(path))
     matrix = tmp_path / "matrix.json"
-    matrix.write_text(json.dumps({"include": [{"id": "h", "cuda": "12.4", "arch_list": ["9.0"]}]}))
+    cell = {"id": "h", "image": "h", "repository": "r/h", "cuda": "12.4", "arch_list": "9.0"}
+    matrix.write_text(json.dumps({"include": [cell]}))
     config = tmp_path / "gpuship.yaml"
 
     def fleet(rules: str) -> tuple[int, dict[str, Any]]:

@@ -93,7 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
-    from gpuship.builder.cell_spec import cell_from_dict, parse_cell
     from gpuship.builder.plan import BuildPlan
     from gpuship.builder.run_build import execute
     from gpuship.builder.secrets import (
@@ -102,6 +101,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         secret_ids,
         secret_values,
     )
+    from gpuship.compat.cell import cell_from_dict, parse_cell
 
     directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
     if args.cell:

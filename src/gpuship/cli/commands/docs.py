@@ -95,6 +95,7 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
     if args.fleet:
         from datetime import datetime, timezone
 
+        from gpuship.compat.cell import matrix_cells
         from gpuship.compat.config import VerifyConfig
         from gpuship.route.config import RouteConfig
         from gpuship.route.run import Settings, pools_for_cells
@@ -103,9 +104,11 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
             verify=ctx.config.section(VerifyConfig),
             route=ctx.config.section(RouteConfig),
             access=ctx.registry_access(),
+            limits=ctx.limits,
         )
         matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}
-        pools = pools_for_cells(matrix, args.fleet, settings, datetime.now(timezone.utc))
+        planned = matrix_cells(matrix, "image map")
+        pools = pools_for_cells(planned, args.fleet, settings, datetime.now(timezone.utc))
     document = render_image_map(project.images, plans, pools)
     cells = sum(len(plan.cells) for plan in plans)
     return Report(

@@ -37,17 +37,16 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Load audits and image needs, judge every pair, report the grid."""
     from gpuship.compat.audit import load_audit
     from gpuship.compat.config import VerifyConfig
-    from gpuship.compat.fleet import build_fleet, needs_from_matrix
+    from gpuship.compat.fleet import build_fleet
+    from gpuship.compat.needs import ImageGpuNeeds
     from gpuship.verify.report import fleet_report
 
     audits = [load_audit(path, ctx.limits) for path in audit_paths(args.audits)]
-    images = []
+    images: list[ImageGpuNeeds] = []
     if args.matrix:
-        from gpuship.documents import read_json
+        from gpuship.compat.cell import cell_needs, read_matrix
 
-        path = Path(args.matrix)
-        matrix = read_json(path, "matrix", ctx.limits)
-        images.extend(needs_from_matrix(matrix, str(path)))
+        images.extend(cell_needs(cell) for cell in read_matrix(Path(args.matrix), ctx.limits))
     if args.image:
         from gpuship.image.needs import read_gpu_needs
 

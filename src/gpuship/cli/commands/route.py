@@ -80,7 +80,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     access = ctx.registry_access()
     settings = Settings(
-        verify=config.section(VerifyConfig), route=config.section(RouteConfig), access=access
+        verify=config.section(VerifyConfig),
+        route=config.section(RouteConfig),
+        access=access,
+        limits=ctx.limits,
     )
     read_needs = _needs_reader(access, deep=args.deep)
     return run_route(request, settings, datetime.now(timezone.utc), read_needs)
