@@ -6,7 +6,7 @@ the real DELETE sent), so each case is met every time.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 import pytest
@@ -113,3 +113,24 @@ def test_a_release_met_during_a_delete_gets_back_only_what_it_recorded(
     else:
         assert written == {"2.0.0": candidate, "prod": candidate}
     assert _digest(client, repo, "sha-c") is None  # prune's own deletion stands
+
+
+def test_every_unfinished_release_protects_its_digest_beyond_the_history_limit(
+    registry: Registry,
+):
+    """history-limit bounds what is listed, never what is protected: an intent older than the
+    newest N still names a digest prune must not delete."""
+    name = "claims/old-intents"
+    client = RegistryClient(environ={})
+    repo = Repository(registry.host, name)
+    digests = [
+        push(registry.url, name, dated_image(f"{name}-{n}", "2026-01-01T00:00:00Z"), f"sha-{n}")
+        for n in range(3)
+    ]
+    # Three promotes of the candidates, a day apart, each stopped after storing its intent.
+    for age, digest in enumerate(reversed(digests)):
+        _store(client, repo, _release(repo, digest, "intent", NOW - timedelta(days=age + 1)))
+    plan = plan_prune(client, repo, _config(history_limit=1), NOW)
+    assert plan.to_delete == [], [(d.digest, d.reason) for d in plan.digests]
+    apply_prune(client, repo, plan, registry_deleter(client, repo))
+    assert all(client.head_manifest(repo.at(d)) is not None for d in digests)
