@@ -88,7 +88,7 @@ class Claims:
 
     `seen`: history tags already read or known at the plan; `releases`: releases that claim
     their digest whatever the tags say (intents unfinished at the plan, and anything recorded
-    since).
+    since), each with the newest word read on it (an abandoned one claims nothing).
     """
 
     client: RegistryClient
@@ -148,15 +148,24 @@ class Claims:
             for tag, found in zip(fresh, read, strict=True):
                 if found is not None:
                     self.seen.add(tag)
-                    self.releases[found[0].id] = found[0]
+                    self._learn(found[0])
             if all(found is not None for found in read):
                 return tags
         return None
 
+    def _learn(self, record: ReleaseRecord) -> None:
+        """Keep the newest word on a release: its complete or abandoned record, once read,
+        over its intent (one list may hold both, read in either order)."""
+        known = self.releases.get(record.id)
+        if known is None or known.state == "intent":
+            self.releases[record.id] = record
+
     def _released(self) -> dict[str, str]:
+        """The digests releases claim: complete and unfinished ones, not abandoned ones."""
         return {
             record.digest: f"release {record.id} ({_state(record)})"
             for record in self.releases.values()
+            if record.state != "abandoned"
         }
 
     def _tags_released_at(self, digest: str) -> list[str]:
