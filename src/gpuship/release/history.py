@@ -275,9 +275,16 @@ def close_intent(
 ) -> None:
     """Close `intent` (its release left nothing): store it as `abandoned` under its record
     tag, then remove the intent tag (`intent_digest`: its manifest, when known) where the
-    registry deletes manifests. Raises when the closing record could not be stored; a refused
-    or failed removal is no matter once it is (the pair reads as closed)."""
-    store_record(client, repo, prefix, intent.as_state("abandoned"), subject)
+    registry deletes manifests. Either one closes it: a refused or failed removal is no matter
+    once the record is stored (the pair reads as closed), nor a record refused once the
+    intent is removed. Raises when neither was done."""
+    try:
+        store_record(client, repo, prefix, intent.as_state("abandoned"), subject)
+    except GpushipError:
+        if intent_digest is None:
+            raise
+        delete_record(client, repo, intent_tag(prefix, intent.id), intent_digest)
+        return
     if intent_digest is None:
         return
     try:
