@@ -9,12 +9,16 @@ reachable from one of them (an index child, a referrer), is not deleted.
 
 Between that check and the DELETE taking effect, a release can still tag the digest (more so
 on a registry slow to delete). So after each DELETE the history is read once more: if a
-release named the digest meanwhile, prune puts the manifest back and the tags that release
-wrote to it (the DELETE took them away, and every release stores its intent before it moves
-any tag). A release that stored its record before that second read is covered by it; one that
-stored it after checks its tags itself after recording (`promote._recheck`) and writes back a
-tag a DELETE took away. What is left open: a process killed between its DELETE and that second
-read, and writers other than gpuship (they leave no intent) in the window of one DELETE.
+release named the digest meanwhile, prune puts the manifest back (by digest), and the tags a
+complete record wrote to it (the DELETE took them away). For a release that is still only an
+intent, the manifest alone: that release writes its own tags (reading each back, and writing
+it again if a DELETE took it), and it may yet fail and put them back, or have done so already,
+so a tag prune wrote for it would be published with no record. A release that stored its
+record before that second read is covered by it; one that stored it after checks its tags
+itself after recording (`promote._recheck`) and writes back a tag a DELETE took away; one
+killed meanwhile keeps its intent, and the same command run again writes its tags. What is
+left open: a process killed between its DELETE and that second read, and writers other than
+gpuship (they leave no intent) in the window of one DELETE.
 """
 
 from __future__ import annotations
@@ -84,7 +88,7 @@ class Claims:
 
     `seen`: history tags already read or known at the plan; `releases`: releases that claim
     their digest whatever the tags say (intents unfinished at the plan, and anything recorded
-    since).
+    since), each with the newest word read on it (an abandoned one claims nothing).
     """
 
     client: RegistryClient
@@ -114,8 +118,8 @@ class Claims:
 
     def reclaim(self, target: DigestDecision) -> str:
         """After `target` was deleted: if a release claimed it meanwhile, put back the manifest
-        and the tags that release wrote to it and the DELETE took away. Returns why it was put
-        back ("" if it was not)."""
+        and the tags a complete record of it wrote to it and the DELETE took away. Returns why
+        it was put back ("" if it was not)."""
         tags = self._relist()
         why = self._holder(self._released(), target.digest)
         if not why and tags is not None:
@@ -144,23 +148,33 @@ class Claims:
             for tag, found in zip(fresh, read, strict=True):
                 if found is not None:
                     self.seen.add(tag)
-                    self.releases[found[0].id] = found[0]
+                    self._learn(found[0])
             if all(found is not None for found in read):
                 return tags
         return None
 
+    def _learn(self, record: ReleaseRecord) -> None:
+        """Keep the newest word on a release: its complete or abandoned record, once read,
+        over its intent (one list may hold both, read in either order)."""
+        known = self.releases.get(record.id)
+        if known is None or known.state == "intent":
+            self.releases[record.id] = record
+
     def _released(self) -> dict[str, str]:
+        """The digests releases claim: complete and unfinished ones, not abandoned ones."""
         return {
             record.digest: f"release {record.id} ({_state(record)})"
             for record in self.releases.values()
+            if record.state != "abandoned"
         }
 
     def _tags_released_at(self, digest: str) -> list[str]:
+        """The tags complete records wrote to `digest` (never an intent's: see the module)."""
         return sorted(
             {
                 change.tag
                 for record in self.releases.values()
-                if record.digest == digest
+                if record.digest == digest and record.state == "complete"
                 for change in record.tags
                 if change.after == digest
             }

@@ -115,6 +115,7 @@ class ReleaseConfig(Section):
         ge=1,
         description=(
             "Most release records `rollback`, `history` and `prune` read (the newest); older "
-            "records stay in the registry."
+            "records stay in the registry. `prune` still reads every unfinished release "
+            "(an intent without its record), however old, and never deletes what it names."
         ),
     )

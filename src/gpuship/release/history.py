@@ -20,6 +20,10 @@ releases cannot lose each other's records (DESIGN.md, many writers at once).
   that is running or was interrupted (killed, the registry gone): history lists it as
   unfinished, rollback can undo what it moved, prune never deletes what it names, and the same
   command run again completes it.
+- An intent is closed by appending, as everything here: the same record as `abandoned` under
+  the record tag, once its release left nothing (undone, or each of its tags taken over by a
+  later complete record or back where it was). Registries that delete no manifests (GHCR
+  through the registry API, ECR) keep the intent, now paired like any completed one.
 
 Before this scheme the tag `<release.history-tag>` itself held one OCI index listing every
 record, rewritten by every release (a lost update when two ran at once). It is still read, so
@@ -64,11 +68,13 @@ INTENT_SUFFIX = ".intent"
 @dataclass(frozen=True)
 class History:
     """The complete records read, oldest first; the unfinished releases (intents without a
-    complete record), oldest first; and the manifest digest of each history tag read."""
+    complete or abandoned record), oldest first; the manifest digest of each history tag
+    read; and the abandoned releases (closed intents), oldest first."""
 
     records: list[ReleaseRecord]
     artifacts: dict[str, str] = field(default_factory=dict)
     unfinished: list[ReleaseRecord] = field(default_factory=list)
+    abandoned: list[ReleaseRecord] = field(default_factory=list)
 
     @property
     def entries(self) -> list[ReleaseRecord]:
@@ -116,7 +122,8 @@ def is_history_tag(prefix: str, tag: str) -> bool:
 
 
 def tag_of(prefix: str, record: ReleaseRecord) -> str:
-    """The tag `record` is stored under: its intent tag, or its record tag once complete."""
+    """The tag `record` is stored under: its intent tag, or its record tag once complete (or
+    abandoned)."""
     if record.state == "intent":
         return intent_tag(prefix, record.id)
     return record_tag(prefix, record.id)
@@ -218,9 +225,14 @@ def load_history(
     if prefix in tags:
         for record in _legacy_records(client, repo, prefix):
             records.setdefault(record.id, record)
-    unfinished = [r for r, _ in stored if r.state == "intent" and r.id not in records]
+    abandoned = {record.id: record for record, _ in stored if record.state == "abandoned"}
+    unfinished = [
+        r for r, _ in stored if r.state == "intent" and r.id not in records | abandoned.keys()
+    ]
     ordered = _ordered(records.values(), newest)
-    return History(ordered, artifacts, _ordered(unfinished, newest))
+    return History(
+        ordered, artifacts, _ordered(unfinished, newest), _ordered(abandoned.values(), newest)
+    )
 
 
 def unfinished_releases(
@@ -231,6 +243,73 @@ def unfinished_releases(
     read_tag = partial(read_history_tag, client, repo, prefix)
     read = read_each(read_tag, _unpaired_intents(prefix, tags))
     return _ordered((record for record, _ in filter(None, read)), None)
+
+
+def records_since(
+    client: RegistryClient,
+    repo: Repository,
+    prefix: str,
+    tags: Sequence[str],
+    oldest: ReleaseRecord,
+) -> list[ReleaseRecord]:
+    """The complete records in `tags` stored since `oldest` started, oldest first: the record
+    tags of its second and later (an id orders by time to the second only), read once each."""
+    second = oldest.id.rsplit("-", 1)[0]
+    named = [
+        tag
+        for tag in tags
+        if (found := record_id_of(prefix, tag)) and found.rsplit("-", 1)[0] >= second
+    ]
+    read = read_each(partial(read_history_tag, client, repo, prefix), named)
+    complete = (record for record, _ in filter(None, read) if record.state == "complete")
+    return _ordered(complete, None)
+
+
+def close_intent(
+    client: RegistryClient,
+    repo: Repository,
+    prefix: str,
+    intent: ReleaseRecord,
+    subject: dict[str, object],
+    intent_digest: str | None,
+) -> None:
+    """Close `intent` (its release left nothing): store it as `abandoned` under its record
+    tag, then remove the intent tag (`intent_digest`: its manifest, when known) where the
+    registry deletes manifests. Either one closes it: a refused or failed removal is no matter
+    once the record is stored (the pair reads as closed), nor a record refused once the
+    intent is removed. Raises when neither was done."""
+    try:
+        store_record(client, repo, prefix, intent.as_state("abandoned"), subject)
+    except GpushipError:
+        if intent_digest is None:
+            raise
+        delete_record(client, repo, intent_tag(prefix, intent.id), intent_digest)
+        return
+    if intent_digest is None:
+        return
+    try:
+        delete_record(client, repo, intent_tag(prefix, intent.id), intent_digest)
+    except GpushipError:
+        return
+
+
+def close_unfinished(
+    client: RegistryClient, repo: Repository, prefix: str, intent: ReleaseRecord
+) -> bool:
+    """Close an unfinished release another run left (`close_intent`), its record referring to
+    the image its intent refers to; False when its intent has gone meanwhile (completed or
+    closed by another run)."""
+    try:
+        fetched = client.get_manifest(repo.tag(intent_tag(prefix, intent.id)))
+    except NotFound:
+        return False
+    document = parse_manifest(fetched.data, fetched.media_type)
+    subject = document.subject
+    if subject is None:
+        raise InputError(f"{repo}:{intent_tag(prefix, intent.id)} names no released image")
+    image = {"mediaType": subject.media_type, "digest": subject.digest, "size": subject.size}
+    close_intent(client, repo, prefix, intent, image, fetched.digest)
+    return True
 
 
 def _unpaired_intents(prefix: str, tags: Iterable[str]) -> list[str]:

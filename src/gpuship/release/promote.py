@@ -6,12 +6,14 @@ conflicts before writing anything; copy content to another repository if needed 
 harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
 SBOMs); store the release's intent; write each tag and read it back; store the complete release
 record under its own tag; read the written tags once more (a prune that deleted the digest
-meanwhile took them away: they are written again); remove the intent. A complete record exists
-only for a release whose tags were all written.
+meanwhile took them away: they are written again); remove the intent; close the unfinished
+releases it leaves nothing of (`intent.superseded`). A complete record exists only for a
+release whose tags were all written.
 
 Stopped part-way (SIGINT or SIGTERM, the registry gone, the process killed), a release puts
-back what it wrote, as after any failure, and removes its intent; what it could not put back
-(killed, the registry gone, a signal repeated) keeps the intent, which `history` lists as
+back what it wrote, as after any failure, and closes its intent (an abandoned record, and the
+intent removed where the registry deletes manifests); what it could not put back (killed, the
+registry gone, a signal repeated) keeps the intent, which `history` lists as
 unfinished, `rollback` can undo, and the same command run again completes (`release/intent.py`).
 
 Registries have no compare-and-swap on tags, so other writers are expected:
@@ -54,13 +56,16 @@ from gpuship.release.config import ReleaseConfig
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import (
     RecordUncertain,
+    close_intent,
+    close_unfinished,
     delete_record,
     record_manifest,
+    records_since,
     store_record,
     tag_of,
     unfinished_releases,
 )
-from gpuship.release.intent import resumable, steps_of
+from gpuship.release.intent import resumable, steps_of, superseded
 from gpuship.release.policy import TagAction, TagKind, TagRequest, TagStep, plan_tags
 from gpuship.release.record import (
     RecordState,
@@ -144,6 +149,11 @@ class ReleaseOutcome:
     warnings: list[str] = field(default_factory=list)
     # The signal that stopped the run (SIGINT, SIGTERM), if one did.
     stopped_by: str | None = None
+    # The repository's unfinished releases as this run read them, and the complete records
+    # stored since the oldest of them started; the unfinished ones this run closed.
+    unfinished: list[ReleaseRecord] = field(default_factory=list)
+    later: list[ReleaseRecord] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -190,15 +200,15 @@ def release(
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
     before = {tag: _digest(fetched) for tag, fetched in old.items()}
-    unfinished = _unfinished(client, target, config)
-    resumed = resumable(unfinished, request.kind, manifest.digest, before)
+    unfinished, later = _unfinished(client, target, config)
+    resumed = resumable(unfinished, later, request.kind, manifest.digest, before)
     if resumed is not None:
         steps, record = steps_of(resumed), resumed.as_state("complete")
     else:
         steps = plan_tags(request.tags, before, manifest.digest)
         record = _record(request, manifest, steps, provenance(environ), now, config_digest)
     resumed_id = resumed.id if resumed is not None else None
-    outcome = ReleaseOutcome(steps=steps, record=record, resumed=resumed_id)
+    outcome = ReleaseOutcome(steps, record, resumed=resumed_id, unfinished=unfinished, later=later)
     outcome.tags = {step.tag: _first(step, before[step.tag], resumed) for step in steps}
     outcome.writes = [s for s in steps if s.writes and before[s.tag] != s.after]
     try:
@@ -210,13 +220,17 @@ def release(
 
 def _unfinished(
     client: RegistryClient, repo: Repository, config: ReleaseConfig
-) -> list[ReleaseRecord]:
-    """The releases of `repo` still under way or interrupted (intents without a record)."""
+) -> tuple[list[ReleaseRecord], list[ReleaseRecord]]:
+    """The releases of `repo` still under way or interrupted (intents without a record), and
+    the complete records stored since the oldest of them started (none read if none is)."""
     try:
         tags = client.list_tags(repo)
     except NotFound:
-        return []  # a repository promote --to creates
-    return unfinished_releases(client, repo, config.history_tag, tags)
+        return [], []  # a repository promote --to creates
+    unfinished = unfinished_releases(client, repo, config.history_tag, tags)
+    if not unfinished:
+        return [], []
+    return unfinished, records_since(client, repo, config.history_tag, tags, unfinished[0])
 
 
 def _first(step: TagStep, now: str | None, resumed: ReleaseRecord | None) -> TagResult:
@@ -256,6 +270,8 @@ def _carry_out(
     if outcome.record_state == "stored":
         _recheck(client, target, manifest, outcome)
     _settle_intent(client, target, config, outcome)
+    if outcome.record_state == "stored":
+        _close_superseded(client, target, config, outcome)
 
 
 _FIRST_FATE = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}
@@ -499,6 +515,29 @@ def _recheck(
         result.note = "taken away by a concurrent prune's delete; written again"
 
 
+def _close_superseded(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
+) -> None:
+    """Close the unfinished releases this recorded release leaves nothing of
+    (`intent.superseded`): history lists them as abandoned, prune no longer protects them."""
+    later = [*outcome.later, outcome.record]
+    mine = {tag: result.now for tag, result in outcome.tags.items() if result.known}
+    for intent in outcome.unfinished:
+        if intent.id == outcome.record.id or not mine.keys() & {c.tag for c in intent.tags}:
+            continue
+        try:
+            others = [c.tag for c in intent.tags if c.tag not in mine]
+            now = {tag: _digest(read_tag(client, repo, tag)) for tag in others} | mine
+            if superseded(intent, later, now) and close_unfinished(
+                client, repo, config.history_tag, intent
+            ):
+                outcome.closed.append(intent.id)
+        except GpushipError as error:
+            outcome.warnings.append(
+                f"unfinished release {intent.id} could not be closed as abandoned: {error}"
+            )
+
+
 def _settle_intent(
     client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
 ) -> None:
@@ -522,22 +561,28 @@ def _drop_intent(
 ) -> None:
     """Remove the intent tag (read first when this run did not store it: the one a resumed
     run completes was stored by another); if that fails it stays, harmless once the record
-    is stored."""
-    tag = tag_of(config.history_tag, outcome.record.as_state("intent"))
+    is stored. A release that is not recorded (undone, or it never wrote) is closed first by
+    its abandoned record: registries that delete no manifests (GHCR through the registry API,
+    ECR) keep the intent, and only that record tells it is over."""
+    intent = outcome.record.as_state("intent")
+    tag = tag_of(config.history_tag, intent)
     with client.deadline.cleanup():
         try:
             digest = outcome.intent_digest
             if digest is None:
                 head = client.head_manifest(repo.tag(tag))
                 digest = head.digest if head is not None else None
-            if digest is not None:
+            if outcome.record_state != "stored" and digest is not None:
+                subject = _subject(client.get_manifest(repo.at(intent.digest)))
+                close_intent(client, repo, config.history_tag, intent, subject, digest)
+            elif digest is not None:
                 delete_record(client, repo, tag, digest)
             outcome.intent_sent, outcome.intent_digest = False, None
         except GpushipError as error:
             # Beside its record an intent is ignored: a registry that deletes no manifests
             # (GHCR through the registry API, ECR) keeps both, which is no reason to warn.
             if outcome.record_state != "stored":
-                outcome.warnings.append(f"the intent tag {tag} could not be removed: {error}")
+                outcome.warnings.append(f"the intent tag {tag} could not be closed: {error}")
                 outcome.record_state = "intent"
 
 

@@ -3,12 +3,13 @@
 Times: the release record that put the tag on its digest (newest), else the image config's
 `created` (for an index, its first runnable child's config). References: index children
 (recursively) and referrers (referrers API, else the `sha256-<hex>` tag) of every kept digest,
-and of every digest an unfinished release names. Right before each delete, the tags and the
-release history are read again (`release/claims.py`): a digest any tag points at now, or a
-release recorded or under way since the plan names, or whose tags moved, is skipped; after
-each delete the history is read once more, and a digest a release claimed meanwhile is put
-back. Release records are never touched: their tags are left out, and records that refer to a
-deleted image are not its orphans.
+and of every digest an unfinished release names (every intent without its record, however old:
+`release.history-limit` bounds the records read for release times, not what is protected).
+Right before each delete, the tags and the release history are read again
+(`release/claims.py`): a digest any tag points at now, or a release recorded or under way since
+the plan names, or whose tags moved, is skipped; after each delete the history is read once
+more, and a digest a release claimed meanwhile is put back. Release records are never
+touched: their tags are left out, and records that refer to a deleted image are not its orphans.
 
 A DELETE whose answer was lost is settled by reading the digest again: gone is deleted, there
 is failed, unreadable is reported as unknown.
@@ -35,7 +36,7 @@ from gpuship.registry.manifest import ImageIndex
 from gpuship.registry.reference import Repository
 from gpuship.release.claims import Claims, ContentReader, claims_at_plan
 from gpuship.release.config import ReleaseConfig
-from gpuship.release.history import is_history_tag, load_history
+from gpuship.release.history import is_history_tag, load_history, unfinished_releases
 from gpuship.release.policy import matches_any
 from gpuship.release.retention import (
     DigestDecision,
@@ -123,8 +124,10 @@ def plan_prune(
             created = _created(reader, head.digest)
         states.append(TagState(tag, head.digest, created))
     decisions = select_tags(states, config, now)
-    # A release under way (or interrupted) claims its digest before its tags move.
-    claimed = {record.digest for record in history.unfinished}
+    # A release under way (or interrupted) claims its digest before its tags move: every one,
+    # however old (history-limit bounds what the history lists, not what it protects).
+    unfinished = unfinished_releases(client, repo, prefix, tags)
+    claimed = {record.digest for record in unfinished}
     roots = [d.digest for d in decisions if d.keep] + sorted(claimed)
     references = {digest: reader.references(digest) for digest in roots}
     # Children of kept indexes need their own references too (nested indexes, referrers).
@@ -135,7 +138,7 @@ def plan_prune(
             references[digest] = reader.references(digest)
             pending.extend(references[digest])
     digests = select_digests(states, decisions, references, claimed)
-    claims = claims_at_plan(client, repo, prefix, reader, tags, history.unfinished)
+    claims = claims_at_plan(client, repo, prefix, reader, tags, unfinished)
     orphans = _orphans(reader, digests, set(references))
     return PrunePlan(decisions, digests + orphans, claims=claims)
 

@@ -66,9 +66,12 @@ class ReleaseRecord(BaseModel):
     # "intent": stored before any tag moves, saying what the release is about to do; the same
     # record as "complete" is stored once every tag is written. An intent with no complete
     # record is a release still running, or one that was interrupted (history says so).
-    state: Literal["intent", "complete"] = "complete"
+    # "abandoned": stored under the record tag instead of "complete" to close an intent whose
+    # release left nothing: undone, or superseded by later releases of its tags (history lists
+    # it as abandoned; nothing protects its digest; it is never completed).
+    state: Literal["intent", "complete", "abandoned"] = "complete"
 
-    def as_state(self, state: Literal["intent", "complete"]) -> ReleaseRecord:
+    def as_state(self, state: Literal["intent", "complete", "abandoned"]) -> ReleaseRecord:
         """The same release in another state (the intent and the complete record differ only
         there, so any run that completes a release stores the same bytes)."""
         return self.model_copy(update={"state": state})

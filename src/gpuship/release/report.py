@@ -227,6 +227,7 @@ def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
             f"{record.repository} ({len(changed)} changed)"
             + (f", release {record.id}" if stored else ", nothing to record")
             + (", completing its interrupted run" if outcome.resumed else "")
+            + (f"; closed as abandoned: {', '.join(outcome.closed)}" if outcome.closed else "")
             + (f"; since moved by another writer: {', '.join(moved_since)}" if moved_since else "")
         )
     if outcome.conflicts:

@@ -14,7 +14,7 @@ from gpuship.release.history import (
     record_tag,
     tag_of,
 )
-from gpuship.release.intent import resumable, steps_of, unfinished_rollback
+from gpuship.release.intent import resumable, steps_of, superseded, unfinished_rollback
 from gpuship.release.policy import TagAction, TagKind
 from gpuship.release.record import ReleaseRecord, TagChange
 from gpuship.release.retention import TagState, select_digests, select_tags
@@ -23,6 +23,7 @@ A, B, C = ("sha256:" + c * 64 for c in "abc")
 WHEN = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
 PREFIX = "gpuship.releases"
 RELEASE_ID = "20261129T170000Z-a1b2c3"
+HOUR = timedelta(hours=1)
 
 
 def _change(tag: str, before: str | None, after: str, kind: TagKind = TagKind.FLOATING):
@@ -30,17 +31,24 @@ def _change(tag: str, before: str | None, after: str, kind: TagKind = TagKind.FL
     return TagChange(tag=tag, kind=kind, before=before, after=after, action=action)
 
 
-def _intent(release_id: str, kind: str, digest: str, *changes: TagChange) -> ReleaseRecord:
+def _intent(
+    release_id: str,
+    kind: str,
+    digest: str,
+    *changes: TagChange,
+    when: datetime = WHEN,
+    state: str = "intent",
+) -> ReleaseRecord:
     return ReleaseRecord(
         id=release_id,
         kind=kind,  # type: ignore[arg-type]
-        time=WHEN,
+        time=when,
         repository="r.io/app",
         source=f"r.io/app@{digest}",
         digest=digest,
         media_type="application/vnd.oci.image.manifest.v1+json",
         tags=list(changes),
-        state="intent",
+        state=state,  # type: ignore[arg-type]
     )
 
 
@@ -86,13 +94,50 @@ def test_a_run_completes_the_stopped_release_it_repeats():
         {"stable": A, "2.0.0": None},
         {"stable": B, "2.0.0": B},
     ):
-        assert resumable(unfinished, "promote", B, now) is stopped
+        assert resumable(unfinished, [], "promote", B, now) is stopped
     assert steps_of(stopped)[0].before == A  # what the tag held before the stopped run
     # Not the same release: another digest, another kind, other tags, or a tag moved since.
-    assert resumable(unfinished, "promote", A, {"stable": B, "2.0.0": None}) is None
-    assert resumable(unfinished, "rollback", B, {"stable": B, "2.0.0": None}) is None
-    assert resumable(unfinished, "promote", B, {"stable": B}) is None
-    assert resumable(unfinished, "promote", B, {"stable": C, "2.0.0": None}) is None
+    assert resumable(unfinished, [], "promote", A, {"stable": B, "2.0.0": None}) is None
+    assert resumable(unfinished, [], "rollback", B, {"stable": B, "2.0.0": None}) is None
+    assert resumable(unfinished, [], "promote", B, {"stable": B}) is None
+    assert resumable(unfinished, [], "promote", B, {"stable": C, "2.0.0": None}) is None
+
+
+def test_a_release_of_its_tags_recorded_since_rules_a_stopped_one_out():
+    """An intent is resumed only while no complete record newer than it touched its tags:
+    else its record would sort before that release, with the stopped run's time and actor."""
+    stopped = _intent("r5", "promote", B, _change("stable", A, B))
+    back = _intent("r6", "rollback", A, _change("stable", B, A), when=WHEN + HOUR, state="complete")
+    assert resumable([stopped], [], "promote", B, {"stable": A}) is stopped
+    assert resumable([stopped], [back], "promote", B, {"stable": A}) is None
+    older = back.model_copy(update={"time": WHEN - HOUR})
+    assert resumable([stopped], [older], "promote", B, {"stable": A}) is stopped
+    other = _intent("r7", "promote", C, _change("prod", A, C), when=WHEN + HOUR, state="complete")
+    assert resumable([stopped], [other], "promote", B, {"stable": A}) is stopped
+    # A rollback bouncing between two digests: the old stopped rollback to A is not resumed
+    # once a promote recorded since moved the tag back to B.
+    bounced = _intent("r8", "rollback", A, _change("stable", B, A))
+    again = _intent("r9", "promote", B, _change("stable", A, B), when=WHEN + HOUR, state="complete")
+    assert resumable([bounced], [again], "rollback", A, {"stable": B}) is None
+
+
+def test_a_stopped_release_is_superseded_once_nothing_of_it_is_left():
+    stopped = _intent(
+        "r5", "promote", B, _change("stable", A, B), _change("2.0.0", None, B, TagKind.IMMUTABLE)
+    )
+    back = _intent("r6", "rollback", A, _change("stable", B, A), when=WHEN + HOUR, state="complete")
+    # stable taken over by the later rollback; 2.0.0 never written, or put back.
+    assert superseded(stopped, [back], {"2.0.0": None})
+    assert not superseded(stopped, [back], {"2.0.0": B})  # 2.0.0 still published by it
+    assert not superseded(stopped, [back], {})  # 2.0.0 unknown
+    # Without a later release of its tags, an intent whose tags hold nothing of it may be a
+    # run still under way, before its first write: never closed.
+    assert not superseded(stopped, [], {"stable": A, "2.0.0": None})
+    assert not superseded(stopped, [back.model_copy(update={"time": WHEN - HOUR})], {})
+    # A later release of every tag supersedes it whatever they hold.
+    again = _intent("r7", "promote", B, *stopped.tags, when=WHEN + HOUR, state="complete")
+    assert superseded(stopped, [again], {})
+    assert not superseded(stopped, [stopped.as_state("complete")], {})  # its own record
 
 
 def test_a_stopped_rollback_whose_write_landed_is_completed_not_rolled_back_further():

@@ -17,6 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=20, help="most records shown (default 20)")
 
 
+# How the kind column marks a release that is not complete.
+_STATE = {"intent": "UNFINISHED", "abandoned": "abandoned"}
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
@@ -30,18 +34,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     with ctx.registry_client() as client:
         history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None
-    # Unfinished releases (running, or interrupted) are listed too: they may have moved tags.
-    records = history.entries
+    # Unfinished releases (running, or interrupted) are listed too: they may have moved tags;
+    # and abandoned ones (undone or superseded), which moved nothing that stays.
+    records = sorted([*history.entries, *history.abandoned], key=lambda r: (r.time, r.id))
     placed = None
     if reference.tag is not None:
         records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
-        placed = explain(records, reference.tag, current.digest) if current else None
+        live = [r for r in records if r.state != "abandoned"]
+        placed = explain(live, reference.tag, current.digest) if current else None
     shown = list(reversed(records))[: max(args.limit, 0)]
     rows = tuple(
         (
             record.id,
             record.time.isoformat(timespec="seconds"),
-            record.kind if record.state == "complete" else f"{record.kind} (UNFINISHED)",
+            record.kind
+            if record.state == "complete"
+            else f"{record.kind} ({_STATE[record.state]})",
             record.actor or "-",
             record.digest[:19],
             ", ".join(
@@ -64,12 +72,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         records=tuple(shown),
     )
     unfinished = sum(record.state == "intent" for record in records)
+    abandoned = sum(record.state == "abandoned" for record in records)
     report.headline = f"{len(records)} releases recorded for {reference}" + (
         f" ({unfinished} unfinished: under way, or interrupted; the same command run again "
         "completes one)"
         if unfinished
         else ""
     )
+    report.headline += f" ({abandoned} abandoned: undone or superseded)" if abandoned else ""
     report.headline += f"; {reference.tag} is at {current.digest}" if current is not None else ""
     if current is not None:
         report.headline += (

@@ -1,0 +1,159 @@
+"""Unfinished releases are closed, by appending, once nothing of them is left, against the real
+docker-registry: a release undone where the registry refuses manifest DELETE (as GHCR through
+the registry API and ECR do), and an interrupted promote whose tags later releases took over.
+A closed release is listed as abandoned, is never resumed, and protects nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from release_images import RunCli, candidate_image
+
+from bed import faults
+from bed.oci import push
+from bed.registry import Registry
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository
+from gpuship.release.history import History, intent_tag, load_history
+from gpuship.release.promote import remove_tag
+
+pytestmark = pytest.mark.integration
+
+HISTORY_TAG = "gpuship.releases"
+ENVIRON = {"GPUSHIP_REGISTRIES__ATTEMPTS": "1", "GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "2"}
+
+
+def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
+    head = client.head_manifest(repo.tag(tag))
+    return head.digest if head is not None else None
+
+
+def _history(client: RegistryClient, repo: Repository) -> History:
+    return load_history(client, repo, HISTORY_TAG)
+
+
+def _setup(registry: Registry, name: str) -> tuple[Repository, str, str]:
+    old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
+    new = push(registry.url, name, candidate_image(f"{name}-new"))
+    return Repository(registry.host, name), old, new
+
+
+def test_an_undone_release_is_closed_where_the_registry_deletes_no_manifests(
+    registry: Registry, run_cli: RunCli
+):
+    """The release writes stable, then finds 3.0.0 created by another writer: it puts stable
+    back and is over. Every DELETE is refused, so its intent cannot be removed; before, it
+    stayed UNFINISHED forever (its digest protected from prune, the same promote resuming
+    it). Now its abandoned record closes it."""
+    repo, old, new = _setup(registry, "closed/undone")
+    other = push(registry.url, repo.name, candidate_image("closed/undone-other"))
+    client = RegistryClient(environ={})
+    wrote: set[str] = set()
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        if method == "DELETE":
+            return "500"
+        if path.endswith("/manifests/3.0.0"):
+            if method == "PUT":
+                wrote.add("3.0.0")
+            elif method == "GET" and wrote:  # its read-back: another writer got there
+                fetched = client.get_manifest(repo.at(other))
+                client.put_manifest(repo.tag("3.0.0"), fetched.data, fetched.media_type)
+        return None
+
+    with faults.start(registry.host, hook=hook) as proxy:
+        source = f"{proxy.host}/{repo.name}@{new}"
+        run = run_cli("promote", source, "--tag", "3.0.0", "--move", "stable", environ=ENVIRON)
+    assert run.code == 1, run
+    result = run.report["result"]
+    assert result["record_state"] == "none", result  # before: "intent"
+    assert _digest(client, repo, "stable") == old
+    assert {e["tag"]: e["result"] for e in result["tags"]} == {
+        "stable": "restored",
+        "3.0.0": "left alone",
+    }
+    release_id = result["record"]["id"]
+    history = _history(client, repo)
+    assert history.unfinished == [] and history.records == []
+    assert [r.id for r in history.abandoned] == [release_id]
+    # The intent is still there (the DELETE was refused), paired with its closing record.
+    assert _digest(client, repo, intent_tag(HISTORY_TAG, release_id)) is not None
+    shown = run_cli("history", str(repo))
+    assert shown.code == 0 and "1 abandoned" in shown.report["headline"], shown
+    assert "unfinished" not in shown.report["headline"]
+    assert [r["state"] for r in shown.report["result"]["records"]] == ["abandoned"]
+    # The same promote again is a new release, not the abandoned one resumed.
+    remove_tag(client, repo, "3.0.0")
+    again = run_cli("promote", f"{repo}@{new}", "--tag", "3.0.0", "--move", "stable")
+    assert again.code == 0, again
+    assert again.report["result"]["record"]["id"] != release_id
+    assert "completing" not in again.report["headline"]
+
+
+def test_a_stopped_promote_is_not_resumed_after_a_later_release_and_is_closed(
+    registry: Registry, run_cli: RunCli
+):
+    """A promote writes every tag, then the registry goes away as it stores its record: its
+    intent stays. `rollback stable` undoes its move of stable; 3.0.0 and canary still hold
+    what it wrote, so it stays unfinished. The same promote run again must not resume it
+    (its record would sort before the rollback, with the stopped run's time and actor): a
+    new release, which takes over every tag of the stopped one and closes it."""
+    repo, old, new = _setup(registry, "closed/superseded")
+    client = RegistryClient(environ={})
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        record = f"/manifests/{HISTORY_TAG}." in path and not path.endswith(".intent")
+        return "gone" if method == "PUT" and record else None
+
+    promote = ["--tag", "3.0.0", "--move", "stable", "--move", "canary"]
+    with faults.start(registry.host, hook=hook) as proxy:
+        stopped = run_cli("promote", f"{proxy.host}/{repo.name}@{new}", *promote, environ=ENVIRON)
+    assert stopped.code == 3, stopped
+    (intent,) = _history(client, repo).unfinished
+    back = run_cli("rollback", f"{repo}:stable")
+    assert back.code == 0 and back.report["result"]["record"]["rollback_of"] == intent.id, back
+    # 3.0.0 and canary are still the stopped promote's: it stays unfinished.
+    assert [r.id for r in _history(client, repo).unfinished] == [intent.id]
+    again = run_cli("promote", f"{repo}@{new}", *promote)
+    assert again.code == 0, again
+    record = again.report["result"]["record"]
+    assert record["id"] != intent.id and "completing" not in again.report["headline"]
+    history = _history(client, repo)
+    assert history.unfinished == [] and [r.id for r in history.abandoned] == [intent.id]
+    assert [r.id for r in history.records] == [back.report["result"]["record"]["id"], record["id"]]
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "3.0.0")) == (new, new)
+    # rollback now goes back from the new release.
+    assert run_cli("rollback", f"{repo}:stable").code == 0
+    assert _digest(client, repo, "stable") == old
+
+
+def test_rollback_of_an_interrupted_promote_closes_it(registry: Registry, run_cli: RunCli):
+    """The registry goes away after the promote moved stable: only stable holds what it wrote.
+    `rollback stable` takes stable over, so nothing of the promote is left: it is closed."""
+    repo, old, new = _setup(registry, "closed/rolled-back")
+    client = RegistryClient(environ={})
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        return "gone" if method == "PUT" and path.endswith("/manifests/canary") else None
+
+    with faults.start(registry.host, hook=hook) as proxy:
+        source = f"{proxy.host}/{repo.name}@{new}"
+        stopped = run_cli(
+            "promote",
+            source,
+            "--tag",
+            "3.0.0",
+            "--move",
+            "stable",
+            "--move",
+            "canary",
+            environ=ENVIRON,
+        )
+    assert stopped.code == 3, stopped
+    (intent,) = _history(client, repo).unfinished
+    assert (_digest(client, repo, "stable"), _digest(client, repo, "3.0.0")) == (new, None)
+    back = run_cli("rollback", f"{repo}:stable")
+    assert back.code == 0, back
+    assert _digest(client, repo, "stable") == old
+    history = _history(client, repo)
+    assert history.unfinished == [] and [r.id for r in history.abandoned] == [intent.id]

@@ -1,0 +1,136 @@
+"""What `prune --apply` does with a release it meets between its check and its DELETE, and
+with releases left unfinished long ago, against the real docker-registry. The release is
+staged at the exact moment by the deleter prune is given (its record or intent stored, then
+the real DELETE sent), so each case is met every time.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Literal
+
+import pytest
+from release_images import dated_image
+
+from bed.oci import push
+from bed.registry import Registry
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.reference import Repository
+from gpuship.release.config import ReleaseConfig
+from gpuship.release.history import store_record
+from gpuship.release.policy import TagAction, TagKind
+from gpuship.release.prune import apply_prune, plan_prune, registry_deleter
+from gpuship.release.record import ReleaseRecord, TagChange, new_release_id
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "gpuship.releases"
+NOW = datetime.now(timezone.utc)
+
+
+def _config(history_limit: int = 20) -> ReleaseConfig:
+    return ReleaseConfig.model_validate(
+        {
+            "history-limit": history_limit,
+            "retention": {"keep": [{"pattern": "sha-.*", "newest": 0}]},
+        }
+    )
+
+
+def _release(
+    repo: Repository,
+    digest: str,
+    state: Literal["intent", "complete"],
+    when: datetime = NOW,
+) -> ReleaseRecord:
+    """A promote of `digest` creating 2.0.0 and prod."""
+    changes = [
+        TagChange(tag=tag, kind=kind, before=None, after=digest, action=TagAction.CREATE)
+        for tag, kind in (("2.0.0", TagKind.IMMUTABLE), ("prod", TagKind.FLOATING))
+    ]
+    return ReleaseRecord(
+        id=new_release_id(when),
+        kind="promote",
+        time=when,
+        repository=str(repo),
+        source=f"{repo}@{digest}",
+        digest=digest,
+        media_type="application/vnd.oci.image.manifest.v1+json",
+        tags=changes,
+        state=state,
+    )
+
+
+def _store(client: RegistryClient, repo: Repository, record: ReleaseRecord) -> None:
+    fetched = client.get_manifest(repo.at(record.digest))
+    subject = {
+        "mediaType": fetched.media_type,
+        "digest": fetched.digest,
+        "size": len(fetched.data),
+    }
+    store_record(client, repo, PREFIX, record, subject)
+
+
+def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
+    head = client.head_manifest(repo.tag(tag))
+    return head.digest if head is not None else None
+
+
+@pytest.mark.parametrize("state", ["intent", "complete"])
+def test_a_release_met_during_a_delete_gets_back_only_what_it_recorded(
+    registry: Registry, state: Literal["intent", "complete"]
+):
+    """A release that claims the digest while its DELETE is under way: prune puts the
+    manifest back. Its tags only for a complete record (the DELETE took them away): a release
+    that is only an intent writes its own tags, or fails and puts them back, so prune never
+    publishes them for it (it would leave 2.0.0 published with no record)."""
+    name = f"claims/met-{state}"
+    client = RegistryClient(environ={})
+    repo = Repository(registry.host, name)
+    candidate = push(registry.url, name, dated_image(f"{name}-c", "2026-01-01T00:00:00Z"), "sha-c")
+    plan = plan_prune(client, repo, _config(), NOW)
+    assert [d.digest for d in plan.to_delete] == [candidate]
+    real = registry_deleter(client, repo)
+    record = _release(repo, candidate, state)
+
+    def deleter(digest: str, tags: tuple[str, ...]) -> None:
+        # After prune's check: the release stores its intent (and nothing else yet), or has
+        # written its tags and stored its record; then the DELETE lands.
+        if state == "complete":
+            for change in record.tags:
+                fetched = client.get_manifest(repo.at(digest))
+                client.put_manifest(repo.tag(change.tag), fetched.data, fetched.media_type)
+        _store(client, repo, record)
+        real(digest, tags)
+
+    apply_prune(client, repo, plan, deleter)
+    assert candidate in plan.restored and plan.deleted == [], plan
+    assert f"release {record.id}" in plan.restored[candidate]
+    assert client.head_manifest(repo.at(candidate)) is not None  # the release can complete
+    written = {tag: _digest(client, repo, tag) for tag in ("2.0.0", "prod")}
+    if state == "intent":
+        assert written == {"2.0.0": None, "prod": None}
+    else:
+        assert written == {"2.0.0": candidate, "prod": candidate}
+    assert _digest(client, repo, "sha-c") is None  # prune's own deletion stands
+
+
+def test_every_unfinished_release_protects_its_digest_beyond_the_history_limit(
+    registry: Registry,
+):
+    """history-limit bounds what is listed, never what is protected: an intent older than the
+    newest N still names a digest prune must not delete."""
+    name = "claims/old-intents"
+    client = RegistryClient(environ={})
+    repo = Repository(registry.host, name)
+    digests = [
+        push(registry.url, name, dated_image(f"{name}-{n}", "2026-01-01T00:00:00Z"), f"sha-{n}")
+        for n in range(3)
+    ]
+    # Three promotes of the candidates, a day apart, each stopped after storing its intent.
+    for age, digest in enumerate(reversed(digests)):
+        _store(client, repo, _release(repo, digest, "intent", NOW - timedelta(days=age + 1)))
+    plan = plan_prune(client, repo, _config(history_limit=1), NOW)
+    assert plan.to_delete == [], [(d.digest, d.reason) for d in plan.digests]
+    apply_prune(client, repo, plan, registry_deleter(client, repo))
+    assert all(client.head_manifest(repo.at(d)) is not None for d in digests)
