@@ -62,6 +62,7 @@ class FileSpec:
     column: int
     tool: str | None  # "pip"/"conda" for conda env files, else None (the installing tool)
     index_urls: tuple[str, ...]  # index URLs the file itself sets (`--extra-index-url` lines)
+    primary_index_urls: tuple[str, ...] = ()  # those of them set by `--index-url`
 
 
 @dataclass(frozen=True)
@@ -381,6 +382,7 @@ class Analysis:
                 requirement.column,
                 None,
                 parsed.index_urls,
+                parsed.primary_index_urls,
             )
         for include in parsed.includes:
             nested = posixpath.join(posixpath.dirname(container), include)

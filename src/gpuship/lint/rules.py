@@ -370,9 +370,15 @@ RULES: tuple[Rule, ...] = (
         summary="The torch version is known not to be published for the CUDA variant its index "
         "URL names.",
         rationale="`torch==2.6.0` with `--index-url .../whl/cu121` fails to resolve (2.6 has no "
-        "cu121 build), or pip silently falls back to another index. Reported only for releases "
-        "whose variant list in gpuship's knowledge base is complete; elsewhere a variant gpuship "
-        "does not list is unknown to it (GSL508), never called missing.",
+        "cu121 build). pip reads every index it is given (`--index-url`, each "
+        "`--extra-index-url`, the requirements file's, the space-separated PIP_EXTRA_INDEX_URL) "
+        "and takes the build of one that has the release, so this is an error only when no "
+        "index read has it; when the variant indexes are extra ones beside PyPI, pip silently "
+        "installs PyPI's build instead, and the finding is a warning. Indexes that could each "
+        "supply the release with different CUDA leave the variant unknown: nothing is claimed "
+        "(here, nor by GSL502/GSL503). Reported only for releases whose variant list in "
+        "gpuship's knowledge base is complete; elsewhere a variant gpuship does not list is "
+        "unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",

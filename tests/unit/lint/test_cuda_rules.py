@@ -17,6 +17,28 @@ def test_torch_from_a_requirements_file_with_its_own_index(lint: Linter) -> None
     assert "installed by line 3 of the Dockerfile" in hit.message
 
 
+def test_an_extra_index_without_the_release_falls_back_to_pypi(lint: Linter) -> None:
+    """pip merges an extra index with PyPI: without a cu121 2.6.0 it installs PyPI's 2.6.0. The
+    build works, with another CUDA than asked for: a warning, not an error (issue #27)."""
+    findings = lint(
+        "FROM ubuntu:22.04\nRUN pip install --no-cache-dir torch==2.6.0 "
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL501"]
+    assert hit.severity is Severity.WARNING
+    assert "installs PyPI's torch 2.6.0 (default variant cu124) instead" in hit.message
+
+
+def test_uv_does_not_pass_over_an_index_without_the_release(lint: Linter) -> None:
+    """uv stops at the first index that lists torch: the cu121 index without 2.6.0 fails."""
+    findings = lint(
+        "FROM ubuntu:22.04\nRUN uv pip install --system --no-cache torch==2.6.0 "
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL501"]
+    assert hit.severity is Severity.ERROR
+
+
 def test_a_nested_requirements_file_is_followed(lint: Linter) -> None:
     findings = lint(
         "FROM nvidia/cuda:12.1.1-base-ubuntu22.04\nCOPY . /app\n"

@@ -36,6 +36,80 @@ CASES = [
         {},
         [],
     ),
+    # pip reads every index it is given and takes the build of the one that has the release
+    # (issue #27): torch 2.6.0 has no cu121 wheel, but cu126 has it, so pip installs +cu126.
+    (
+        "index-url-without-release-extra-index-with-it",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [],
+    ),
+    (
+        "index-url-without-release-extra-index-with-it-same-cuda-as-base",
+        "GSL502",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [],
+    ),
+    (
+        "pip-extra-index-url-variable-holds-two-urls",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
+        'ENV PIP_EXTRA_INDEX_URL="https://download.pytorch.org/whl/cu121 '
+        'https://download.pytorch.org/whl/cu126"\nRUN pip install torch==2.6.0\n',
+        {},
+        [],
+    ),
+    (
+        "requirements-file-index-url-beside-extra-index-url",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nCOPY req.txt .\n"
+        "RUN pip install -r req.txt --extra-index-url https://download.pytorch.org/whl/cu121\n",
+        {"req.txt": "--index-url https://download.pytorch.org/whl/cu126\ntorch==2.6.0\n"},
+        [],
+    ),
+    (
+        "no-index-read-has-the-release",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu128\n",
+        {},
+        [(2, 17)],
+    ),
+    (
+        "variable-index-without-release-beside-pypi-default-index",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
+        'ENV PIP_INDEX_URL="https://download.pytorch.org/whl/cu121"\n'
+        "RUN pip install torch==2.6.0 --extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [],
+    ),
+    # Two indexes with the release and different CUDA: which one pip takes is not claimed.
+    (
+        "indexes-disagree-variant-unknown",
+        "GSL502",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu126 "
+        "--extra-index-url https://download.pytorch.org/whl/cu124\n",
+        {},
+        [],
+    ),
+    (
+        "indexes-agree-base-differs",
+        "GSL502",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [(2, 17)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",
