@@ -110,6 +110,41 @@ CASES = [
         {},
         [(2, 17)],
     ),
+    # ENV values are read as BuildKit reads them: an escaped space and adjacent quoted strings
+    # (nvidia/cuda's own NVIDIA_REQUIRE_CUDA lines) are one value.
+    (
+        "require-cuda-escaped-space",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        "ENV NVIDIA_REQUIRE_CUDA=cuda>=11.8\\ brand=tesla,driver>=470,driver<471\n",
+        {},
+        [],
+    ),
+    (
+        "require-cuda-adjacent-quoted-strings",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=11.8 "\\\n"brand=tesla,driver>=470,driver<471"\n',
+        {},
+        [],
+    ),
+    (
+        "require-cuda-backslash-kept-inside-double-quotes",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=11.8\\ brand=tesla"\n',
+        {},
+        [(2, 5)],
+    ),
+    # One ENV expands all its values with those from before it: CUDA_MAJOR is still "twelve".
+    (
+        "require-cuda-from-env-on-the-same-line",
+        "GSL507",
+        "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\nARG CUDA_MAJOR=twelve\n"
+        'ENV CUDA_MAJOR=12 NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
+        {},
+        [(3, 19)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",

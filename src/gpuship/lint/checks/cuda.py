@@ -45,7 +45,7 @@ from gpuship.lint.checks.torchindex import PYPI_DEFAULT, Resolved, release_of, r
 from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Env, Stage, env_pairs, expand
+from gpuship.lint.stages import Env, Stage, env_pairs, expand, expand_word
 from gpuship.report import Severity
 
 _LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
@@ -536,7 +536,7 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
             for name, raw in env_pairs(instruction):
                 # ENV expands ARGs (`cuda>=${CUDA_MAJOR}.0`): judge the value the image gets;
                 # one that waits on a --build-arg is unknown here, not invalid.
-                value, known = expand(raw, state.env)
+                value, known = expand_word(raw, state.env)
                 if not known:
                     continue
                 if name == "NVIDIA_DISABLE_REQUIRE" and go_parse_bool(value):

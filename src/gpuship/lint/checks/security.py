@@ -104,7 +104,9 @@ def _secrets(analysis: Analysis) -> Iterator[Hit]:
             names = [a.split("=", 1)[0] for a in instruction.args]
             pairs = [(n, "") for n in names]
         elif instruction.keyword == "ENV":
-            pairs = [(n, v) for n, v in env_pairs(instruction) if v]
+            # The value with its quotes removed; variables stay as written.
+            values = [(n, expand_word(v, {})[0]) for n, v in env_pairs(instruction)]
+            pairs = [(n, v) for n, v in values if v]
         else:
             continue
         for name, value in pairs:
