@@ -251,7 +251,7 @@ class Analysis:
         return grouped
 
     def _run(self, stage: Stage, instruction: Instruction, state: State) -> Run:
-        mounts = tuple(_mount(m) for m in instruction.flag_values("mount"))
+        mounts = tuple(parse_mount(m) for m in instruction.flag_values("mount"))
         scripts: list[Script] = []
         python: list[Text] = []
         if instruction.json_form:
@@ -426,7 +426,8 @@ def file_text(text: str) -> Text:
     return Text(text, SourceMap(tuple(segments)))
 
 
-def _mount(spec: str) -> Mount:
+def parse_mount(spec: str) -> Mount:
+    """One `--mount=` value: `type=secret,id=hf,env=HF_TOKEN`."""
     options: dict[str, str] = {}
     for part in spec.split(","):
         key, _, value = part.partition("=")

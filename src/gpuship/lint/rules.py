@@ -712,7 +712,12 @@ RULES: tuple[Rule, ...] = (
         "anyone who can pull the image can read them.",
         fix="Use `RUN --mount=type=secret,id=hf_token,env=HF_TOKEN` (BuildKit secrets).",
         limits="An ARG before the first FROM is seen by FROM lines only: no RUN, and so no "
-        "image history, has it unless a stage declares it again, and that ARG is reported.",
+        "image history, has it unless a stage declares it again, and that ARG is reported. "
+        "Names that say what a credential is called, counted or timed (`SECRET_ID`, "
+        "`HF_TOKEN_SECRET_ID`, `TOKEN_BUCKET_RATE`, `..._PATH`, `..._URL`), an ARG that names a "
+        "secret mount (`--mount=type=secret,id=${SECRET_ID}`), and values that say none is set "
+        "(`EMPTY`, as vLLM documents for OPENAI_API_KEY, `dummy`, `none`, `placeholder`) are "
+        "not reported; a weak real password (`changeme`) is.",
         bad_example="ARG HF_TOKEN\nRUN huggingface-cli login --token $HF_TOKEN",
         good_example="RUN --mount=type=secret,id=hf_token,env=HF_TOKEN python fetch.py",
         security_severity=8.0,

@@ -145,6 +145,41 @@ CASES = [
         {},
         [(3, 19)],
     ),
+    # Names and values that hold no credential (vLLM documents OPENAI_API_KEY=EMPTY); a weak
+    # real password and real tokens stay errors.
+    (
+        "placeholder-api-key-and-non-secret-names",
+        "GSL901",
+        "FROM python:3.12-slim\nENV OPENAI_API_KEY=EMPTY\nARG HF_TOKEN_SECRET_ID=hf\n"
+        "ENV TOKEN_BUCKET_RATE=10\n",
+        {},
+        [],
+    ),
+    (
+        "arg-names-the-secret-mount",
+        "GSL901",
+        "FROM python:3.12-slim\nARG HF_SECRET=hf_token\n"
+        "RUN --mount=type=secret,id=${HF_SECRET},env=HF_TOKEN python -c 'import os'\n",
+        {},
+        [],
+    ),
+    (
+        "secret-id-arg",
+        "GSL901",
+        "FROM python:3.12-slim\nARG SECRET_ID=hf_token\n"
+        "RUN --mount=type=secret,id=${SECRET_ID} cat /run/secrets/hf_token\n",
+        {},
+        [],
+    ),
+    (
+        "real-credentials-and-a-weak-password",
+        "GSL901",
+        "FROM python:3.12-slim\nENV HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n"
+        "ENV AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        "ENV DB_PASSWORD=changeme\nARG OPENAI_API_KEY\n",
+        {},
+        [(2, 5), (3, 5), (4, 5), (5, 5)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",
