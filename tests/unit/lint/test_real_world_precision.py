@@ -180,6 +180,24 @@ CASES = [
         {},
         [(2, 5), (3, 5), (4, 5), (5, 5)],
     ),
+    # `>/dev/null` after a pinned spec or a file is a redirect meant as one; `pkg>=1` is not.
+    (
+        "redirect-to-dev-null-after-a-pin",
+        "GSL109",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir -q numpy==1.26.4>/dev/null\n"
+        "COPY requirements.txt .\n"
+        "RUN pip install --no-cache-dir -q -r requirements.txt>/dev/null\n",
+        {"requirements.txt": "numpy==1.26.4\n"},
+        [],
+    ),
+    (
+        "unquoted-specifiers-are-redirects",
+        "GSL109",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir torch>=2.1 numpy<2 "
+        "transformers[torch]>4.40\n",
+        {},
+        [(2, 32), (2, 43), (2, 51)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",

@@ -330,6 +330,11 @@ def _lock_in_context(analysis: Analysis, name: str) -> bool:
     return any(item.path.endswith(name) for item in analysis.context.files_under("."))
 
 
+# A project name with optional extras (PEP 508), and what follows `>`/`<` in a specifier.
+_BARE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[^\]]*\])?$")
+_VERSION_TARGET = re.compile(r"^=?\s*v?\d")
+
+
 def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
     command = install.command
     text = command.source.value
@@ -340,6 +345,10 @@ def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
             continue
         before = next((w for w in reversed(command.words) if w.end <= redirect.start), None)
         if before is None or before.end != redirect.start:
+            continue
+        # `numpy==1.26.4>/dev/null` and `-r req.txt>/dev/null` redirect output on purpose:
+        # only a bare name followed by a version (`torch>=2.1`, `numpy<2`) is a specifier.
+        if not (_BARE_NAME.match(before.text) and _VERSION_TARGET.match(redirect.target.text)):
             continue
         written = text[before.start : redirect.target.end]
         action = "reads stdin from" if redirect.operator == "<" else "writes a file named"
