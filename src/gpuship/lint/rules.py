@@ -451,9 +451,11 @@ RULES: tuple[Rule, ...] = (
         summary="CUDA extensions are compiled without `TORCH_CUDA_ARCH_LIST` (or nvcc without "
         "-arch/-gencode).",
         rationale="Without it torch's cpp_extension compiles for the GPUs it finds on the build "
-        "machine (none on a GPU-less builder), and ggml's CMake defaults to `native` the same "
-        "way: the image fails with 'no kernel image is available' on GPUs of another "
-        "generation.",
+        "machine, and ggml's CMake defaults to `native` the same way: the image fails with 'no "
+        "kernel image is available' on GPUs of another generation. On a builder with no GPU "
+        "cpp_extension finds none and the build itself fails (pytorch/pytorch#137261). A "
+        "setup.py that chooses its own targets (sets TORCH_CUDA_ARCH_LIST, passes `-gencode` "
+        "or `arch=compute_` flags) is not reported.",
         fix='Set `ENV TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"` (your fleet\'s GPUs) before '
         "the build; for llama-cpp-python add `-DCMAKE_CUDA_ARCHITECTURES=...` (or "
         "`-DGGML_NATIVE=OFF`) to CMAKE_ARGS.",

@@ -198,6 +198,39 @@ CASES = [
         {},
         [(2, 32), (2, 43), (2, 51)],
     ),
+    # A setup.py that sets its own arch list builds for it, whatever the environment says.
+    (
+        "setup-py-sets-its-own-arch-list",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {
+            "setup.py": "import os\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+            'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\n'
+            "ext = CUDAExtension('k', ['k.cu'])\n"
+        },
+        [],
+    ),
+    (
+        "setup-py-passes-gencode",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {
+            "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': "
+            "['-gencode=arch=compute_90,code=sm_90']})\n"
+        },
+        [],
+    ),
+    (
+        "setup-py-leaves-the-arch-list-to-torch",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {"setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"},
+        [(4, 53)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",

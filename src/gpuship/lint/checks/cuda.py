@@ -86,6 +86,13 @@ _TORCH_ARCH_PROJECTS = (
 )
 # setup.py contents that build CUDA code (torch.utils.cpp_extension, raw .cu sources).
 _CUDA_BUILD = re.compile(r"CUDAExtension|BuildExtension|\.cu['\"]|nvcc")
+# A setup.py that chooses its own targets: it sets TORCH_CUDA_ARCH_LIST itself, or passes
+# arch flags, which cpp_extension then leaves alone (pytorch/pytorch#23408: an `arch` in
+# extra_compile_args is kept as is).
+_OWN_ARCH_LIST = re.compile(
+    r"TORCH_CUDA_ARCH_LIST|-gencode|--generate-code|arch=compute_|arch=sm_|-arch[= ]|"
+    r"--gpu-architecture"
+)
 # llama-cpp-python's CMAKE_ARGS switches: CUDA on, the arch list, ggml's native switch.
 _GGML_CUDA_ON = re.compile(r"-DGGML_CUDA=(?:on|1|true|yes)\b", re.IGNORECASE)
 _GGML_NATIVE_OFF = re.compile(r"-DGGML_NATIVE=(?:off|0|false|no)\b", re.IGNORECASE)
@@ -609,7 +616,9 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                 yield at_word(
                     "GSL506",
                     "CUDA extensions built without TORCH_CUDA_ARCH_LIST are compiled for the "
-                    "GPUs torch finds on the build machine, not for your fleet's",
+                    "GPUs torch finds on the build machine, not for your fleet's; on a builder "
+                    "with no GPU torch's cpp_extension finds none and the build fails "
+                    "(pytorch/pytorch#137261)",
                     run,
                     command,
                     word,
@@ -741,7 +750,7 @@ def _builds_cuda(analysis: Analysis, clones: Clones, run: Run, setup_py: str) ->
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
     if text is not None:
-        return bool(_CUDA_BUILD.search(text))
+        return bool(_CUDA_BUILD.search(text)) and not _OWN_ARCH_LIST.search(text)
     directory = container.rsplit("/", 1)[0] or "/"
     if run.stage.index not in clones:
         clones[run.stage.index] = _kernel_clones(analysis, run.stage)
