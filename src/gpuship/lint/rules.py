@@ -516,17 +516,20 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
         "CUDA than the base image's, or brings another cuDNN major than the image's.",
-        rationale="`libcudnn8=8.9.7.29-1+cuda12.2` on a CUDA 12.3 base, or `cuda-cudart-12-1` on "
+        rationale="`libcudnn8=8.9.7.29-1+cuda11.8` on a CUDA 12 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
-        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names. "
+        "`+cudaX.Y` suffix of the package version, compared by major (a library built for 12.2 "
+        "runs on any CUDA 12 thanks to minor version compatibility: `+cuda12.2` is the only "
+        "CUDA 12 build of cuDNN 8.9.7), and from `-X-Y` / `-cuda-X` package names, a toolkit "
+        "minor itself. "
         "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
         "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
         "that torch never loads.",
         fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
         "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
-        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda12.2",
+        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda11.8",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
         limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
         "another index than PyPI's default leave the image's cuDNN major unknown; software that "

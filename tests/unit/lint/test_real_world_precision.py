@@ -231,6 +231,23 @@ CASES = [
         {"setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"},
         [(4, 53)],
     ),
+    # cuDNN 8.9.7's only CUDA 12 build is +cuda12.2, and it runs on any CUDA 12 minor.
+    (
+        "cudnn8-cuda12-build-on-a-later-cuda12-minor",
+        "GSL509",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends libcudnn8=8.9.7.29-1+cuda12.2 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [],
+    ),
+    (
+        "cudnn8-cuda11-build-on-cuda12",
+        "GSL509",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends libcudnn8=8.9.7.29-1+cuda11.8 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 66)],
+    ),
     # pip's general options may precede the subcommand.
     (
         "pip-option-before-install",

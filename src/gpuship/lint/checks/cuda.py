@@ -804,7 +804,14 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
             for word in install.packages:
                 text, known = expand(word.text, env)
                 built_for = _apt_cuda(text) if known else None
-                if built_for is None or _same_cuda(built_for, base_version):
+                if built_for is None:
+                    continue
+                # A `+cudaX.Y` build of a library (cuDNN, NCCL) runs on any CUDA X minor
+                # (CUDA's minor version compatibility: libcudnn8 8.9.7's only CUDA 12 build is
+                # +cuda12.2); a `-X-Y` package is toolkit X.Y itself.
+                library_build = _APT_CUDA_SUFFIX.search(text.partition("=")[2])
+                compared = built_for.split(".", 1)[0] if library_build else built_for
+                if _same_cuda(compared, base_version):
                     continue
                 yield at_word(
                     "GSL509",
