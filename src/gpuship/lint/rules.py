@@ -162,7 +162,9 @@ RULES: tuple[Rule, ...] = (
         'the stage pins the clone. A ref computed by the build (`git reset --hard "$(git tag '
         '| tail -1)"`) and a function\'s `git clone "$@"` are unknown and not reported. Refs '
         "are told apart by their shape: a sha, `v1.2`, `1.2.3` or `name_v1.2.3` is a tag; "
-        "`main` or `release_v2.10` is a branch. Requirement URLs are judged on GitHub and "
+        "`main` or `release_v2.10` is a branch. A clone then checked out at a ref of "
+        "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
+        "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
         "not.",
         bad_example="RUN pip install git+https://github.com/org/repo",

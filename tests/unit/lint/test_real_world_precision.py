@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import Linter, assert_found_at
+from gpuship.report import Severity
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
 CASES = [
@@ -247,6 +248,17 @@ CASES = [
         "--no-install-recommends libcudnn8=8.9.7.29-1+cuda11.8 && rm -rf /var/lib/apt/lists/*\n",
         {},
         [(2, 66)],
+    ),
+    # A clone checked out at a ref gpuship cannot tell from a branch is not the default
+    # branch: a note that says so. The findings here are notes.
+    (
+        "clone-checked-out-at-a-variable-ref",
+        "GSL106",
+        "FROM ubuntu:22.04\nARG LLAMA_REF=b3561\nWORKDIR /src\n"
+        "RUN git clone https://github.com/ggml-org/llama.cpp && cd llama.cpp "
+        "&& git checkout ${LLAMA_REF}\n",
+        {},
+        [(4, 15)],
     ),
     # pip's general options may precede the subcommand.
     (
@@ -637,6 +649,16 @@ CASES = [
         [(4, 10)],
     ),
 ]
+
+
+def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:
+    findings = lint(
+        "FROM ubuntu:22.04\nARG LLAMA_REF=b3561\nRUN git clone https://github.com/ggml-org/"
+        "llama.cpp && cd llama.cpp && git checkout ${LLAMA_REF}\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL106"]
+    assert hit.severity is Severity.NOTE and "default branch" not in hit.message
+    assert "`b3561` (${LLAMA_REF})" in hit.message
 
 
 @pytest.mark.parametrize(
