@@ -9,6 +9,8 @@ character here is always backslash, whatever the file's `escape` directive says.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpuship.dockerfile import gostr
 
 _SPECIAL_PARAMS = "@*#?-$!0"
@@ -23,6 +25,18 @@ def process_words(text: str, *, raw_quotes: bool, raw_escapes: bool) -> list[str
     lexer = _Lexer(text, raw_quotes=raw_quotes, raw_escapes=raw_escapes)
     try:
         return lexer.words()
+    except LexError as exc:
+        raise LexError(f"failed to process {gostr.quote(text)}: {exc}") from None
+
+
+def process_word(text: str, substitute: Callable[[str], str] | None = None) -> str:
+    """`Lex.ProcessWord`: `text` as one word after quote and escape processing, as BuildKit
+    reads an ENV/ARG value, WORKDIR or COPY argument. Each variable reference outside single
+    quotes (`$X`, `${X:-word}` with its word processed) goes through `substitute`, as written
+    when there is none; literal text, quoted or escaped, is never substituted."""
+    lexer = _Lexer(text, raw_quotes=False, raw_escapes=False, substitute=substitute)
+    try:
+        return lexer.stop_on(None)[0]
     except LexError as exc:
         raise LexError(f"failed to process {gostr.quote(text)}: {exc}") from None
 
@@ -62,11 +76,19 @@ class _Words:
 class _Lexer:
     """text/scanner's Next/Peek over `text` (a leading BOM is skipped), and the lexer on top."""
 
-    def __init__(self, text: str, *, raw_quotes: bool, raw_escapes: bool) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        raw_quotes: bool,
+        raw_escapes: bool,
+        substitute: Callable[[str], str] | None = None,
+    ) -> None:
         self.text = text
         self.pos = 1 if text.startswith("\ufeff") else 0
         self.raw_quotes = raw_quotes
         self.raw_escapes = raw_escapes
+        self.substitute = substitute
 
     def peek(self) -> str | None:
         return self.text[self.pos] if self.pos < len(self.text) else None
@@ -165,7 +187,15 @@ class _Lexer:
             result.append(char)
 
     def dollar(self) -> str:
-        """processDollar with no variable set: the reference as written, or its syntax error."""
+        """processDollar: the reference substituted, or as written with nothing to substitute
+        it; a lone `$` is literal."""
+        reference = self.reference()
+        if self.substitute is None or reference == "$":
+            return reference
+        return self.substitute(reference)
+
+    def reference(self) -> str:
+        """A variable reference as written (its word processed), or its syntax error."""
         self.pos += 1
         if self.peek() != "{":
             name = self.name()

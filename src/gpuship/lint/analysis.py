@@ -62,6 +62,7 @@ class FileSpec:
     column: int
     tool: str | None  # "pip"/"conda" for conda env files, else None (the installing tool)
     index_urls: tuple[str, ...]  # index URLs the file itself sets (`--extra-index-url` lines)
+    primary_index_urls: tuple[str, ...] = ()  # those of them set by `--index-url`
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,7 @@ class Analysis:
         return grouped
 
     def _run(self, stage: Stage, instruction: Instruction, state: State) -> Run:
-        mounts = tuple(_mount(m) for m in instruction.flag_values("mount"))
+        mounts = tuple(parse_mount(m) for m in instruction.flag_values("mount"))
         scripts: list[Script] = []
         python: list[Text] = []
         if instruction.json_form:
@@ -381,6 +382,7 @@ class Analysis:
                 requirement.column,
                 None,
                 parsed.index_urls,
+                parsed.primary_index_urls,
             )
         for include in parsed.includes:
             nested = posixpath.join(posixpath.dirname(container), include)
@@ -424,7 +426,8 @@ def file_text(text: str) -> Text:
     return Text(text, SourceMap(tuple(segments)))
 
 
-def _mount(spec: str) -> Mount:
+def parse_mount(spec: str) -> Mount:
+    """One `--mount=` value: `type=secret,id=hf,env=HF_TOKEN`."""
     options: dict[str, str] = {}
     for part in spec.split(","):
         key, _, value = part.partition("=")

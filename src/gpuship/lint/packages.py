@@ -479,6 +479,7 @@ class RequirementFile:
     constraints: tuple[str, ...]
     hashes: bool
     index_urls: tuple[str, ...] = ()
+    primary_index_urls: tuple[str, ...] = ()  # those of them set by `-i`/`--index-url`
 
 
 _INDEX_OPTIONS = frozenset(
@@ -492,6 +493,7 @@ def parse_requirements(text: str) -> RequirementFile:
     includes: list[str] = []
     constraints: list[str] = []
     index_urls: list[str] = []
+    primary: list[str] = []
     hashes = False
     for number, line, column in _logical_lines(text):
         body = re.sub(r"(^|\s)#.*$", "", line).strip()
@@ -508,6 +510,8 @@ def parse_requirements(text: str) -> RequirementFile:
                 requirements.append(FileRequirement(editable(value, None, {}), number, column))
             elif option in _INDEX_OPTIONS:
                 index_urls.append(value)
+                if option in ("-i", "--index-url", "--default-index"):
+                    primary.append(value)
             continue
         if "--hash" in body:
             hashes = True
@@ -515,7 +519,12 @@ def parse_requirements(text: str) -> RequirementFile:
         body = body.split(";", 1)[0].strip() if "://" not in body else body
         requirements.append(FileRequirement(classify(body, None, {}), number, column))
     return RequirementFile(
-        tuple(requirements), tuple(includes), tuple(constraints), hashes, tuple(index_urls)
+        tuple(requirements),
+        tuple(includes),
+        tuple(constraints),
+        hashes,
+        tuple(index_urls),
+        tuple(primary),
     )
 
 

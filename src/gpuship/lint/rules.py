@@ -162,7 +162,9 @@ RULES: tuple[Rule, ...] = (
         'the stage pins the clone. A ref computed by the build (`git reset --hard "$(git tag '
         '| tail -1)"`) and a function\'s `git clone "$@"` are unknown and not reported. Refs '
         "are told apart by their shape: a sha, `v1.2`, `1.2.3` or `name_v1.2.3` is a tag; "
-        "`main` or `release_v2.10` is a branch. Requirement URLs are judged on GitHub and "
+        "`main` or `release_v2.10` is a branch. A clone then checked out at a ref of "
+        "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
+        "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
         "not.",
         bad_example="RUN pip install git+https://github.com/org/repo",
@@ -370,9 +372,15 @@ RULES: tuple[Rule, ...] = (
         summary="The torch version is known not to be published for the CUDA variant its index "
         "URL names.",
         rationale="`torch==2.6.0` with `--index-url .../whl/cu121` fails to resolve (2.6 has no "
-        "cu121 build), or pip silently falls back to another index. Reported only for releases "
-        "whose variant list in gpuship's knowledge base is complete; elsewhere a variant gpuship "
-        "does not list is unknown to it (GSL508), never called missing.",
+        "cu121 build). pip reads every index it is given (`--index-url`, each "
+        "`--extra-index-url`, the requirements file's, the space-separated PIP_EXTRA_INDEX_URL) "
+        "and takes the build of one that has the release, so this is an error only when no "
+        "index read has it; when the variant indexes are extra ones beside PyPI, pip silently "
+        "installs PyPI's build instead, and the finding is a warning. Indexes that could each "
+        "supply the release with different CUDA leave the variant unknown: nothing is claimed "
+        "(here, nor by GSL502/GSL503). Reported only for releases whose variant list in "
+        "gpuship's knowledge base is complete; elsewhere a variant gpuship does not list is "
+        "unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",
@@ -445,9 +453,11 @@ RULES: tuple[Rule, ...] = (
         summary="CUDA extensions are compiled without `TORCH_CUDA_ARCH_LIST` (or nvcc without "
         "-arch/-gencode).",
         rationale="Without it torch's cpp_extension compiles for the GPUs it finds on the build "
-        "machine (none on a GPU-less builder), and ggml's CMake defaults to `native` the same "
-        "way: the image fails with 'no kernel image is available' on GPUs of another "
-        "generation.",
+        "machine, and ggml's CMake defaults to `native` the same way: the image fails with 'no "
+        "kernel image is available' on GPUs of another generation. On a builder with no GPU "
+        "cpp_extension finds none and the build itself fails (pytorch/pytorch#137261). A "
+        "setup.py that chooses its own targets (sets TORCH_CUDA_ARCH_LIST, passes `-gencode` "
+        "or `arch=compute_` flags) is not reported.",
         fix='Set `ENV TORCH_CUDA_ARCH_LIST="8.0;8.6;9.0+PTX"` (your fleet\'s GPUs) before '
         "the build; for llama-cpp-python add `-DCMAKE_CUDA_ARCHITECTURES=...` (or "
         "`-DGGML_NATIVE=OFF`) to CMAKE_ARGS.",
@@ -508,17 +518,20 @@ RULES: tuple[Rule, ...] = (
         severity=W,
         summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
         "CUDA than the base image's, or brings another cuDNN major than the image's.",
-        rationale="`libcudnn8=8.9.7.29-1+cuda12.2` on a CUDA 12.3 base, or `cuda-cudart-12-1` on "
+        rationale="`libcudnn8=8.9.7.29-1+cuda11.8` on a CUDA 12 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
-        "`+cudaX.Y` suffix of the package version and from `-X-Y` / `-cuda-X` package names. "
+        "`+cudaX.Y` suffix of the package version, compared by major (a library built for 12.2 "
+        "runs on any CUDA 12 thanks to minor version compatibility: `+cuda12.2` is the only "
+        "CUDA 12 build of cuDNN 8.9.7), and from `-X-Y` / `-cuda-X` package names, a toolkit "
+        "minor itself. "
         "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
         "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
         "that torch never loads.",
         fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
         "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
-        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda12.2",
+        "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda11.8",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
         limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
         "another index than PyPI's default leave the image's cuDNN major unknown; software that "
@@ -706,7 +719,12 @@ RULES: tuple[Rule, ...] = (
         "anyone who can pull the image can read them.",
         fix="Use `RUN --mount=type=secret,id=hf_token,env=HF_TOKEN` (BuildKit secrets).",
         limits="An ARG before the first FROM is seen by FROM lines only: no RUN, and so no "
-        "image history, has it unless a stage declares it again, and that ARG is reported.",
+        "image history, has it unless a stage declares it again, and that ARG is reported. "
+        "Names that say what a credential is called, counted or timed (`SECRET_ID`, "
+        "`HF_TOKEN_SECRET_ID`, `TOKEN_BUCKET_RATE`, `..._PATH`, `..._URL`), an ARG that names a "
+        "secret mount (`--mount=type=secret,id=${SECRET_ID}`), and values that say none is set "
+        "(`EMPTY`, as vLLM documents for OPENAI_API_KEY, `dummy`, `none`, `placeholder`) are "
+        "not reported; a weak real password (`changeme`) is.",
         bad_example="ARG HF_TOKEN\nRUN huggingface-cli login --token $HF_TOKEN",
         good_example="RUN --mount=type=secret,id=hf_token,env=HF_TOKEN python fetch.py",
         security_severity=8.0,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from immutables import Map
 
+from gpuship.dockerfile.shellwords import LexError, process_word
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
@@ -116,25 +117,38 @@ def _substitute(text: str, env: Env, max_bytes: int) -> tuple[str, bool]:
     return result, complete
 
 
-_QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([^'\"]+)")
+def expand_word(
+    text: str, env: Env, max_bytes: int = DEFAULT_LIMITS.expansion_max_bytes
+) -> tuple[str, bool]:
+    """An ENV/ARG value, WORKDIR or COPY/ADD argument as BuildKit's `ProcessWord` reads it: quotes
+    and escapes processed, variables expanded outside single quotes (`"$APP_DIR"` -> `app`,
+    `cuda>=11.8\\ brand=tesla` -> `cuda>=11.8 brand=tesla`). A value BuildKit's lexer refuses
+    (an unclosed quote fails the build) is kept as written and unknown."""
+    try:
+        return _process(text, env, max_bytes)
+    except _TooLong:
+        return text, False
 
 
-def expand_word(text: str, env: Env) -> tuple[str, bool]:
-    """A COPY/ADD argument as BuildKit's word processing reads it: variables expanded and the
-    quotes removed (`"$APP_DIR"` -> `app`); nothing is expanded inside single quotes."""
-    if '"' not in text and "'" not in text:
-        return expand(text, env)
-    parts: list[str] = []
+def _process(text: str, env: Env, max_bytes: int) -> tuple[str, bool]:
+    """expand_word's work; _TooLong past `max_bytes`."""
+    if not any(c in text for c in "$'\"\\"):
+        return text, True
     complete = True
-    for match in _QUOTED.finditer(text):
-        single, double, bare = match.groups()
-        if single is not None:
-            parts.append(single)
-            continue
-        value, known = expand(double if double is not None else bare, env)
-        parts.append(value)
-        complete = complete and known
-    return "".join(parts), complete
+
+    def substitute(reference: str) -> str:
+        nonlocal complete
+        value, known = _substitute(reference, env, max_bytes)
+        complete &= known
+        return value
+
+    try:
+        value = process_word(text, substitute)
+    except LexError:
+        return text, False
+    if len(value) > max_bytes:
+        raise _TooLong
+    return value, complete
 
 
 def runner_platform() -> str:
@@ -155,13 +169,6 @@ def platform_args(target: str | None = None) -> dict[str, str]:
         values[f"{prefix}ARCH"] = arch
         values[f"{prefix}VARIANT"] = variant
     return values
-
-
-def unquote(value: str) -> str:
-    """Drop one pair of surrounding quotes, as BuildKit does for ENV/ARG/LABEL values."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
 
 
 @dataclass(frozen=True)
@@ -263,7 +270,7 @@ class _Values:
     ) -> tuple[str | None, bool]:
         """(value, complete); a value past a limit is None (unknown) and remembered."""
         try:
-            value, complete = _substitute(text, env, self.max_bytes)
+            value, complete = _process(text, env, self.max_bytes)
         except _TooLong:
             self.too_long.append(TooLong(instruction, name, self.max_bytes))
             return None, False
@@ -384,14 +391,15 @@ def _arg_pairs(instruction: Instruction) -> list[tuple[str, str | None]]:
     pairs = []
     for arg in instruction.args:
         name, sep, default = arg.partition("=")
-        pairs.append((name, unquote(default) if sep else None))
+        pairs.append((name, default if sep else None))
     return pairs
 
 
 def env_pairs(instruction: Instruction) -> list[tuple[str, str]]:
-    """`ENV a=b c=d` and legacy `ENV a b` as (name, raw value) pairs."""
+    """`ENV a=b c=d` and legacy `ENV a b` as (name, value as written) pairs: its quotes,
+    escapes and variables are for expand_word, with the values from before the instruction."""
     args = instruction.args
-    return [(args[i], unquote(args[i + 1])) for i in range(0, len(args) - 1, 2)]
+    return [(args[i], args[i + 1]) for i in range(0, len(args) - 1, 2)]
 
 
 def _stage(
@@ -434,12 +442,16 @@ def _stage(
                     value = global_args.get(arg_name)
                 env = env.set(arg_name, value)
         elif keyword == "ENV":
+            # Every value of one ENV is expanded with the values from before it (Docker's
+            # `ENV abc=bye def=$abc` sets def to abc's earlier value); each ARG default sees
+            # the ARGs before it on its line (BuildKit's dispatchArg adds them one by one).
+            before = env
             for env_name, raw in env_pairs(instruction):
-                text, complete = values.expand(raw, env, instruction, env_name)
+                text, complete = values.expand(raw, before, instruction, env_name)
                 env = env.set(env_name, text if complete else None)
                 env_names.add(env_name)
         elif keyword == "WORKDIR" and instruction.args:
-            path = expand(unquote(instruction.args[0]), env)[0]
+            path = expand_word(instruction.args[0], env)[0]
             joined = posixpath.normpath(posixpath.join(workdir, path))
             # Linux refuses a longer path (ENAMETOOLONG: the build fails there); thousands of
             # relative WORKDIRs would otherwise hold a longer path in every state after them.

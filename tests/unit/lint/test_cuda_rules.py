@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import Linter, positions
 from gpuship.report import Severity
 
@@ -15,6 +17,27 @@ def test_torch_from_a_requirements_file_with_its_own_index(lint: Linter) -> None
     assert hit.location is not None and hit.location.line == 2
     assert hit.location.file.endswith("/req.txt")
     assert "installed by line 3 of the Dockerfile" in hit.message
+
+
+@pytest.mark.parametrize(
+    ("install", "severity", "says"),
+    [
+        # pip merges an extra index with PyPI: without a cu121 2.6.0 it installs PyPI's 2.6.0.
+        # The build works, with another CUDA than asked for: a warning (issue #27).
+        ("pip install", Severity.WARNING, "installs PyPI's torch 2.6.0 (default variant cu124)"),
+        # uv stops at the first index that lists torch: the cu121 index without 2.6.0 fails.
+        ("uv pip install --system", Severity.ERROR, "has no cu121 wheel"),
+    ],
+)
+def test_an_extra_index_without_the_release(
+    lint: Linter, install: str, severity: Severity, says: str
+) -> None:
+    findings = lint(
+        f"FROM ubuntu:22.04\nRUN {install} --no-cache-dir torch==2.6.0 "
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL501"]
+    assert hit.severity is severity and says in hit.message
 
 
 def test_a_nested_requirements_file_is_followed(lint: Linter) -> None:

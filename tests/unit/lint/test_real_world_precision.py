@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import Linter, assert_found_at
+from gpuship.report import Severity
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
 CASES = [
@@ -35,6 +36,229 @@ CASES = [
         'ENV NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
         {},
         [],
+    ),
+    # pip reads every index it is given and takes the build of the one that has the release
+    # (issue #27): torch 2.6.0 has no cu121 wheel, but cu126 has it, so pip installs +cu126.
+    (
+        "index-url-without-release-extra-index-with-it",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [],
+    ),
+    (
+        "index-url-without-release-extra-index-with-it-same-cuda-as-base",
+        "GSL502",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [],
+    ),
+    (
+        "pip-extra-index-url-variable-holds-two-urls",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
+        'ENV PIP_EXTRA_INDEX_URL="https://download.pytorch.org/whl/cu121 '
+        'https://download.pytorch.org/whl/cu126"\nRUN pip install torch==2.6.0\n',
+        {},
+        [],
+    ),
+    (
+        "requirements-file-index-url-beside-extra-index-url",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nCOPY req.txt .\n"
+        "RUN pip install -r req.txt --extra-index-url https://download.pytorch.org/whl/cu121\n",
+        {"req.txt": "--index-url https://download.pytorch.org/whl/cu126\ntorch==2.6.0\n"},
+        [],
+    ),
+    (
+        "no-index-read-has-the-release",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu128\n",
+        {},
+        [(2, 17)],
+    ),
+    (
+        "variable-index-without-release-beside-pypi-default-index",
+        "GSL501",
+        "FROM nvidia/cuda:12.6.3-runtime-ubuntu22.04\n"
+        'ENV PIP_INDEX_URL="https://download.pytorch.org/whl/cu121"\n'
+        "RUN pip install torch==2.6.0 --extra-index-url https://download.pytorch.org/whl/cu118\n",
+        {},
+        [],
+    ),
+    # Two indexes with the release and different CUDA: which one pip takes is not claimed.
+    (
+        "indexes-disagree-variant-unknown",
+        "GSL502",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu126 "
+        "--extra-index-url https://download.pytorch.org/whl/cu124\n",
+        {},
+        [],
+    ),
+    (
+        "indexes-agree-base-differs",
+        "GSL502",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.6.0 "
+        "--index-url https://download.pytorch.org/whl/cu121 "
+        "--extra-index-url https://download.pytorch.org/whl/cu126\n",
+        {},
+        [(2, 17)],
+    ),
+    # ENV values are read as BuildKit reads them: an escaped space and adjacent quoted strings
+    # (nvidia/cuda's own NVIDIA_REQUIRE_CUDA lines) are one value.
+    (
+        "require-cuda-escaped-space",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        "ENV NVIDIA_REQUIRE_CUDA=cuda>=11.8\\ brand=tesla,driver>=470,driver<471\n",
+        {},
+        [],
+    ),
+    (
+        "require-cuda-adjacent-quoted-strings",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=11.8 "\\\n"brand=tesla,driver>=470,driver<471"\n',
+        {},
+        [],
+    ),
+    (
+        "require-cuda-backslash-kept-inside-double-quotes",
+        "GSL507",
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\n"
+        'ENV NVIDIA_REQUIRE_CUDA="cuda>=11.8\\ brand=tesla"\n',
+        {},
+        [(2, 5)],
+    ),
+    # One ENV expands all its values with those from before it: CUDA_MAJOR is still "twelve".
+    (
+        "require-cuda-from-env-on-the-same-line",
+        "GSL507",
+        "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\nARG CUDA_MAJOR=twelve\n"
+        'ENV CUDA_MAJOR=12 NVIDIA_REQUIRE_CUDA="cuda>=${CUDA_MAJOR}.0"\n',
+        {},
+        [(3, 19)],
+    ),
+    # Names and values that hold no credential (vLLM documents OPENAI_API_KEY=EMPTY); a weak
+    # real password and real tokens stay errors.
+    (
+        "placeholder-api-key-and-non-secret-names",
+        "GSL901",
+        "FROM python:3.12-slim\nENV OPENAI_API_KEY=EMPTY\nARG HF_TOKEN_SECRET_ID=hf\n"
+        "ENV TOKEN_BUCKET_RATE=10\n",
+        {},
+        [],
+    ),
+    (
+        "arg-names-the-secret-mount",
+        "GSL901",
+        "FROM python:3.12-slim\nARG HF_SECRET=hf_token\n"
+        "RUN --mount=type=secret,id=${HF_SECRET},env=HF_TOKEN python -c 'import os'\n",
+        {},
+        [],
+    ),
+    (
+        "secret-id-arg",
+        "GSL901",
+        "FROM python:3.12-slim\nARG SECRET_ID=hf_token\n"
+        "RUN --mount=type=secret,id=${SECRET_ID} cat /run/secrets/hf_token\n",
+        {},
+        [],
+    ),
+    (
+        "real-credentials-and-a-weak-password",
+        "GSL901",
+        "FROM python:3.12-slim\nENV HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n"
+        "ENV AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        "ENV DB_PASSWORD=changeme\nARG OPENAI_API_KEY\n",
+        {},
+        [(2, 5), (3, 5), (4, 5), (5, 5)],
+    ),
+    # `>/dev/null` after a pinned spec or a file is a redirect meant as one; `pkg>=1` is not.
+    (
+        "redirect-to-dev-null-after-a-pin",
+        "GSL109",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir -q numpy==1.26.4>/dev/null\n"
+        "COPY requirements.txt .\n"
+        "RUN pip install --no-cache-dir -q -r requirements.txt>/dev/null\n",
+        {"requirements.txt": "numpy==1.26.4\n"},
+        [],
+    ),
+    (
+        "unquoted-specifiers-are-redirects",
+        "GSL109",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir torch>=2.1 numpy<2 "
+        "transformers[torch]>4.40\n",
+        {},
+        [(2, 32), (2, 43), (2, 51)],
+    ),
+    # A setup.py that sets its own arch list builds for it, whatever the environment says.
+    (
+        "setup-py-sets-its-own-arch-list",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {
+            "setup.py": "import os\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+            'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\n'
+            "ext = CUDAExtension('k', ['k.cu'])\n"
+        },
+        [],
+    ),
+    (
+        "setup-py-passes-gencode",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {
+            "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': "
+            "['-gencode=arch=compute_90,code=sm_90']})\n"
+        },
+        [],
+    ),
+    (
+        "setup-py-leaves-the-arch-list-to-torch",
+        "GSL506",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY . /src\nWORKDIR /src\n"
+        "RUN pip install --no-cache-dir --no-build-isolation .\n",
+        {"setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"},
+        [(4, 53)],
+    ),
+    # cuDNN 8.9.7's only CUDA 12 build is +cuda12.2, and it runs on any CUDA 12 minor.
+    (
+        "cudnn8-cuda12-build-on-a-later-cuda12-minor",
+        "GSL509",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends libcudnn8=8.9.7.29-1+cuda12.2 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [],
+    ),
+    (
+        "cudnn8-cuda11-build-on-cuda12",
+        "GSL509",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends libcudnn8=8.9.7.29-1+cuda11.8 && rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 66)],
+    ),
+    # A clone checked out at a ref gpuship cannot tell from a branch is not the default
+    # branch: a note that says so. The findings here are notes.
+    (
+        "clone-checked-out-at-a-variable-ref",
+        "GSL106",
+        "FROM ubuntu:22.04\nARG LLAMA_REF=b3561\nWORKDIR /src\n"
+        "RUN git clone https://github.com/ggml-org/llama.cpp && cd llama.cpp "
+        "&& git checkout ${LLAMA_REF}\n",
+        {},
+        [(4, 15)],
     ),
     # pip's general options may precede the subcommand.
     (
@@ -425,6 +649,16 @@ CASES = [
         [(4, 10)],
     ),
 ]
+
+
+def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:
+    findings = lint(
+        "FROM ubuntu:22.04\nARG LLAMA_REF=b3561\nRUN git clone https://github.com/ggml-org/"
+        "llama.cpp && cd llama.cpp && git checkout ${LLAMA_REF}\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL106"]
+    assert hit.severity is Severity.NOTE and "default branch" not in hit.message
+    assert "`b3561` (${LLAMA_REF})" in hit.message
 
 
 @pytest.mark.parametrize(

@@ -304,7 +304,7 @@ BAD = [
     (
         "GSL509",
         "FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\nRUN apt-get install -y "
-        "libnccl2=2.18.5-1+cuda12.2 cuda-nvrtc-12-1\n",
+        "libnccl2=2.18.5-1+cuda11.8 cuda-nvrtc-12-1\n",
         {},
         [(2, 24), (2, 51)],
     ),

@@ -121,3 +121,35 @@ def test_a_workdir_longer_than_linux_allows_does_not_grow(tmp_path: Path) -> Non
     states = build.stages[0].states
     assert states[1].workdir == at
     assert states[3].workdir == at  # /xxx.../y would be 4097 bytes
+
+
+def test_one_env_expands_every_value_with_the_values_before_it(tmp_path: Path) -> None:
+    """Docker's reference: `ENV abc=hello` then `ENV abc=bye def=$abc` sets def to hello."""
+    (build,) = targets(tmp_path, "FROM ubuntu:22.04\nENV abc=hello\nENV abc=bye def=$abc\n")
+    env = build.stages[0].final_state.env
+    assert (env["abc"], env["def"]) == ("bye", "hello")
+
+
+def test_one_arg_sees_the_args_before_it_on_its_line(tmp_path: Path) -> None:
+    """BuildKit's dispatchArg adds each ARG before it expands the next one's default."""
+    (build,) = targets(tmp_path, "FROM ubuntu:22.04\nARG A=1 B=${A}2\n")
+    assert build.stages[0].final_state.env["B"] == "12"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('"a b"', "a b"),
+        ("a\\ b", "a b"),
+        ("\"a \"'b'", "a b"),
+        ("'$X'", "$X"),
+        ("\\$X", "$X"),
+        ('"${X}y"', "xy"),
+        ('"a\\ b"', "a\\ b"),  # a backslash escapes only " $ \ inside double quotes
+    ],
+)
+def test_env_values_are_processed_as_buildkit_does(
+    tmp_path: Path, value: str, expected: str
+) -> None:
+    (build,) = targets(tmp_path, f"FROM ubuntu:22.04\nENV X=x\nENV V={value}\nWORKDIR /w\n")
+    assert build.stages[0].final_state.env["V"] == expected

@@ -41,13 +41,13 @@ from gpuship.lint.checks.base import (
     reachable_runs,
 )
 from gpuship.lint.checks.cudabase import BaseCuda, base_cuda
+from gpuship.lint.checks.torchindex import PYPI_DEFAULT, Resolved, release_of, resolve
 from gpuship.lint.checks.wheels import TorchFacts, foreign_wheels
 from gpuship.lint.packages import PythonInstall, Spec, os_install
 from gpuship.lint.shell import Command, Word
-from gpuship.lint.stages import Env, Stage, env_pairs, expand
+from gpuship.lint.stages import Env, Stage, env_pairs, expand, expand_word
 from gpuship.report import Severity
 
-_INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
 _LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
 _REQUIRE_CUDA = re.compile(r"cuda\s*>=?\s*(\d+\.\d+)")
 # Projects whose PyPI release is a source distribution that compiles CUDA kernels when installed
@@ -86,6 +86,13 @@ _TORCH_ARCH_PROJECTS = (
 )
 # setup.py contents that build CUDA code (torch.utils.cpp_extension, raw .cu sources).
 _CUDA_BUILD = re.compile(r"CUDAExtension|BuildExtension|\.cu['\"]|nvcc")
+# A setup.py that chooses its own targets: it sets TORCH_CUDA_ARCH_LIST itself, or passes
+# arch flags, which cpp_extension then leaves alone (pytorch/pytorch#23408: an `arch` in
+# extra_compile_args is kept as is).
+_OWN_ARCH_LIST = re.compile(
+    r"TORCH_CUDA_ARCH_LIST|-gencode|--generate-code|arch=compute_|arch=sm_|-arch[= ]|"
+    r"--gpu-architecture"
+)
 # llama-cpp-python's CMAKE_ARGS switches: CUDA on, the arch list, ggml's native switch.
 _GGML_CUDA_ON = re.compile(r"-DGGML_CUDA=(?:on|1|true|yes)\b", re.IGNORECASE)
 _GGML_NATIVE_OFF = re.compile(r"-DGGML_NATIVE=(?:off|0|false|no)\b", re.IGNORECASE)
@@ -122,6 +129,14 @@ class TorchInstall:
     # An extra index whose variant pip passes over: (its URL text, the variant, the last
     # release that has it, the newest release the spec admits).
     passed_over: tuple[str, str, Version, Version] | None = None
+    # How the indexes read decide the variant: several that disagree leave it unknown, none
+    # with the pinned release make it missing.
+    indexes: Resolved = PYPI_DEFAULT
+
+    @property
+    def unknown(self) -> bool:
+        """Several indexes may supply torch and disagree: its variant is unknown."""
+        return self.indexes.unknown
 
     def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
         """A hit on the torch argument, or on the requirements line that names torch."""
@@ -146,6 +161,8 @@ class TorchInstall:
     def shown(self) -> str:
         """`torch 2.7.0 (cu126)` / `torch 2.7.0 from PyPI (default variant cu126)`."""
         name = f"torch {self.version}" if self.version else "torch"
+        if self.unknown:
+            return f"{name} ({' or '.join(self.indexes.candidates) or 'variant unknown'})"
         if self.variant is not None:
             return f"{name} ({self.variant})"
         default = _pypi_default(self.version)
@@ -218,16 +235,28 @@ def _torch(
     variant: str | None
     chosen_by: str | None
     passed_over = None
+    indexes = PYPI_DEFAULT
     if local:
         variant, chosen_by = local.group(1), spec.text
     else:
-        variant, chosen_by, merged = _index_variant(command, install, env, file)
-        newer = _newer_without(variant, spec) if merged and variant and chosen_by else None
+        indexes = resolve(install, env, file, version)
+        variant, chosen_by = indexes.variant, indexes.chosen_by
+        newer = _newer_without(variant, spec) if indexes.extra and variant else None
         if newer is not None and variant and chosen_by:
             passed_over = (chosen_by, variant, *newer)
             variant, chosen_by = None, None  # a PyPI build of a release gpuship cannot name
     return TorchInstall(
-        run, command, spec, word, file, file_path, version, variant, chosen_by, passed_over
+        run,
+        command,
+        spec,
+        word,
+        file,
+        file_path,
+        version,
+        variant,
+        chosen_by,
+        passed_over,
+        indexes,
     )
 
 
@@ -255,63 +284,6 @@ def _one_release(specifier: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _index_variant(
-    command: Command, install: PythonInstall, env: Env, file: FileSpec | None
-) -> tuple[str | None, str | None, bool]:
-    """The variant the index URLs in effect choose (options, the file, PIP_/UV_ variables), the
-    text that chose it, and whether that index is merged with PyPI (pip's --extra-index-url and
-    PIP_EXTRA_INDEX_URL; uv prefers its extra indexes unless told `unsafe-best-match`)."""
-    merged = _merged_indexes(install, env)
-    sources = [w.text for w in install.index_urls] + list(file.index_urls if file else ())
-    argv = command.argv
-    if "--torch-backend" in argv and argv.index("--torch-backend") + 1 < len(argv):
-        sources.append("/whl/" + argv[argv.index("--torch-backend") + 1])
-    sources.extend("/whl/" + a.split("=", 1)[1] for a in argv if a.startswith("--torch-backend="))
-    for name in (
-        "PIP_INDEX_URL",
-        "PIP_EXTRA_INDEX_URL",
-        "UV_INDEX_URL",
-        "UV_EXTRA_INDEX_URL",
-        "UV_INDEX",
-        "UV_DEFAULT_INDEX",
-    ):
-        value = env.get(name)
-        if value:
-            sources.append(value)
-    backend = env.get("UV_TORCH_BACKEND")
-    if backend:
-        sources.append("/whl/" + backend)
-    for source in sources:
-        match = _INDEX_VARIANT.search(expand(source, env)[0])
-        if match:
-            return match.group(1), source, source in merged
-    return None, None, False
-
-
-def _merged_indexes(install: PythonInstall, env: Env) -> set[str]:
-    """Index URL texts whose packages compete with PyPI's on version alone."""
-    argv = install.command.argv
-    strategy = env.get("UV_INDEX_STRATEGY") or next(
-        (a.split("=", 1)[1] for a in argv if a.startswith("--index-strategy=")), None
-    )
-    if "--index-strategy" in argv and argv.index("--index-strategy") + 1 < len(argv):
-        strategy = argv[argv.index("--index-strategy") + 1]
-    if install.tool == "uv" and strategy != "unsafe-best-match":
-        return set()
-    if install.tool not in ("pip", "uv"):
-        return set()
-    merged = {w.text for w in install.extra_index_urls}
-    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX"):
-        value = env.get(name)
-        if value and (install.tool == "uv") == name.startswith("UV_"):
-            merged.add(value)
-    primary = {w.text for w in install.index_urls} - merged
-    primary_env = env.get("PIP_INDEX_URL" if install.tool == "pip" else "UV_DEFAULT_INDEX")
-    if any(_INDEX_VARIANT.search(url) for url in (*primary, primary_env or "")):
-        return set()  # the default index itself is a torch variant index
-    return merged
-
-
 def _cuda(variant: str | None) -> Version | None:
     if variant is None or not variant.startswith("cu"):
         return None
@@ -333,13 +305,15 @@ def _pypi_default(version: str | None) -> str | None:
 def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
     """GSL501 where the knowledge base knows a variant is missing, GSL508 where it cannot tell."""
     for torch in torches:
-        if torch.version is None or (torch.variant and not torch.variant.startswith("cu")):
-            continue  # unpinned (GSL105's business) or a CPU/ROCm build
+        if torch.version is None:
+            continue  # unpinned: GSL105's business
         try:
             release = torch_release(torch.version)
         except InvalidVersion:
             continue
         except UnknownVersion:
+            if torch.unknown or (torch.variant and not torch.variant.startswith("cu")):
+                continue  # a CPU/ROCm build, or several indexes that disagree
             releases = known_torch_releases()
             yield torch.hit(
                 "GSL508",
@@ -347,6 +321,12 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
                 f"{releases[0]} to {releases[-1]}): which CUDA it bundles is not checked",
             )
             continue
+        if torch.indexes.missing:
+            yield _missing(torch, release)
+            if torch.unknown:
+                continue  # the install fails; a PyPI fallback is judged below
+        if torch.unknown or (torch.variant and not torch.variant.startswith("cu")):
+            continue  # several indexes may supply it, or a CPU/ROCm build
         cuda = _cuda(torch.variant)
         if cuda is None:
             if torch.variant is None and release.pypi_default is None:
@@ -358,7 +338,7 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
             continue
         availability = release.availability(cuda)
         listed = release.variant_names()
-        if availability is Availability.ABSENT:
+        if availability is Availability.ABSENT:  # a `+cuXXX` the release lacks
             yield torch.hit(
                 "GSL501",
                 f"torch {torch.version} has no {torch.variant} wheel: its CUDA builds are "
@@ -372,6 +352,30 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
                 f"gpuship: it lists {listed} for {release.version}, and that list is not known "
                 "to be complete",
             )
+
+
+def _missing(torch: TorchInstall, release: TorchRelease) -> Hit:
+    """GSL501 when no variant index the install reads has the release: the install fails, or
+    pip falls back to PyPI's build of it (a warning: the image builds, with another CUDA)."""
+    missing = torch.indexes.missing
+    variants = " or ".join(dict.fromkeys(i.variant for i in missing))
+    urls = ", ".join(f"`{text}`" for text in dict.fromkeys(i.text for i in missing))
+    message = (
+        f"torch {torch.version} has no {variants} wheel: its CUDA builds are "
+        f"{release.variant_names()} (gpuship's list for {release.version} is complete); "
+        f"{urls} cannot provide it"
+    )
+    if torch.indexes.pypi:
+        install = torch.run.python_install(torch.command)
+        tool = install.tool if install else "pip"
+        default = release.pypi_default
+        build = f"default variant {default}" if default else "a CUDA variant gpuship does not know"
+        return torch.hit(
+            "GSL501",
+            f"{message}, so {tool} installs PyPI's torch {torch.version} ({build}) instead",
+            Severity.WARNING,
+        )
+    return torch.hit("GSL501", message)
 
 
 def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
@@ -392,7 +396,10 @@ def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
 
 
 def _torch_cuda(torch: TorchInstall) -> Version | None:
-    """The CUDA a torch install bundles: its variant, else the release's PyPI default."""
+    """The CUDA a torch install bundles: its variant, else the release's PyPI default; None
+    when unknown (several indexes that disagree)."""
+    if torch.unknown:
+        return None
     if torch.variant is not None:
         return _cuda(torch.variant)
     return _cuda(_pypi_default(torch.version))
@@ -459,9 +466,7 @@ def _twice(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
     held = image_libraries((base.flavor, "cudnn") if base.cudnn else (base.flavor,))
     chain = set(analysis.build.final_chain)
     for torch in torches:
-        if torch.run.stage.index in chain and (
-            torch.variant is None or torch.variant.startswith("cu")
-        ):
+        if torch.run.stage.index in chain and _cuda_build(torch):
             cuda = _torch_cuda(torch)
             recorded = library_wheels(cuda.major) if cuda else None
             what = f"{torch.shown}'s CUDA wheels install"
@@ -482,6 +487,14 @@ def _twice(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
                 )
                 yield at_word("GSL503", message, run, command, spec.word, severity=severity)
                 return
+
+
+def _cuda_build(torch: TorchInstall) -> bool:
+    """True when the torch installed is a CUDA build, whichever index supplies it."""
+    if torch.unknown:
+        candidates = torch.indexes.candidates
+        return bool(candidates) and all(v.startswith("cu") for v in candidates)
+    return torch.variant is None or torch.variant.startswith("cu")
 
 
 def _duplicate(
@@ -530,7 +543,7 @@ def _require_env(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hi
             for name, raw in env_pairs(instruction):
                 # ENV expands ARGs (`cuda>=${CUDA_MAJOR}.0`): judge the value the image gets;
                 # one that waits on a --build-arg is unknown here, not invalid.
-                value, known = expand(raw, state.env)
+                value, known = expand_word(raw, state.env)
                 if not known:
                     continue
                 if name == "NVIDIA_DISABLE_REQUIRE" and go_parse_bool(value):
@@ -603,7 +616,9 @@ def _arch_list(analysis: Analysis) -> Iterator[Hit]:
                 yield at_word(
                     "GSL506",
                     "CUDA extensions built without TORCH_CUDA_ARCH_LIST are compiled for the "
-                    "GPUs torch finds on the build machine, not for your fleet's",
+                    "GPUs torch finds on the build machine, not for your fleet's; on a builder "
+                    "with no GPU torch's cpp_extension finds none and the build fails "
+                    "(pytorch/pytorch#137261)",
                     run,
                     command,
                     word,
@@ -735,7 +750,7 @@ def _builds_cuda(analysis: Analysis, clones: Clones, run: Run, setup_py: str) ->
     source = analysis.context_source(run.stage, run.instruction, container)
     text = analysis.context.read_text(source) if source else None
     if text is not None:
-        return bool(_CUDA_BUILD.search(text))
+        return bool(_CUDA_BUILD.search(text)) and not _OWN_ARCH_LIST.search(text)
     directory = container.rsplit("/", 1)[0] or "/"
     if run.stage.index not in clones:
         clones[run.stage.index] = _kernel_clones(analysis, run.stage)
@@ -789,7 +804,14 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
             for word in install.packages:
                 text, known = expand(word.text, env)
                 built_for = _apt_cuda(text) if known else None
-                if built_for is None or _same_cuda(built_for, base_version):
+                if built_for is None:
+                    continue
+                # A `+cudaX.Y` build of a library (cuDNN, NCCL) runs on any CUDA X minor
+                # (CUDA's minor version compatibility: libcudnn8 8.9.7's only CUDA 12 build is
+                # +cuda12.2); a `-X-Y` package is toolkit X.Y itself.
+                library_build = _APT_CUDA_SUFFIX.search(text.partition("=")[2])
+                compared = built_for.split(".", 1)[0] if library_build else built_for
+                if _same_cuda(compared, base_version):
                     continue
                 yield at_word(
                     "GSL509",
@@ -814,11 +836,12 @@ def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[H
             if re.fullmatch(r"cudnn\d+", token):
                 stacks[int(token[5:])] = f"the {token} base image {root.base}"
     for torch in torches:
-        release = _release(torch.version)
+        release = release_of(torch.version)
         if (
             torch.run.stage.index in chain
             and release is not None
             and release.cudnn_major is not None
+            and not torch.unknown
             and torch.variant in (None, release.pypi_default)
         ):
             stacks.setdefault(release.cudnn_major, torch.shown)
@@ -843,15 +866,6 @@ def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[H
                     command,
                     word,
                 )
-
-
-def _release(version: str | None) -> TorchRelease | None:
-    if version is None:
-        return None
-    try:
-        return torch_release(version)
-    except (UnknownVersion, InvalidVersion):
-        return None
 
 
 def _apt_cuda(package: str) -> str | None:

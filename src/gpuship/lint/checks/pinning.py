@@ -7,7 +7,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
@@ -330,6 +330,11 @@ def _lock_in_context(analysis: Analysis, name: str) -> bool:
     return any(item.path.endswith(name) for item in analysis.context.files_under("."))
 
 
+# A project name with optional extras (PEP 508), and what follows `>`/`<` in a specifier.
+_BARE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[^\]]*\])?$")
+_VERSION_TARGET = re.compile(r"^=?\s*v?\d")
+
+
 def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
     command = install.command
     text = command.source.value
@@ -340,6 +345,10 @@ def _redirects(run: Run, install: PythonInstall) -> Iterator[Hit]:
             continue
         before = next((w for w in reversed(command.words) if w.end <= redirect.start), None)
         if before is None or before.end != redirect.start:
+            continue
+        # `numpy==1.26.4>/dev/null` and `-r req.txt>/dev/null` redirect output on purpose:
+        # only a bare name followed by a version (`torch>=2.1`, `numpy<2`) is a specifier.
+        if not (_BARE_NAME.match(before.text) and _VERSION_TARGET.match(redirect.target.text)):
             continue
         written = text[before.start : redirect.target.end]
         action = "reads stdin from" if redirect.operator == "<" else "writes a file named"
@@ -415,7 +424,22 @@ def _git_clone(moves: _Moves, run: Run, command: Command) -> Iterator[Hit]:
         return  # a function's `git clone "$@"`: its caller's arguments may name the ref
     if branch is not None and _pinned_ref(branch, run.env_at(command)):
         return
-    if _moved_later(moves, run, _clone_directory(command, url_word.text)):
+    directory = _clone_directory(command, url_word.text)
+    if _moved_later(moves, run, directory):
+        return
+    checkout = moves.other.get((run.stage.index, directory))
+    if checkout is not None and checkout[0] >= run.instruction.index:
+        value = expand(checkout[1], run.env_at(command))[0]
+        shown = f"`{value}`" + (f" ({checkout[1]})" if value != checkout[1] else "")
+        yield at_word(
+            "GSL106",
+            f"`git clone {url_word.text}` is checked out at {shown}, which gpuship cannot tell "
+            "from a branch: a commit sha pins it",
+            run,
+            command,
+            url_word,
+            severity=Severity.NOTE,
+        )
         return
     if branch is None:
         what = "the default branch"
@@ -437,6 +461,9 @@ class _Moves:
 
     last: dict[tuple[int, str], int]  # (stage, a directory it works in) -> the last such RUN
     own: frozenset[int]  # RUNs that clone one repository and move it: a move there is its
+    # `git checkout/switch REF` of a ref gpuship cannot tell from a branch (`b3561`, a
+    # variable's value): (stage, directory) -> (the last such RUN, the ref as written).
+    other: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
 
 
 def _pinned_moves(analysis: Analysis) -> _Moves:
@@ -444,6 +471,7 @@ def _pinned_moves(analysis: Analysis) -> _Moves:
     reset/switch/fetch), by the names of the directories they work in (WORKDIR, `cd X`,
     `git -C X`). Computed once per target: a stage may hold thousands of RUNs."""
     last: dict[tuple[int, str], int] = {}
+    other: dict[tuple[int, str], tuple[int, str]] = {}
     own: set[int] = set()
     for run in reachable_runs(analysis):
         places: set[str] = set()
@@ -472,7 +500,24 @@ def _pinned_moves(analysis: Analysis) -> _Moves:
                 for place in places:  # RUNs come in file order: the last one stays
                     last[(run.stage.index, place)] = run.instruction.index
                 break
-    return _Moves(last, frozenset(own))
+            ref = _checkout_ref(argv, skip)
+            if ref is not None:
+                for place in places | _components(run.state.workdir):
+                    other[(run.stage.index, place)] = (run.instruction.index, ref)
+    return _Moves(last, frozenset(own), other)
+
+
+def _checkout_ref(argv: list[str], skip: set[str]) -> str | None:
+    """The ref of `git checkout REF` / `git switch --detach REF` (not `checkout -- FILE`)."""
+    verb = next((v for v in ("checkout", "switch") if v in argv), None)
+    if verb is None:
+        return None
+    for arg in argv[argv.index(verb) + 1 :]:
+        if arg == "--":
+            return None
+        if not arg.startswith("-") and arg not in skip:
+            return arg
+    return None
 
 
 def _components(path: str) -> set[str]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from gpuship.dockerfile.source import Instruction
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, Run, parse_mount
 from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
@@ -52,8 +52,34 @@ _NOT_SECRET_SUFFIX = frozenset(
         "COUNT",
         "HEADER",
         "URI",
+        # What names, counts or times a credential is not one: SECRET_ID (a secret mount's id),
+        # TOKEN_BUCKET_RATE, MAX_TOKENS... (AWS_ACCESS_KEY_ID names a key; its secret is
+        # AWS_SECRET_ACCESS_KEY, still reported).
+        "ID",
+        "IDS",
+        "RATE",
+        "SIZE",
+        "MAX",
+        "MIN",
+        "TIMEOUT",
+        "TTL",
+        "INTERVAL",
+        "EXPIRY",
+        "REGION",
+        "VERSION",
+        "MODE",
+        "LEVEL",
+        "PORT",
+        "HOST",
     }
 )
+# Values that state no credential is set: vLLM's documented OPENAI_API_KEY=EMPTY, "dummy"...
+# Weak real passwords (changeme, admin, secret) are credentials and stay reported.
+_PLACEHOLDER_VALUES = frozenset(
+    {"empty", "dummy", "none", "null", "nil", "placeholder", "unused", "unset", "not-needed"}
+)
+# `--mount=type=secret,id=${SECRET_ID}`: the ARG names the secret, it does not hold it.
+_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 # Words that make a name a switch about credentials (SCCACHE_S3_NO_CREDENTIALS, USE_AUTH_TOKEN).
@@ -95,6 +121,7 @@ def _stage_of(analysis: Analysis, index: int) -> Stage | None:
 
 def _secrets(analysis: Analysis) -> Iterator[Hit]:
     first_from = next((i.index for i in analysis.parsed.instructions if i.keyword == "FROM"), None)
+    mount_ids = _secret_mount_ids(analysis)
     for instruction in analysis.parsed.instructions:
         if instruction.keyword == "ARG" and (first_from is None or instruction.index < first_from):
             # An ARG before the first FROM is seen by FROM lines only; no RUN, and so no image
@@ -102,9 +129,11 @@ def _secrets(analysis: Analysis) -> Iterator[Hit]:
             continue
         if instruction.keyword == "ARG":
             names = [a.split("=", 1)[0] for a in instruction.args]
-            pairs = [(n, "") for n in names]
+            pairs = [(n, "") for n in names if n not in mount_ids]
         elif instruction.keyword == "ENV":
-            pairs = [(n, v) for n, v in env_pairs(instruction) if v]
+            # The value with its quotes removed; variables stay as written.
+            values = [(n, expand_word(v, {})[0]) for n, v in env_pairs(instruction)]
+            pairs = [(n, v) for n, v in values if v]
         else:
             continue
         for name, value in pairs:
@@ -120,9 +149,24 @@ def _secrets(analysis: Analysis) -> Iterator[Hit]:
                 )
 
 
+def _secret_mount_ids(analysis: Analysis) -> set[str]:
+    """The variables that name a secret mount's id anywhere in the file."""
+    names: set[str] = set()
+    for instruction in analysis.parsed.instructions:
+        if instruction.keyword != "RUN":
+            continue
+        for spec in instruction.flag_values("mount"):
+            mount = parse_mount(spec)
+            if mount.type == "secret":
+                names.update(_REFERENCE.findall(mount.options.get("id", "")))
+    return names
+
+
 def _switch_value(value: str) -> bool:
-    """An ENV value such as 0/1/true/off sets a switch; it cannot be a credential."""
-    return value != "" and value.strip().lower() in _BOOLEAN_VALUES
+    """An ENV value such as 0/1/true/off sets a switch, and EMPTY/dummy says none is set: it
+    cannot be a credential."""
+    lowered = value.strip().lower()
+    return value != "" and (lowered in _BOOLEAN_VALUES or lowered in _PLACEHOLDER_VALUES)
 
 
 def _piped_scripts(analysis: Analysis) -> Iterator[Hit]:
