@@ -278,11 +278,28 @@ def _continued_makefile(n: int) -> dict[str, str]:
     }
 
 
+def _copies_of_context_dirs(n: int) -> dict[str, str]:
+    """n `COPY src/dI` of a context of n directories: every context file was scanned for each
+    COPY source (by GSL201, GSL801, GSL905)."""
+    copies = "".join(f"COPY src/d{i} /opt/d{i}/\n" for i in range(n))
+    files = {f"src/d{i}/f.txt": "x\n" for i in range(n)}
+    return files | {"Dockerfile": f"FROM python:3.11\n{copies}"}
+
+
+def _requirements_each_copied(n: int) -> dict[str, str]:
+    """n requirements files, each copied and installed by its own RUN."""
+    lines = "".join(f"COPY r{i}.txt /app/\nRUN pip install -r /app/r{i}.txt\n" for i in range(n))
+    files = {f"r{i}.txt": f"numpy=={i}.0\n" for i in range(n)}
+    return files | {"Dockerfile": f"FROM python:3.11\n{lines}"}
+
+
 @pytest.mark.parametrize(
     "shape",
     [
         _make_runs,
         _continued_makefile,
+        _copies_of_context_dirs,
+        _requirements_each_copied,
     ],
     ids=lambda f: f.__name__,
 )
