@@ -293,6 +293,14 @@ def _requirements_each_copied(n: int) -> dict[str, str]:
     return files | {"Dockerfile": f"FROM python:3.11\n{lines}"}
 
 
+def _copies_then_deletions(n: int) -> dict[str, str]:
+    """n COPYs, then n RUNs each deleting something no COPY added: every path added so far
+    was compared with each deleted word (GSL701)."""
+    copies = "".join(f"COPY a /d{i}/a\n" for i in range(n))
+    deletions = "".join(f"RUN rm -rf /x{i}\n" for i in range(n))
+    return {"a": "a\n", "Dockerfile": f"FROM python:3.11\n{copies}{deletions}"}
+
+
 @pytest.mark.parametrize(
     "shape",
     [
@@ -300,6 +308,7 @@ def _requirements_each_copied(n: int) -> dict[str, str]:
         _continued_makefile,
         _copies_of_context_dirs,
         _requirements_each_copied,
+        _copies_then_deletions,
     ],
     ids=lambda f: f.__name__,
 )
