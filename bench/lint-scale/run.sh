@@ -5,7 +5,9 @@
 # targets-max-instructions stays at its default in both: past it, the work of linting each
 # target on its own grows with targets x stages (the `tree` shape), which that limit bounds.
 # Usage: bench/lint-scale/run.sh   (from anywhere; writes bench/.work/lint-scale/*)
-#   SIZES="1000 2000 5000 10000"  stages (ARGs for `args`) per file
+#   SIZES="1000 2000 5000 10000"  stages (ARGs for `args`) per file; RUNs or COPYs for the
+#                                 shapes with a context (make-runs, context-copies, ...)
+#   ONLY="make-runs context-copies"  those shapes alone (shapes.py names them)
 #   RUNS=3                        hyperfine runs per command (plus one warm-up)
 #   SRC=/path/to/old/src          lint with another tree's package (a before/after run)
 #   HADOLINT_SIZES="200 1000"     sizes hadolint is timed at, "" for none (it is quadratic
@@ -21,7 +23,7 @@ hadolint_sizes=${HADOLINT_SIZES-200 1000}
 rm -rf "$out/files" "$out/json"
 mkdir -p "$out/files" "$out/json"
 # shellcheck disable=SC2086
-"$venv/python" bench/lint-scale/shapes.py "$out/files" $sizes $hadolint_sizes
+ONLY=${ONLY:-} "$venv/python" bench/lint-scale/shapes.py "$out/files" $sizes $hadolint_sizes
 pythonpath=${SRC:+$SRC}
 raised="env PYTHONPATH=$pythonpath GPUSHIP_LIMITS__DOCKERFILE_MAX_STAGES=1000000"
 defaults="env PYTHONPATH=$pythonpath"

@@ -1,11 +1,14 @@
 """Write the Dockerfiles of bench/lint-scale: each shape of stage graph that lint's time or
-memory once grew with the square of, at a given size (stages, or ARGs for `args`).
+memory once grew with the square of, at a given size (stages, or ARGs for `args`), and the
+shapes whose build context grows with the file (size = RUNs or COPYs: see each).
 
-Usage: python shapes.py OUT_DIR SIZE...   (writes OUT_DIR/<shape>-<size>/Dockerfile)
+Usage: python shapes.py OUT_DIR SIZE...   (writes OUT_DIR/<shape>-<size>/Dockerfile and the
+       context files beside it; ONLY="make-runs context-copies" writes those shapes alone)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -83,14 +86,64 @@ SHAPES: dict[str, Callable[[int], str]] = {
 }
 
 
+def make_runs(n: int) -> dict[str, str]:
+    """n `RUN make tI` and a Makefile of 2n chained targets, one of which downloads a model:
+    the Makefile was parsed again for each `make` (three times)."""
+    rules = "".join(f"t{i}: t{i + 1}\n\techo {i}\n" for i in range(2 * n))
+    download = "t7:\n\thuggingface-cli download org/m --local-dir /models/m\n"
+    runs = "".join(f"RUN make t{i}\n" for i in range(n))
+    return {
+        "Makefile": rules + download,
+        "Dockerfile": f"FROM python:3.12\nCOPY Makefile /app/\nWORKDIR /app\n{runs}",
+    }
+
+
+def context_copies(n: int) -> dict[str, str]:
+    """n `COPY src/dI` of a context of n directories of 20 files (20n files): every context
+    file was scanned for each COPY source, by three checks."""
+    files = {f"src/d{i}/f{j}.txt": "x\n" for i in range(n) for j in range(20)}
+    copies = "".join(f"COPY src/d{i} /opt/d{i}/\n" for i in range(n))
+    return files | {"Dockerfile": f"FROM python:3.12\n{copies}"}
+
+
+def requirements(n: int) -> dict[str, str]:
+    """n `COPY rI.txt` each installed by a `RUN pip install -r`: n context files, n COPYs."""
+    files = {f"r{i}.txt": f"numpy=={i}.0\n" for i in range(n)}
+    lines = "".join(f"COPY r{i}.txt /app/\nRUN pip install -r /app/r{i}.txt\n" for i in range(n))
+    return files | {"Dockerfile": f"FROM python:3.12\n{lines}"}
+
+
+def copies_then_rm(n: int) -> dict[str, str]:
+    """n COPYs, then n `RUN rm -rf` of paths none of them added (GSL701 compared each with
+    every path added so far)."""
+    copies = "".join(f"COPY a /d{i}/a\n" for i in range(n))
+    deletions = "".join(f"RUN rm -rf /x{i}\n" for i in range(n))
+    return {"a": "a\n", "Dockerfile": f"FROM python:3.12\n{copies}{deletions}"}
+
+
+CONTEXT_SHAPES: dict[str, Callable[[int], dict[str, str]]] = {
+    "make-runs": make_runs,
+    "context-copies": context_copies,
+    "requirements": requirements,
+    "copies-then-rm": copies_then_rm,
+}
+
+
 def main() -> None:
     out = Path(sys.argv[1])
+    only = set(os.environ.get("ONLY", "").split())
+    shapes: dict[str, Callable[[int], dict[str, str]]] = {
+        name: lambda n, shape=shape: {"Dockerfile": shape(n), "a": "a\n"}
+        for name, shape in SHAPES.items()
+    } | CONTEXT_SHAPES
     for size in map(int, sys.argv[2:]):
-        for name, shape in SHAPES.items():
+        for name, shape in shapes.items():
+            if only and name not in only:
+                continue
             directory = out / f"{name}-{size}"
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / "Dockerfile").write_text(shape(size))
-            (directory / "a").write_text("a\n")
+            for path, text in shape(size).items():
+                (directory / path).parent.mkdir(parents=True, exist_ok=True)
+                (directory / path).write_text(text)
 
 
 if __name__ == "__main__":

@@ -177,8 +177,9 @@ class Analysis:
         # lines, its build context), not about one target's build, runs then and only then,
         # so a file of many targets is not read again for each.
         self.first_target = True
-        # What `per_file` computed, shared by the Analysis of every target.
+        # What `per_file` computed, shared by the Analysis of every target; `per_target`'s own.
         self._per_file: dict[Callable[[Analysis], object], object] = {}
+        self._per_target: dict[Callable[[Analysis], object], object] = {}
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -203,6 +204,13 @@ class Analysis:
         if compute not in self._per_file:
             self._per_file[compute] = compute(self)
         return cast(_T, self._per_file[compute])
+
+    def per_target(self, compute: Callable[[Analysis], _T]) -> _T:
+        """`compute(self)`, computed once for this target: for a fact several checks read
+        (the weights downloads its RUNs make, which three checks look at)."""
+        if compute not in self._per_target:
+            self._per_target[compute] = compute(self)
+        return cast(_T, self._per_target[compute])
 
     @property
     def stages(self) -> tuple[Stage, ...]:

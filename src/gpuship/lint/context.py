@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import os
 import posixpath
@@ -112,11 +113,28 @@ class BuildContext:
         return found
 
     def files_under(self, relative: str = ".") -> Iterator[ContextFile]:
-        """Every file sent from `relative` down (a file yields itself)."""
+        """Every file sent from `relative` down (a file yields itself), in the walk's order.
+        Found by bisection in the paths sorted once: a COPY of one directory costs the files
+        it holds, not every file of the context (300 COPYs of a 60,000-file context)."""
         normal = context_relative(relative)
-        for item in self._all_files:
-            if normal in (".", item.path) or item.path.startswith(normal + "/"):
-                yield item
+        if normal == ".":
+            yield from self._all_files
+            return
+        paths, walked = self._sorted
+        # Below `normal`: the paths from `normal/` up to `normal0` ("0" follows "/").
+        start = bisect.bisect_left(paths, normal + "/")
+        found = walked[start : bisect.bisect_left(paths, normal + "0", start)]
+        at = bisect.bisect_left(paths, normal)
+        if at < len(paths) and paths[at] == normal:
+            found.append(walked[at])
+        for index in sorted(found):
+            yield self._all_files[index]
+
+    @cached_property
+    def _sorted(self) -> tuple[list[str], list[int]]:
+        """The paths of `_all_files` sorted, and the place of each in the walk's order."""
+        order = sorted(range(len(self._all_files)), key=lambda i: self._all_files[i].path)
+        return [self._all_files[i].path for i in order], order
 
     @cached_property
     def _all_files(self) -> tuple[ContextFile, ...]:

@@ -9,7 +9,9 @@ written, with what it cannot resolve left unknown.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _RULE = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)\s*([^=;#]*)(?:;(.*))?$")
@@ -35,75 +37,98 @@ class Recipe:
 def recipes(text: str, targets: list[str]) -> list[Recipe]:
     """The recipe lines `make targets` runs (the first target when none is named), with the
     recipes of their prerequisites first, each target once."""
-    rules, order, variables = _parse(text)
-    wanted = targets or order[:1]
-    found: list[Recipe] = []
-    done: set[str] = set()
-
-    def visit(target: str, depth: int) -> None:
-        if target in done or depth > MAX_DEPTH or target not in rules:
-            return
-        done.add(target)
-        prerequisites, lines = rules[target]
-        for prerequisite in prerequisites:
-            visit(prerequisite, depth + 1)
-        for number, line in lines:
-            found.append(Recipe(target, number, _substitute(line, variables)))
-
-    for target in wanted:
-        visit(target, 0)
-    return found
+    return Makefile.parse(text).recipes(targets)
 
 
-def _parse(
-    text: str,
-) -> tuple[dict[str, tuple[list[str], list[tuple[int, str]]]], list[str], dict[str, str]]:
-    rules: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
-    order: list[str] = []
-    variables: dict[str, str] = {}
-    current: list[str] = []
+# What a rule line gives each of its targets, shared by them all: its prerequisites, and its
+# recipe lines (line number, text) as they are read. A target of several rules has several.
+_Rule = tuple[list[str], list[tuple[int, str]]]
+
+
+@dataclass(frozen=True)
+class Makefile:
+    """A parsed Makefile: read once, asked for the recipes of many `make` commands."""
+
+    rules: dict[str, list[_Rule]]  # in the order targets first appear: the first is the default
+    variables: dict[str, str]
+
+    @classmethod
+    def parse(cls, text: str) -> Makefile:
+        rules: dict[str, list[_Rule]] = {}
+        variables: dict[str, str] = {}
+        current: _Rule | None = None
+        for number, line in _logical_lines(text):
+            if line.startswith("\t"):
+                if current is not None:
+                    current[1].append((number, line[1:].lstrip("@-+ \t")))
+                continue
+            stripped = line.split("#", 1)[0].rstrip()
+            if not stripped.strip():
+                continue  # a blank or comment line does not end the recipe
+            current = None
+            assignment = _ASSIGNMENT.match(stripped)
+            if assignment is not None:
+                name, operator, value = assignment.groups()
+                if operator != "?=" or name not in variables:
+                    variables[name] = value.strip()
+                continue
+            match = _RULE.match(stripped)
+            if match is None:
+                continue
+            # .PHONY and other special targets are not targets to run.
+            names = [t for t in match.group(1).split() if "%" not in t and not t.startswith(".")]
+            prerequisites = [p for p in match.group(2).split() if "%" not in p]
+            inline = [(number, match.group(3).strip())] if match.group(3) else []
+            current = (prerequisites, inline)
+            for name in names:
+                rules.setdefault(name, []).append(current)
+        return cls(rules, variables)
+
+    def recipes(self, targets: list[str]) -> list[Recipe]:
+        """The recipe lines `make targets` runs: see `recipes`."""
+        wanted = targets or list(itertools.islice(self.rules, 1))
+        found: list[Recipe] = []
+        done: set[str] = set()
+        # A rule's prerequisites, by id, once visited in full: the least depth they were. From
+        # there or deeper, visiting them again adds nothing (each is done, or was too deep
+        # then too), so `a1 ... aN: a1 ... aN` costs N per depth, not N per target.
+        finished: dict[int, int] = {}
+
+        def visit(target: str, depth: int) -> None:
+            if target in done or depth > MAX_DEPTH or target not in self.rules:
+                return
+            done.add(target)
+            for prerequisites, _ in self.rules[target]:
+                if finished.get(id(prerequisites), MAX_DEPTH + 1) <= depth:
+                    continue
+                for prerequisite in prerequisites:
+                    visit(prerequisite, depth + 1)
+                finished[id(prerequisites)] = depth
+            for _, lines in self.rules[target]:
+                for number, line in lines:
+                    found.append(Recipe(target, number, _substitute(line, self.variables)))
+
+        for target in wanted:
+            visit(target, 0)
+        return found
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Each line with its number, a line ending in `\\` joined with the next ones (in one
+    join: a line continued ten thousand times is not copied ten thousand times)."""
     lines = text.splitlines()
     index = 0
     while index < len(lines):
         number = index + 1
-        line = lines[index]
-        while line.endswith("\\") and index + 1 < len(lines):  # a continued line
+        parts = [lines[index]]
+        while parts[-1].endswith("\\") and index + 1 < len(lines):
             index += 1
-            line = line[:-1].rstrip() + " " + lines[index].lstrip()
+            parts[-1] = parts[-1][:-1].rstrip()
+            if not parts[-1] and len(parts) > 1:
+                parts.pop()  # a line of a lone `\\`: nothing between its neighbours
+            parts.append(lines[index].lstrip())
         index += 1
-        if line.startswith("\t"):
-            body = line[1:].lstrip("@-+ \t")
-            for target in current:
-                rules[target][1].append((number, body))
-            continue
-        stripped = line.split("#", 1)[0].rstrip()
-        if not stripped.strip():
-            continue
-        assignment = _ASSIGNMENT.match(stripped)
-        if assignment is not None:
-            name, operator, value = assignment.groups()
-            if operator != "?=" or name not in variables:
-                variables[name] = value.strip()
-            current = []
-            continue
-        rule = _RULE.match(stripped)
-        if rule is None:
-            current = []
-            continue
-        names = [t for t in rule.group(1).split() if t and "%" not in t]
-        prerequisites = [p for p in rule.group(2).split() if p and "%" not in p]
-        current = []
-        for name in names:
-            if name.startswith("."):
-                continue  # .PHONY and other special targets
-            entry = rules.setdefault(name, ([], []))
-            entry[0].extend(prerequisites)
-            if rule.group(3):
-                entry[1].append((number, rule.group(3).strip()))
-            current.append(name)
-            if name not in order:
-                order.append(name)
-    return rules, order, variables
+        yield number, " ".join(parts)
 
 
 def _substitute(line: str, variables: dict[str, str], depth: int = 0) -> str:

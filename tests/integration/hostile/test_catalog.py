@@ -269,6 +269,47 @@ CATALOG: dict[str, Case] = {
         "0 errors",
     ),
     "script-100mb": Case(_big_script, 0, "limit limits.script-max-bytes"),
+    # Build contexts that grow with the file (issue #26, from review): a Makefile just under
+    # context-file-max-bytes behind 60 `make`s (parsed again for each: over 10 min), 600
+    # COPYs of a 60,000-file context (every file scanned per COPY), 8,000 requirements files
+    # each copied and installed (20 s of CPU), 12,000 COPYs then 12,000 deletions.
+    "makefile-2mib-60-makes": Case(
+        _lint(
+            "FROM python:3.12\nCOPY Makefile /app/\nWORKDIR /app\n" + "RUN make t5\n" * 60,
+            {"Makefile": "".join(f"t{i}: t{i + 1}\n\techo {i}\n" for i in range(75_000))},
+        ),
+        0,
+        "0 errors",
+    ),
+    "context-60k-files-600-copies": Case(
+        _lint(
+            "FROM python:3.12\n" + "".join(f"COPY src/d{i} /opt/d{i}/\n" for i in range(600)),
+            {f"src/d{i}/f{j}": "x" for i in range(600) for j in range(100)},
+        ),
+        0,
+        "0 errors",
+    ),
+    "requirements-8k": Case(
+        _lint(
+            "FROM python:3.12\n"
+            + "".join(
+                f"COPY r{i}.txt /app/\nRUN pip install -r /app/r{i}.txt\n" for i in range(8_000)
+            ),
+            {f"r{i}.txt": f"numpy=={i}.0\n" for i in range(8_000)},
+        ),
+        0,
+        "0 errors",
+    ),
+    "copies-then-deletions-12k": Case(
+        _lint(
+            "FROM python:3.12\n"
+            + "".join(f"COPY a /d{i}/a\n" for i in range(12_000))
+            + "".join(f"RUN rm -rf /x{i}\n" for i in range(12_000)),
+            {"a": "a"},
+        ),
+        0,
+        "0 errors",
+    ),
     # Probe: a requests file that would block or never end.
     "probe-requests-fifo": Case(
         _probe_requests("request", None), 2, "probe.request.requests-file is not a regular file"

@@ -59,3 +59,21 @@ def test_inline_recipe_and_unknown_targets() -> None:
 
 def test_a_cycle_of_prerequisites_ends() -> None:
     assert [r.target for r in recipes("a: b\n\techo a\nb: a\n\techo b\n", ["a"])] == ["b", "a"]
+
+
+def test_a_rule_of_several_targets_gives_each_its_recipe() -> None:
+    # Each target of the rule runs the whole recipe; a blank line does not end it.
+    text = "a b: c\n\techo x\n\n\techo y\nc:\n\techo c\n"
+    found = [(r.target, r.text) for r in recipes(text, ["a", "b"])]
+    assert found == [
+        ("c", "echo c"),
+        ("a", "echo x"),
+        ("a", "echo y"),
+        ("b", "echo x"),
+        ("b", "echo y"),
+    ]
+
+
+def test_a_continuation_line_of_a_lone_backslash_adds_nothing() -> None:
+    text = "a:\n\techo one \\\n\\\n  two \\\n   three\n"
+    assert [r.text for r in recipes(text, ["a"])] == ["echo one two three"]

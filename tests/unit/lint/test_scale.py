@@ -251,6 +251,80 @@ def test_work_doubles_when_the_file_doubles(
     assert 1.8 < ratio < 2.3, ratio
 
 
+# Shapes whose build context grows with the file (issue #26, from review): each is the
+# Dockerfile and the context files it uses, keyed by path.
+def _make_runs(n: int) -> dict[str, str]:
+    """n `RUN make tI` and a Makefile of n chained targets: the Makefile was parsed again for
+    each `make` (three times: GSL201, GSL202 and GSL602 each looked for its downloads)."""
+    rules = "".join(f"t{i}: t{i + 1}\n\techo {i}\n" for i in range(n))
+    runs = "".join(f"RUN make t{i}\n" for i in range(n))
+    return {
+        "Makefile": rules,
+        "Dockerfile": f"FROM python:3.11\nCOPY Makefile /app/\nWORKDIR /app\n{runs}",
+    }
+
+
+def _continued_makefile(n: int) -> dict[str, str]:
+    """One recipe line continued over n lines, under a rule of n targets with n prerequisites:
+    the continuation was joined by copying the line so far, and each recipe line and
+    prerequisite was stored once per target."""
+    names = " ".join(f"t{i}" for i in range(n))
+    prerequisites = " ".join(f"p{i}" for i in range(n))
+    recipe = "\techo \\\n" + "".join(f"  w{i} \\\n" for i in range(n)) + "  end\n"
+    lines = "".join(f"\techo {i}\n" for i in range(n))
+    return {
+        "Makefile": f"{names}: {prerequisites}\n{recipe}{lines}",
+        "Dockerfile": "FROM python:3.11\nCOPY Makefile /app/\nWORKDIR /app\nRUN make t0\n",
+    }
+
+
+def _copies_of_context_dirs(n: int) -> dict[str, str]:
+    """n `COPY src/dI` of a context of n directories: every context file was scanned for each
+    COPY source (by GSL201, GSL801, GSL905)."""
+    copies = "".join(f"COPY src/d{i} /opt/d{i}/\n" for i in range(n))
+    files = {f"src/d{i}/f.txt": "x\n" for i in range(n)}
+    return files | {"Dockerfile": f"FROM python:3.11\n{copies}"}
+
+
+def _requirements_each_copied(n: int) -> dict[str, str]:
+    """n requirements files, each copied and installed by its own RUN."""
+    lines = "".join(f"COPY r{i}.txt /app/\nRUN pip install -r /app/r{i}.txt\n" for i in range(n))
+    files = {f"r{i}.txt": f"numpy=={i}.0\n" for i in range(n)}
+    return files | {"Dockerfile": f"FROM python:3.11\n{lines}"}
+
+
+def _copies_then_deletions(n: int) -> dict[str, str]:
+    """n COPYs, then n RUNs each deleting something no COPY added: every path added so far
+    was compared with each deleted word (GSL701)."""
+    copies = "".join(f"COPY a /d{i}/a\n" for i in range(n))
+    deletions = "".join(f"RUN rm -rf /x{i}\n" for i in range(n))
+    return {"a": "a\n", "Dockerfile": f"FROM python:3.11\n{copies}{deletions}"}
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        _make_runs,
+        _continued_makefile,
+        _copies_of_context_dirs,
+        _requirements_each_copied,
+        _copies_then_deletions,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_work_doubles_when_the_file_and_its_context_double(
+    tmp_path: Path, shape: Callable[[int], dict[str, str]]
+) -> None:
+    small, large = tmp_path / "small", tmp_path / "large"
+    for directory, size in ((small, 150), (large, 300)):
+        for name, text in shape(size).items():
+            (directory / name).parent.mkdir(parents=True, exist_ok=True)
+            (directory / name).write_text(text)
+    _lines_run(small / "Dockerfile")  # imports and caches filled once, outside the count
+    ratio = _lines_run(large / "Dockerfile") / _lines_run(small / "Dockerfile")
+    assert 1.8 < ratio < 2.3, ratio
+
+
 def _bytes_kept(path: Path) -> int:
     """Bytes the stage graph of `path` holds (its values for every instruction)."""
     parsed = read_dockerfile(path)

@@ -338,22 +338,24 @@ def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
 def _waste(analysis: Analysis) -> Iterator[Hit]:
     configured = analysis.per_file(pip_cache_configured_off)
     for stage in analysis.final_stages():
-        created: dict[str, Instruction] = {}
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
+        depths = {t.rstrip("/").count("/") + 1 for r in runs.values() for _, _, t in _removed(r)}
+        created = _Created(depths)
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword in ("COPY", "ADD") and not instruction.heredocs:
                 for path in _created_by_copy(instruction, state):
-                    created[path] = instruction
+                    created.add(path, instruction)
                 continue
             run = runs.get(instruction.index)
             if run is None:
                 continue
-            yield from _deletions(run, stage, created)
+            yield from _deletions(run, created)
             for path in _created_by_run(configured, run):
-                created[path] = instruction
+                created.add(path, instruction)
 
 
-def _deletions(run: Run, stage: Stage, created: dict[str, Instruction]) -> Iterator[Hit]:
+def _removed(run: Run) -> Iterator[tuple[Command, Word, str]]:
+    """Each path an `rm` of `run` deletes (a trailing `*` dropped; not `/`), with its word."""
     for command in run.commands:
         if command.name != "rm":
             continue
@@ -361,24 +363,63 @@ def _deletions(run: Run, stage: Stage, created: dict[str, Instruction]) -> Itera
             if word.text.startswith("-"):
                 continue
             target = container_path(run.state.workdir, word.text.rstrip("*"), run.state.env)
-            if target == "/":
-                continue
-            for path, origin in created.items():
-                if (
-                    path == target
-                    or path.startswith(target.rstrip("/") + "/")
-                    or (target.startswith(path.rstrip("/") + "/"))
-                ):
-                    yield at_word(
-                        "GSL701",
-                        f"{target} was added at line {origin.start_line} "
-                        f"({origin.keyword}); deleting it in a later layer does not "
-                        "shrink the image",
-                        run,
-                        command,
-                        word,
-                    )
-                    break
+            if target != "/":
+                yield command, word, target
+
+
+def _deletions(run: Run, created: _Created) -> Iterator[Hit]:
+    for command, word, target in _removed(run):
+        origin = created.touched(target)
+        if origin is not None:
+            yield at_word(
+                "GSL701",
+                f"{target} was added at line {origin.start_line} "
+                f"({origin.keyword}); deleting it in a later layer does not "
+                "shrink the image",
+                run,
+                command,
+                word,
+            )
+
+
+class _Created:
+    """The paths earlier layers of a stage added, each with the instruction that last added
+    it, indexed so that "which path, first added, does deleting T touch" (T itself, a path
+    below it, or one above it) costs the depth of T, not every path added so far (8,000
+    COPYs, then 8,000 RUNs deleting something). Directories are keys ending in "/";
+    `depths`: how many "/" the deleted paths hold as such a key (`_removed`), the only depths
+    a path added is filed under its directories at."""
+
+    def __init__(self, depths: set[int]) -> None:
+        self._depths = depths
+        self._added: dict[str, tuple[int, Instruction]] = {}  # path -> (first added, last by)
+        self._as_directory: dict[str, str] = {}  # a path as "dir/" -> the first one added
+        self._directory_depths: set[int] = set()
+        self._below: dict[str, str] = {}  # "dir/" -> the first path added below it
+
+    def add(self, path: str, instruction: Instruction) -> None:
+        first = self._added.get(path)
+        self._added[path] = (len(self._added) if first is None else first[0], instruction)
+        if first is not None:
+            return  # filed when it was first added
+        directory = path.rstrip("/") + "/"
+        self._as_directory.setdefault(directory, path)
+        self._directory_depths.add(directory.count("/"))
+        for above in _directories_above(path, self._depths):
+            self._below.setdefault(above, path)
+
+    def touched(self, target: str) -> Instruction | None:
+        """The instruction that last added the first-added path that deleting `target` takes
+        (the path, something below it, or a directory holding it), or None."""
+        found = [target] if target in self._added else []
+        below = self._below.get(target.rstrip("/") + "/")
+        found += [below] if below is not None else []
+        for directory in _directories_above(target, self._directory_depths):
+            above = self._as_directory.get(directory)
+            found += [above] if above is not None else []
+        if not found:
+            return None
+        return self._added[min(found, key=lambda path: self._added[path][0])][1]
 
 
 def _large_copies(analysis: Analysis) -> Iterator[Hit]:

@@ -147,8 +147,17 @@ def _copy_hit(
     )
 
 
-def downloads(analysis: Analysis) -> Iterator[Download]:
-    """Every build-time weights download in the RUNs the target build executes."""
+def downloads(analysis: Analysis) -> tuple[Download, ...]:
+    """Every build-time weights download in the RUNs the target build executes: found once
+    per target (`Analysis.per_target`) for the three checks that read them."""
+    return analysis.per_target(_all_downloads)
+
+
+def _all_downloads(analysis: Analysis) -> tuple[Download, ...]:
+    return tuple(_downloads(analysis))
+
+
+def _downloads(analysis: Analysis) -> Iterator[Download]:
     for run in reachable_runs(analysis):
         for command in run.commands:
             found = _command_download(command)
@@ -319,43 +328,79 @@ def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[D
     argv = command.argv
     directory = _option_value(argv, "-C") or "."
     names = [_option_value(argv, "-f")] if _option_value(argv, "-f") else list(_MAKEFILES)
-    text = source = None
+    makefiles = analysis.per_file(_Makefiles)
+    source = None
     for candidate in names:
         path = container_path(
             run.state.workdir, posixpath.join(directory, candidate or ""), run.env_at(command)
         )
         source = analysis.context_source(run.stage, run.instruction, path)
-        text = analysis.context.read_text(source) if source else None
-        if text is not None:
+        if source is not None and makefiles.parsed(source) is not None:
             break
-    if text is None or source is None:
+        source = None
+    if source is None:
         return
     values = {"-C", "-f", "-j", "--directory", "--file", "-I", "-o", "-W"}
-    targets = [
+    targets = tuple(
         a
         for i, a in enumerate(argv[1:], start=1)
         if not a.startswith("-") and "=" not in a and argv[i - 1] not in values
-    ]
-    parser = ShellParser()
+    )
+    found = makefiles.download(source, targets)
+    if found is None:
+        return
+    recipe, inner, what = found
     word = next((w for w in command.words[1:] if w.text in targets), command.words[0])
-    for recipe in makefile.recipes(text, targets):
-        for inner in parser.parse(file_text(recipe.text)).commands:
-            found = _command_download(inner)
-            if found is None:
-                continue
-            what = found[1]
-            hit = at_word(
-                "GSL202",
-                f"`make {recipe.target}` runs a recipe in which {what} ({source} line "
-                f"{recipe.line}) at build time: the download lands in a layer and runs again "
-                "whenever an earlier layer changes",
-                run,
-                command,
-                word,
-                fix=FIX,
-            )
-            yield Download(run, hit, _lands(run, _in_run(inner, command)))
-            return
+    hit = at_word(
+        "GSL202",
+        f"`make {recipe.target}` runs a recipe in which {what} ({source} line "
+        f"{recipe.line}) at build time: the download lands in a layer and runs again "
+        "whenever an earlier layer changes",
+        run,
+        command,
+        word,
+        fix=FIX,
+    )
+    yield Download(run, hit, _lands(run, _in_run(inner, command)))
+
+
+_RecipeDownload = tuple[makefile.Recipe, Command, str]  # the recipe, its command, what it fetches
+
+
+class _Makefiles:
+    """The context's Makefiles, each read and parsed once per lint run (`Analysis.per_file`),
+    and the first download the recipes of each `make` target list run, found once: two
+    thousand `RUN make tN` read and parsed their 4,000-line Makefile six thousand times."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self._context = analysis.context
+        self._parsed: dict[str, makefile.Makefile | None] = {}
+        self._found: dict[tuple[str, tuple[str, ...]], _RecipeDownload | None] = {}
+
+    def parsed(self, source: str) -> makefile.Makefile | None:
+        """The Makefile at context path `source`, or None when it cannot be read."""
+        if source not in self._parsed:
+            text = self._context.read_text(source)
+            self._parsed[source] = None if text is None else makefile.Makefile.parse(text)
+        return self._parsed[source]
+
+    def download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
+        """The first recipe line `make targets` runs that downloads weights: the recipe, the
+        command in it, and what it fetches."""
+        key = (source, targets)
+        if key not in self._found:
+            self._found[key] = self._first_download(source, targets)
+        return self._found[key]
+
+    def _first_download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
+        parsed = self.parsed(source)
+        parser = ShellParser()
+        for recipe in parsed.recipes(list(targets)) if parsed is not None else ():
+            for inner in parser.parse(file_text(recipe.text)).commands:
+                found = _command_download(inner)
+                if found is not None:
+                    return recipe, inner, found[1]
+        return None
 
 
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")

@@ -1,0 +1,44 @@
+"""The files of the build context below a path, as the COPY checks ask for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuship.lint.context import BuildContext, context_relative
+
+# Names beside the "/" that ends a directory: "!", "-" and "." sort before it, "0" after.
+FILES = (
+    "a!b",
+    "a-b/x",
+    "a.txt",
+    "a/b/c/d.bin",
+    "a/b!/e",
+    "a/b-c",
+    "a/b0",
+    "a/b.txt",
+    "a0",
+    "a00",
+    "ab/c",
+    "src/d1/f",
+    "src/d1/g/h",
+    "src/d10/f",
+    "src/d1.pt",
+)
+
+
+def test_files_under_a_path_are_those_below_it_in_the_walks_order(tmp_path: Path) -> None:
+    for name in FILES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    (tmp_path / ".dockerignore").write_text("a00\n")
+    context = BuildContext(tmp_path, tmp_path / "Dockerfile")
+    walked = [f.path for f in context.files_under(".")]
+    assert sorted(walked) == sorted({*FILES, ".dockerignore"} - {"a00"})
+    asked = [*walked, "a", "a/", "a/b", "a/b/c", "src", "src/d1", "./src/../a", "a!", "x"]
+    for path in asked:
+        normal = context_relative(path)
+        below = [f for f in walked if f == normal or f.startswith(normal + "/")]
+        assert [f.path for f in context.files_under(path)] == below, path
+    assert [f.path for f in context.files_under("src/d1")] == [
+        f for f in walked if f in ("src/d1/f", "src/d1/g/h")
+    ]
