@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -80,7 +81,11 @@ def test_streamed_completions_give_ttft_itl_and_tokens(
     for sample in result.samples:
         assert sample.error == "" and sample.tokens == 6
         assert sample.ttft is not None and 0.035 < sample.ttft < 0.2
-        assert len(sample.itl) == 5 and all(0.015 < gap < 0.1 for gap in sample.itl)
+        # One token every 25 ms. Under load the server's writes can bunch (a 60 ms gap, then
+        # one of 0.05 ms): each gap is bounded, and their median and sum are the server's.
+        assert len(sample.itl) == 5 and all(0 <= gap < 0.2 for gap in sample.itl), sample.itl
+        assert 0.015 < statistics.median(sample.itl) < 0.1, sample.itl
+        assert 0.1 < sum(sample.itl) < 0.5, sample.itl
     figures = step_metrics(Step("10/s", 10, 0.5), result.samples, SloConfig(goodput_ttft_ms=1000))
     assert figures.output_tokens_per_s == pytest.approx(60)
     assert figures.goodput == pytest.approx(10)
