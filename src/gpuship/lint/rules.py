@@ -688,7 +688,9 @@ RULES: tuple[Rule, ...] = (
         good_example="RUN --mount=type=ssh git clone git@github.com:org/private",
         limits="Files of a COPY are opened to look for key armour only when their name suggests "
         "a key (`id_*`, `*.pem`, `*.key`, files under `.ssh/`); a key under another name in a "
-        "`COPY .` is not found. Keys copied from another stage or image are not read.",
+        "`COPY .` is not found. Keys copied from another stage or image are not read. A key name "
+        "counts only for a file (a directory such as `identity/` is a package), and "
+        "`identity`, an ordinary word, only in or into a `.ssh/` directory.",
         security_severity=9.0,
     ),
     Rule(

@@ -626,6 +626,28 @@ CASES = [
         {"deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
         [(2, 6)],
     ),
+    # `identity` is a common package name; an SSH key by that name lives in `.ssh/`.
+    (
+        "identity-package-directory-copied",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY identity/ /app/identity/\nCOPY identity /app/identity\n",
+        {"identity/__init__.py": "", "identity/identity": "x = 1\n"},
+        [],
+    ),
+    (
+        "identity-key-copied-into-ssh",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY identity /root/.ssh/\nCOPY deploy/k /root/.ssh/identity\n",
+        {"identity": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "deploy/k": "k\n"},
+        [(2, 6), (3, 6)],
+    ),
+    (
+        "id-rsa-directory-is-no-key",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY id_rsa/ /app/id_rsa/\n",
+        {},
+        [],
+    ),
     (
         "sudoers-file-copied",
         "GSL906",

@@ -323,9 +323,12 @@ def _key_copy(
     in_image: bool,
 ) -> Hit | None:
     context = analysis.context
-    found = _key_in(context, source) if context.exists else None
-    named = posixpath.basename(destination.rstrip("/")) in _SSH_KEY_NAMES or (
-        posixpath.basename(source.rstrip("/")) in _SSH_KEY_NAMES
+    ssh = "/.ssh/" in f"/{destination.rstrip('/')}/" or "/.ssh/" in f"/{source}"
+    found = _key_in(context, source, ssh) if context.exists else None
+    # A key is a file: a directory source (`COPY identity/ /app/identity/`, a package) names none.
+    is_file = not source.endswith("/") and not (context.exists and context.is_dir(source))
+    named = is_file and (
+        _names_key(source, ssh) or (not destination.endswith("/") and _names_key(destination, ssh))
     )
     if found is None and not named:
         return None
@@ -351,7 +354,17 @@ def _key_copy(
     return hit
 
 
-def _key_in(context: BuildContext, source: str) -> tuple[str, bool] | None:
+def _names_key(path: str, ssh: bool) -> bool:
+    """Whether a file path is named like an OpenSSH private key. `identity` (SSH protocol 1's
+    name) is also an ordinary word: a key name only in a `.ssh/` directory (`ssh`: the COPY
+    goes into or comes from one)."""
+    name = posixpath.basename(path)
+    if name == "identity":
+        return ssh or "/.ssh/" in f"/{path}"
+    return name in _SSH_KEY_NAMES
+
+
+def _key_in(context: BuildContext, source: str, ssh: bool) -> tuple[str, bool] | None:
     """(the context path, whether its content is a private key) of the first private key the
     COPY source takes: a file with key armour, or one named like an SSH key (not `.pub`)."""
     for item in context.match(source):
@@ -359,17 +372,14 @@ def _key_in(context: BuildContext, source: str) -> tuple[str, bool] | None:
             name = posixpath.basename(file.path)
             if item != file.path and _TEST_DIRS & set(file.path.split("/")[:-1]):
                 continue  # a test fixture swept in by a directory copy: published, not a secret
-            candidate = (
-                name in _SSH_KEY_NAMES
-                or name.endswith(_KEY_SUFFIXES)
-                or "/.ssh/" in f"/{file.path}"
-            )
+            key_name = _names_key(file.path, ssh)
+            candidate = key_name or name.endswith(_KEY_SUFFIXES) or "/.ssh/" in f"/{file.path}"
             if not candidate or file.size > _KEY_MAX_BYTES:
                 continue
             text = context.read_text(file.path)
             if text is not None and _PRIVATE_KEY.search(text[:4096]):
                 return file.path, True
-            if name in _SSH_KEY_NAMES:
+            if key_name:
                 return file.path, False
     return None
 
