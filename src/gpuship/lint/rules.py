@@ -140,7 +140,10 @@ RULES: tuple[Rule, ...] = (
         "from a build ARG without a default or from a command substitution "
         "(`pytorch-cuda=$(...)`) is decided when the build runs: unknown, not unpinned. "
         "Installs run through `conda run`/`mamba run`/`micromamba run` and `python -m pip` are "
-        "judged like pip itself.",
+        "judged like pip itself. Upgrading the installer itself (`pip install -U pip`, "
+        "`conda update conda`, `mamba update mamba`) is a bootstrap step, not judged; nor is "
+        "`--no-index` with only local `--find-links` directories (a wheelhouse: its wheels are "
+        "the pins; `PIP_NO_INDEX`/`PIP_FIND_LINKS` set by ENV are not read for this).",
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),

@@ -626,6 +626,34 @@ CASES = [
         {"deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
         [(2, 6)],
     ),
+    # A wheelhouse built earlier (`pip wheel -w /wheels`) is where --no-index installs come
+    # from: its wheels are the pins. A find-links page on the web still moves.
+    (
+        "no-index-local-wheelhouse",
+        "GSL105",
+        "FROM python:3.12-slim\nCOPY --from=wheels /wheels /wheels\nRUN pip install --no-index "
+        "--find-links=/wheels flash-attn xformers && pip install --no-index -f file:///w x\n",
+        {},
+        [],
+    ),
+    (
+        "no-index-remote-find-links",
+        "GSL105",
+        "FROM python:3.12-slim\nRUN pip install --no-index "
+        "-f https://download.pytorch.org/whl/torch_stable.html torch\n"
+        "RUN pip install --find-links=/wheels flash-attn\n",
+        {},
+        [(2, 82), (3, 38)],
+    ),
+    (
+        "conda-updates-itself",
+        "GSL105",
+        "FROM continuumio/miniconda3:24.7.1-0\nRUN conda update -y conda && "
+        "conda update -n base -c defaults conda && mamba update -y mamba\n"
+        "RUN conda update -y numpy\n",
+        {},
+        [(3, 21)],
+    ),
     # `identity` is a common package name; an SSH key by that name lives in `.ssh/`.
     (
         "identity-package-directory-copied",
