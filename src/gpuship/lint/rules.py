@@ -362,7 +362,11 @@ RULES: tuple[Rule, ...] = (
         fix="Build in a separate stage and copy the artefacts; or purge the toolchain in the "
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
         limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
-        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers.",
+        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers. "
+        "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
+        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line; not in "
+        "requirement files), the C/C++ compiler (gcc, g++, clang, build-essential) is kept "
+        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are.",
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",

@@ -412,6 +412,33 @@ CASES = [
         {},
         [(2, 66)],
     ),
+    # Triton builds its launcher with the system C compiler when a kernel first runs: a runtime
+    # image with triton/vllm needs gcc. cmake is still a build tool; tritonclient compiles nothing.
+    (
+        "compiler-kept-for-triton",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends gcc g++ python3-dev && rm -rf /var/lib/apt/lists/*\n"
+        "RUN pip install vllm==0.6.3\n",
+        {},
+        [],
+    ),
+    (
+        "build-tool-beside-triton-compiler",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "build-essential cmake && rm -rf /var/lib/apt/lists/*\nRUN pip install triton==3.1.0\n",
+        {},
+        [(2, 58)],
+    ),
+    (
+        "compiler-beside-tritonclient",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "gcc && rm -rf /var/lib/apt/lists/*\nRUN pip install tritonclient==2.50.0\n",
+        {},
+        [(2, 42)],
+    ),
     # BuildKit reads COPY sources from the context root: `..` does not leave it.
     ("copy-dotdot", "GSL002", "FROM python:3.12-slim\nCOPY .. /app\n", {"a.py": ""}, []),
     # An ARG before the first FROM never reaches a RUN or the history.
@@ -699,6 +726,16 @@ CASES = [
         [(4, 10)],
     ),
 ]
+
+
+def test_a_compiler_kept_for_triton_is_named_with_why(lint: Linter) -> None:
+    findings = lint(
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "gcc cmake && rm -rf /var/lib/apt/lists/*\nRUN pip install triton==3.1.0\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL402"]
+    assert hit.message.startswith("cmake stay")
+    assert "(gcc not counted: triton compiles with the system C/C++ compiler" in hit.message
 
 
 def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:
