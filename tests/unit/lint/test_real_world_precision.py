@@ -5,9 +5,11 @@ must be found, at its line and column."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from conftest import Linter, assert_found_at
+from conftest import Linter, assert_found_at, lint_text
 from gpuship.report import Severity
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
@@ -736,6 +738,17 @@ def test_a_compiler_kept_for_triton_is_named_with_why(lint: Linter) -> None:
     (hit,) = [f for f in findings if f.rule == "GSL402"]
     assert hit.message.startswith("cmake stay")
     assert "(gcc not counted: triton compiles with the system C/C++ compiler" in hit.message
+
+
+def test_a_source_above_the_context_is_outside_it_not_ignored(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("")  # beside the context, where `..` would point
+    context = tmp_path / "docker"
+    context.mkdir()
+    findings = lint_text(context, "FROM python:3.12-slim\nCOPY ../setup.py .\n")
+    (hit,) = [f for f in findings if f.rule == "GSL002"]
+    assert "excluded" not in hit.message
+    assert "../setup.py is outside the build context" in hit.message
+    assert "reads setup.py from the context's root" in hit.message
 
 
 def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:
