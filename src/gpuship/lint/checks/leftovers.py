@@ -25,7 +25,8 @@ _INSTALL_INPUTS = re.compile(
     r"(?i)(\.whl|\.deb|\.rpm|\.run|\.tar\.gz|\.tgz|\.tar\.xz|\.txz|\.tar\.bz2|\.tar\.zst|\.zip"
     r"|(?:miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh)$"
 )
-_URL = re.compile(r"^https?://", re.IGNORECASE)
+# A URL curl or wget fetches (this module reads their command lines for every check).
+URL = re.compile(r"^https?://", re.IGNORECASE)
 # curl short options that take a value (`-fsSLo out`: what follows `o` is its value).
 _CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
 _DELETERS = frozenset({"rm", "find", "unlink", "shred"})
@@ -82,7 +83,7 @@ def _saved(command: Command, run: Run, cwd: str | None) -> Iterator[Saved]:
         return
     env = run.env_at(command)
     words = command.words[1:]
-    urls = [w for w in words if _URL.match(expand_shell(w.text, env)[0])]
+    urls = [w for w in words if URL.match(expand_shell(w.text, env)[0])]
     if not urls:
         return
     output, directory = _output(command)
@@ -115,7 +116,7 @@ def output_path(command: Command) -> str | None:
     """The file a curl/wget command writes (as written, maybe relative), or None for stdout."""
     output, directory = _output(command)
     if output is None:
-        url = next((w.text for w in command.words[1:] if _URL.match(w.text)), None)
+        url = next((w.text for w in command.words[1:] if URL.match(w.text)), None)
         if url is None or (command.name == "curl" and not _curl_remote_name(command.words[1:])):
             return None
         output = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
@@ -135,36 +136,33 @@ def _output(command: Command) -> tuple[str | None, str | None]:
             output = value if has_value else following
         elif option in dir_options:
             directory = value if has_value else following
-        elif command.name == "curl" and _short_value(text, "o") and following is not None:
-            output = following
+        elif command.name == "curl" and (attached := curl_short(text, "o")) is not None:
+            output = attached or following
         elif command.name == "wget" and text.startswith("-O") and len(text) > 2:
             output = text[2:]
     return output, directory
 
 
-def _short_value(text: str, letter: str) -> bool:
-    """`-fsSLo`: a bundle of curl short options ending in `letter`, whose value follows."""
-    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
-        return False
-    for char in text[1:-1]:
+def curl_short(text: str, letter: str) -> str | None:
+    """Whether a bundle of curl short options (`-fsSLo`, `-kL`) sets `letter`: None when it
+    does not, else what follows the letter in the word (an option's attached value, `-oout`;
+    "" when its value is the next word). Options after one that takes a value are its value."""
+    if not text.startswith("-") or text.startswith("--"):
+        return None
+    for index, char in enumerate(text[1:], start=2):
+        if char == letter:
+            return text[index:]
         if char in _CURL_VALUE_LETTERS:
-            return False
-    return text[-1] == letter
+            return None
+    return None
 
 
 def _curl_remote_name(words: tuple[Word, ...]) -> bool:
     """curl `-O`/`--remote-name` (also in a bundle such as `-fsSLO`): the URL's file name."""
-    for word in words:
-        text = word.text
-        if text in ("--remote-name", "--remote-name-all"):
-            return True
-        if text.startswith("-") and not text.startswith("--"):
-            for char in text[1:]:
-                if char == "O":
-                    return True
-                if char in _CURL_VALUE_LETTERS:
-                    break
-    return False
+    return any(
+        w.text in ("--remote-name", "--remote-name-all") or curl_short(w.text, "O") is not None
+        for w in words
+    )
 
 
 def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:

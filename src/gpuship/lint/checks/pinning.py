@@ -22,6 +22,7 @@ from gpuship.lint.checks.base import (
     image_token,
     reachable_runs,
 )
+from gpuship.lint.checks.leftovers import URL
 from gpuship.lint.packages import (
     PythonInstall,
     Spec,
@@ -56,7 +57,6 @@ _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _CLONE_VALUE_OPTIONS = frozenset(
     {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
 )
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 _POSITIONAL = re.compile(r"^\$(?:[@*]|\{?[0-9]+\}?)$")
 
 
@@ -565,7 +565,7 @@ def _downloads(run: Run) -> Iterator[Hit]:
     for command in commands:
         if command.name not in ("curl", "wget"):
             continue
-        urls = [w for w in command.words[1:] if _URL.match(w.text)]
+        urls = [w for w in command.words[1:] if URL.match(w.text)]
         if not urls or _discarded(command):
             continue
         piped = [c for c in pipelines[command.pipeline] if c.position > command.position]
@@ -600,7 +600,7 @@ def _add_urls(analysis: Analysis) -> Iterator[Hit]:
                 continue
             for arg in instruction.args[:-1]:
                 lowered = arg.lower()
-                if _URL.match(arg) and not lowered.split("?")[0].endswith(WEIGHT_SUFFIXES):
+                if URL.match(arg) and not lowered.split("?")[0].endswith(WEIGHT_SUFFIXES):
                     if arg.endswith(".git") or "#" in arg:
                         continue
                     yield at_instruction(

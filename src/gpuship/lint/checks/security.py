@@ -21,6 +21,7 @@ from gpuship.lint.checks.base import (
     final_runs,
     reachable_runs,
 )
+from gpuship.lint.checks.leftovers import curl_short
 from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.stages import Stage, env_pairs, expand_word
@@ -234,10 +235,6 @@ def _chain_instructions(analysis: Analysis) -> list[Instruction]:
     return result
 
 
-# curl short options that take a value: in `-fsSLo out`, what follows `o` is its value.
-_CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
-
-
 def _insecure_tls(run: Run, command: Command) -> Iterator[Hit]:
     """GSL904: certificate checks turned off for a download."""
     word = _insecure_word(run, command)
@@ -256,7 +253,10 @@ def _insecure_word(run: Run, command: Command) -> Word | None:
     words = command.words[1:]
     name = command.name
     if name == "curl":
-        return next((w for w in words if w.text == "--insecure" or _curl_short_k(w.text)), None)
+        return next(
+            (w for w in words if w.text == "--insecure" or curl_short(w.text, "k") is not None),
+            None,
+        )
     if name == "wget":
         return next((w for w in words if w.text == "--no-check-certificate"), None)
     if name.startswith("pip") or name == "uv":
@@ -270,17 +270,6 @@ def _insecure_word(run: Run, command: Command) -> Word | None:
         if run.env_at(command).get("GIT_SSL_NO_VERIFY") is not None:
             return command.words[0]
     return None
-
-
-def _curl_short_k(text: str) -> bool:
-    if not text.startswith("-") or text.startswith("--"):
-        return False
-    for letter in text[1:]:
-        if letter == "k":
-            return True
-        if letter in _CURL_VALUE_LETTERS:
-            return False
-    return False
 
 
 # OpenSSH's default private key names (ssh-keygen(1) FILES); `.pub` files are the public halves.
