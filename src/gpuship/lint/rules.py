@@ -332,6 +332,8 @@ RULES: tuple[Rule, ...] = (
         "hadolint does not see poetry.",
         fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
         "in the same RUN.",
+        limits="`poetry install --only-root` (the project itself, after its dependencies) "
+        "downloads nothing and is not reported.",
         bad_example="RUN poetry install --no-root",
         good_example="RUN poetry install --no-root --no-cache",
     ),

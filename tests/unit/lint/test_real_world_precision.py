@@ -683,6 +683,15 @@ CASES = [
         {},
         [(3, 21)],
     ),
+    # Dependencies first (cached layer), then the project alone: the second downloads nothing.
+    (
+        "poetry-only-root-after-dependencies",
+        "GSL306",
+        "FROM python:3.12-slim\nCOPY pyproject.toml poetry.lock /app/\nWORKDIR /app\n"
+        "RUN poetry install --no-root\nCOPY . /app\nRUN poetry install --only-root\n",
+        {"pyproject.toml": "[tool.poetry]\nname = 'a'\n", "poetry.lock": ""},
+        [(4, 5)],
+    ),
     # `identity` is a common package name; an SSH key by that name lives in `.ssh/`.
     (
         "identity-package-directory-copied",
