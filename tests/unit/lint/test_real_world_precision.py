@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Linter, assert_found_at, lint_text
+from gpuship.cuda.torch import known_torch_releases, recorded_torch_releases, torch_release
 from gpuship.report import Severity
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
@@ -758,6 +759,23 @@ def test_a_source_above_the_context_is_outside_it_not_ignored(tmp_path: Path) ->
     assert "excluded" not in hit.message
     assert "../setup.py is outside the build context" in hit.message
     assert "reads setup.py from the context's root" in hit.message
+
+
+def test_torch_messages_name_only_releases_whose_wheels_the_kb_records(lint: Linter) -> None:
+    # The knowledge base knows newer releases exist (on PyPI) before it records their wheels;
+    # `gpuship kb torch` says "none recorded" for those, and lint must not claim more.
+    unrecorded = [v for v in known_torch_releases() if not torch_release(v).variants]
+    newest = recorded_torch_releases()[-1]
+    assert torch_release(newest).variants and unrecorded and unrecorded[-1] > newest
+    findings = lint(
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118 && pip install torch==1.12.1\n"
+    )
+    messages = [f.message for f in findings if f.rule in ("GSL508", "GSL510")]
+    assert len(messages) == 2, messages
+    assert f"records the wheels of torch up to {newest})" in messages[0]
+    assert f"records the wheels of torch 1.13 to {newest})" in messages[1]
+    assert not any(f"torch {v}" in m for v in unrecorded for m in messages)
 
 
 def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:
