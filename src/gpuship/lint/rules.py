@@ -664,7 +664,8 @@ RULES: tuple[Rule, ...] = (
         "    && rm -f fa-2.7.4-cp311-cp311-linux_x86_64.whl",
         limits="Where the file lands is read from curl/wget's options and the `cd`s of the RUN; "
         "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
-        "in a variable) counts, and a download made inside a script the RUN runs is not "
+        "in a variable; a relative path such as `find . -delete` from the directory it runs "
+        "in) counts, and a download made inside a script the RUN runs is not "
         "judged. Weight files are GSL202's.",
     ),
     Rule(

@@ -635,6 +635,25 @@ CASES = [
         {},
         [],
     ),
+    # `find .` searches the working directory: WORKDIR, or where `cd` went.
+    (
+        "wheel-deleted-by-find-in-workdir",
+        "GSL702",
+        "FROM python:3.12-slim\nWORKDIR /tmp/build\nRUN wget -q https://example.com/"
+        "pkg-1.0-py3-none-any.whl && pip install --no-cache-dir ./*.whl "
+        "&& find . -name '*.whl' -delete\n",
+        {},
+        [],
+    ),
+    (
+        "wheel-left-by-find-in-another-directory",
+        "GSL702",
+        "FROM python:3.12-slim\nWORKDIR /tmp/build\nRUN wget -q https://example.com/"
+        "pkg-1.0-py3-none-any.whl && pip install --no-cache-dir ./*.whl "
+        "&& cd /opt && find . -name '*.whl' -delete\n",
+        {},
+        [(3, 13)],
+    ),
     (
         "download-piped-to-tar",
         "GSL702",

@@ -3,8 +3,9 @@ conda installers, source archives) and leaves in the final image's layer.
 
 Where the file lands is read the way curl and wget name it: `-o/-O PATH`, `-P DIR`, `curl -O`
 and wget's default (the URL's last segment) in the working directory, which `cd` moves. A later
-`rm` (or `find -delete`) in the same RUN that may reach it, a mount on its directory, or any path
-left unknown (an unexpanded variable, a `cd` to one) means the file is not reported.
+`rm` (or `find -delete`; a relative path is read from the directory it runs in) in the same
+RUN that may reach it, a mount on its directory, or any path left unknown (an unexpanded
+variable, a `cd` to one) means the file is not reported.
 """
 
 from __future__ import annotations
@@ -44,20 +45,17 @@ class Saved:
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
     for run in final_runs(analysis):
-        cwd: str | None = run.state.workdir
         commands = list(run.commands)
+        cwds = _working_dirs(run, commands)
         # The RUN's deletions (and where they are): a download looks only at those after it,
         # not at every later command (a RUN of thousands of downloads).
         deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS]
         for index, command in enumerate(commands):
-            if command.file is not None:
-                continue  # a script's own `cd`s are not followed: its paths are unknown
-            if command.name in ("cd", "pushd"):
-                cwd = _moved(cwd, command, run)
+            if command.file is not None or command.name in ("cd", "pushd"):
                 continue
-            for saved in _saved(command, run, cwd):
+            for saved in _saved(command, run, cwds[index]):
                 later = deletions[bisect.bisect_right(deletions, index, key=lambda d: d[0]) :]
-                if _kept(run, saved, [c for _, c in later]):
+                if _kept(run, saved, [(c, cwds[i]) for i, c in later]):
                     shown = posixpath.join(saved.directory or "", saved.name)
                     yield at_word(
                         "GSL702",
@@ -67,6 +65,18 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                         command,
                         saved.word,
                     )
+
+
+def _working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
+    """The working directory each command runs in: WORKDIR, moved by `cd`/`pushd`; None where
+    unknown (a script's own `cd`s are not followed: its paths are unknown)."""
+    cwd: str | None = run.state.workdir
+    found: list[str | None] = []
+    for command in commands:
+        found.append(None if command.file is not None else cwd)
+        if command.file is None and command.name in ("cd", "pushd"):
+            cwd = _moved(cwd, command, run)
+    return found
 
 
 def _moved(cwd: str | None, command: Command, run: Run) -> str | None:
@@ -165,13 +175,14 @@ def _curl_remote_name(words: tuple[Word, ...]) -> bool:
     )
 
 
-def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
-    """True unless a mount holds its directory or a later rm/find may delete it."""
+def _kept(run: Run, saved: Saved, later: list[tuple[Command, str | None]]) -> bool:
+    """True unless a mount holds its directory or a later rm/find (with the directory it runs
+    in) may delete it."""
     if saved.directory is not None and run.has_mount_on(
         saved.directory, kinds=("cache", "tmpfs", "bind")
     ):
         return False
-    for command in later:
+    for command, cwd in later:
         if command.name not in _DELETERS:
             continue
         env = run.env_at(command)
@@ -183,7 +194,10 @@ def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
             value, known = expand_shell(word.text, env)
             if not known or "$" in value:
                 return False  # a path decided at build time may be the file
-            if _may_delete(home_path(value, env), saved):
+            path = home_path(value, env)
+            if not path.startswith("/") and cwd is not None:  # `find . -name '*.whl' -delete`
+                path = posixpath.normpath(posixpath.join(cwd, path))
+            if _may_delete(path, saved):
                 return False
     return True
 
