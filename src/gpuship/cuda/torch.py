@@ -118,6 +118,12 @@ def known_torch_releases() -> tuple[Version, ...]:
     return tuple(sorted(_releases()))
 
 
+def recorded_torch_releases() -> tuple[Version, ...]:
+    """The releases whose CUDA wheels the knowledge base records: not one known only to exist
+    (2.15, listed on PyPI, its variants not yet read), for which `kb torch` says none recorded."""
+    return tuple(sorted(v for v, release in _releases().items() if release.variants))
+
+
 def last_release_with(variant: str) -> Version | None:
     """The last torch release of a variant torch no longer builds (cu118 -> 2.7); None while
     the variant is not known to be retired."""

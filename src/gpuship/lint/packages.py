@@ -189,6 +189,8 @@ class PythonInstall:
     # Index URLs added beside the default one (`--extra-index-url`, `--find-links`), which pip
     # merges with PyPI: it takes the newest matching version from all of them.
     extra_index_urls: tuple[Word, ...] = ()
+    # `--find-links`/`-f` locations: with `--no-index` the only place packages come from.
+    find_links: tuple[Word, ...] = ()
 
 
 def python_install(command: Command, env: Env) -> PythonInstall | None:
@@ -271,6 +273,7 @@ def _pip_like(
     constraint_files: list[Word] = []
     index_urls: list[Word] = []
     extra_index_urls: list[Word] = []
+    find_links: list[Word] = []
     options: set[str] = set()
     index = 0
     words = [*before, *words]
@@ -305,6 +308,8 @@ def _pip_like(
                     index_urls.append(target)
                     if option in ("--extra-index-url", "-f", "--find-links"):
                         extra_index_urls.append(target)
+                    if option in ("-f", "--find-links"):
+                        find_links.append(target)
                 elif option in ("-e", "--editable"):
                     specs.append(editable(target.text, target, env))
             index += 1
@@ -326,6 +331,7 @@ def _pip_like(
         frozenset(options),
         project=project,
         extra_index_urls=tuple(extra_index_urls),
+        find_links=tuple(find_links),
     )
 
 

@@ -140,7 +140,10 @@ RULES: tuple[Rule, ...] = (
         "from a build ARG without a default or from a command substitution "
         "(`pytorch-cuda=$(...)`) is decided when the build runs: unknown, not unpinned. "
         "Installs run through `conda run`/`mamba run`/`micromamba run` and `python -m pip` are "
-        "judged like pip itself.",
+        "judged like pip itself. Upgrading the installer itself (`pip install -U pip`, "
+        "`conda update conda`, `mamba update mamba`) is a bootstrap step, not judged; nor is "
+        "`--no-index` with only local `--find-links` directories (a wheelhouse: its wheels are "
+        "the pins; `PIP_NO_INDEX`/`PIP_FIND_LINKS` set by ENV are not read for this).",
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),
@@ -329,6 +332,8 @@ RULES: tuple[Rule, ...] = (
         "hadolint does not see poetry.",
         fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
         "in the same RUN.",
+        limits="`poetry install --only-root` (the project itself, after its dependencies) "
+        "downloads nothing and is not reported.",
         bad_example="RUN poetry install --no-root",
         good_example="RUN poetry install --no-root --no-cache",
     ),
@@ -359,7 +364,11 @@ RULES: tuple[Rule, ...] = (
         fix="Build in a separate stage and copy the artefacts; or purge the toolchain in the "
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
         limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
-        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers.",
+        "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers. "
+        "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
+        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line; not in "
+        "requirement files), the C/C++ compiler (gcc, g++, clang, build-essential) is kept "
+        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are.",
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -655,7 +664,8 @@ RULES: tuple[Rule, ...] = (
         "    && rm -f fa-2.7.4-cp311-cp311-linux_x86_64.whl",
         limits="Where the file lands is read from curl/wget's options and the `cd`s of the RUN; "
         "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
-        "in a variable) counts, and a download made inside a script the RUN runs is not "
+        "in a variable; a relative path such as `find . -delete` from the directory it runs "
+        "in) counts, and a download made inside a script the RUN runs is not "
         "judged. Weight files are GSL202's.",
     ),
     Rule(
@@ -688,7 +698,9 @@ RULES: tuple[Rule, ...] = (
         good_example="RUN --mount=type=ssh git clone git@github.com:org/private",
         limits="Files of a COPY are opened to look for key armour only when their name suggests "
         "a key (`id_*`, `*.pem`, `*.key`, files under `.ssh/`); a key under another name in a "
-        "`COPY .` is not found. Keys copied from another stage or image are not read.",
+        "`COPY .` is not found. Keys copied from another stage or image are not read. A key name "
+        "counts only for a file (a directory such as `identity/` is a package), and "
+        "`identity`, an ordinary word, only in or into a `.ssh/` directory.",
         security_severity=9.0,
     ),
     Rule(

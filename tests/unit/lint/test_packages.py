@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpuship.lint.checks.cuda import _apt_cuda, _one_release
-from gpuship.lint.checks.security import _curl_short_k, is_secret_name
+from gpuship.lint.checks.leftovers import curl_short
+from gpuship.lint.checks.security import is_secret_name
 from gpuship.lint.packages import (
     WheelBuild,
     classify,
@@ -95,11 +96,22 @@ def test_specifiers_that_keep_torch_to_one_release() -> None:
 
 
 @pytest.mark.parametrize(
-    ("flag", "insecure"),
-    [("-k", True), ("-fsSLk", True), ("--insecure", False), ("-fsSLo", False), ("-okey", False)],
+    ("flag", "letter", "found"),
+    [
+        ("-k", "k", ""),
+        ("-fsSLk", "k", ""),
+        ("-kfsSL", "k", "fsSL"),
+        ("--insecure", "k", None),  # long options are matched as whole words elsewhere
+        ("-fsSLo", "k", None),
+        ("-okey", "k", None),  # `key` is the value of -o
+        ("-fsSLo", "o", ""),  # the value is the next word
+        ("-soout.whl", "o", "out.whl"),  # an attached value
+        ("-fsSLO", "O", ""),
+        ("-H", "O", None),
+    ],
 )
-def test_curl_short_options(flag: str, insecure: bool) -> None:
-    assert _curl_short_k(flag) is insecure  # --insecure is matched as a whole word elsewhere
+def test_curl_short_options(flag: str, letter: str, found: str | None) -> None:
+    assert curl_short(flag, letter) == found
 
 
 def test_switches_about_credentials_are_not_credentials() -> None:

@@ -5,9 +5,12 @@ must be found, at its line and column."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from conftest import Linter, assert_found_at
+from conftest import Linter, assert_found_at, lint_text
+from gpuship.cuda.torch import known_torch_releases, recorded_torch_releases, torch_release
 from gpuship.report import Severity
 
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
@@ -412,6 +415,33 @@ CASES = [
         {},
         [(2, 66)],
     ),
+    # Triton builds its launcher with the system C compiler when a kernel first runs: a runtime
+    # image with triton/vllm needs gcc. cmake is still a build tool; tritonclient compiles nothing.
+    (
+        "compiler-kept-for-triton",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends gcc g++ python3-dev && rm -rf /var/lib/apt/lists/*\n"
+        "RUN pip install vllm==0.6.3\n",
+        {},
+        [],
+    ),
+    (
+        "build-tool-beside-triton-compiler",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "build-essential cmake && rm -rf /var/lib/apt/lists/*\nRUN pip install triton==3.1.0\n",
+        {},
+        [(2, 58)],
+    ),
+    (
+        "compiler-beside-tritonclient",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "gcc && rm -rf /var/lib/apt/lists/*\nRUN pip install tritonclient==2.50.0\n",
+        {},
+        [(2, 42)],
+    ),
     # BuildKit reads COPY sources from the context root: `..` does not leave it.
     ("copy-dotdot", "GSL002", "FROM python:3.12-slim\nCOPY .. /app\n", {"a.py": ""}, []),
     # An ARG before the first FROM never reaches a RUN or the history.
@@ -605,6 +635,25 @@ CASES = [
         {},
         [],
     ),
+    # `find .` searches the working directory: WORKDIR, or where `cd` went.
+    (
+        "wheel-deleted-by-find-in-workdir",
+        "GSL702",
+        "FROM python:3.12-slim\nWORKDIR /tmp/build\nRUN wget -q https://example.com/"
+        "pkg-1.0-py3-none-any.whl && pip install --no-cache-dir ./*.whl "
+        "&& find . -name '*.whl' -delete\n",
+        {},
+        [],
+    ),
+    (
+        "wheel-left-by-find-in-another-directory",
+        "GSL702",
+        "FROM python:3.12-slim\nWORKDIR /tmp/build\nRUN wget -q https://example.com/"
+        "pkg-1.0-py3-none-any.whl && pip install --no-cache-dir ./*.whl "
+        "&& cd /opt && find . -name '*.whl' -delete\n",
+        {},
+        [(3, 13)],
+    ),
     (
         "download-piped-to-tar",
         "GSL702",
@@ -625,6 +674,65 @@ CASES = [
         "FROM python:3.12-slim\nCOPY . /app\n",
         {"deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "a.py": ""},
         [(2, 6)],
+    ),
+    # A wheelhouse built earlier (`pip wheel -w /wheels`) is where --no-index installs come
+    # from: its wheels are the pins. A find-links page on the web still moves.
+    (
+        "no-index-local-wheelhouse",
+        "GSL105",
+        "FROM python:3.12-slim\nCOPY --from=wheels /wheels /wheels\nRUN pip install --no-index "
+        "--find-links=/wheels flash-attn xformers && pip install --no-index -f file:///w x\n",
+        {},
+        [],
+    ),
+    (
+        "no-index-remote-find-links",
+        "GSL105",
+        "FROM python:3.12-slim\nRUN pip install --no-index "
+        "-f https://download.pytorch.org/whl/torch_stable.html torch\n"
+        "RUN pip install --find-links=/wheels flash-attn\n",
+        {},
+        [(2, 82), (3, 38)],
+    ),
+    (
+        "conda-updates-itself",
+        "GSL105",
+        "FROM continuumio/miniconda3:24.7.1-0\nRUN conda update -y conda && "
+        "conda update -n base -c defaults conda && mamba update -y mamba\n"
+        "RUN conda update -y numpy\n",
+        {},
+        [(3, 21)],
+    ),
+    # Dependencies first (cached layer), then the project alone: the second downloads nothing.
+    (
+        "poetry-only-root-after-dependencies",
+        "GSL306",
+        "FROM python:3.12-slim\nCOPY pyproject.toml poetry.lock /app/\nWORKDIR /app\n"
+        "RUN poetry install --no-root\nCOPY . /app\nRUN poetry install --only-root\n",
+        {"pyproject.toml": "[tool.poetry]\nname = 'a'\n", "poetry.lock": ""},
+        [(4, 5)],
+    ),
+    # `identity` is a common package name; an SSH key by that name lives in `.ssh/`.
+    (
+        "identity-package-directory-copied",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY identity/ /app/identity/\nCOPY identity /app/identity\n",
+        {"identity/__init__.py": "", "identity/identity": "x = 1\n"},
+        [],
+    ),
+    (
+        "identity-key-copied-into-ssh",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY identity /root/.ssh/\nCOPY deploy/k /root/.ssh/identity\n",
+        {"identity": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n", "deploy/k": "k\n"},
+        [(2, 6), (3, 6)],
+    ),
+    (
+        "id-rsa-directory-is-no-key",
+        "GSL905",
+        "FROM python:3.12-slim\nCOPY id_rsa/ /app/id_rsa/\n",
+        {},
+        [],
     ),
     (
         "sudoers-file-copied",
@@ -649,6 +757,44 @@ CASES = [
         [(4, 10)],
     ),
 ]
+
+
+def test_a_compiler_kept_for_triton_is_named_with_why(lint: Linter) -> None:
+    findings = lint(
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "gcc cmake && rm -rf /var/lib/apt/lists/*\nRUN pip install triton==3.1.0\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL402"]
+    assert hit.message.startswith("cmake stay")
+    assert "(gcc not counted: triton compiles with the system C/C++ compiler" in hit.message
+
+
+def test_a_source_above_the_context_is_outside_it_not_ignored(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("")  # beside the context, where `..` would point
+    context = tmp_path / "docker"
+    context.mkdir()
+    findings = lint_text(context, "FROM python:3.12-slim\nCOPY ../setup.py .\n")
+    (hit,) = [f for f in findings if f.rule == "GSL002"]
+    assert "excluded" not in hit.message
+    assert "../setup.py is outside the build context" in hit.message
+    assert "reads setup.py from the context's root" in hit.message
+
+
+def test_torch_messages_name_only_releases_whose_wheels_the_kb_records(lint: Linter) -> None:
+    # The knowledge base knows newer releases exist (on PyPI) before it records their wheels;
+    # `gpuship kb torch` says "none recorded" for those, and lint must not claim more.
+    unrecorded = [v for v in known_torch_releases() if not torch_release(v).variants]
+    newest = recorded_torch_releases()[-1]
+    assert torch_release(newest).variants and unrecorded and unrecorded[-1] > newest
+    findings = lint(
+        "FROM nvidia/cuda:11.8.0-base-ubuntu22.04\nRUN pip install --no-cache-dir torch "
+        "--extra-index-url https://download.pytorch.org/whl/cu118 && pip install torch==1.12.1\n"
+    )
+    messages = [f.message for f in findings if f.rule in ("GSL508", "GSL510")]
+    assert len(messages) == 2, messages
+    assert f"records the wheels of torch up to {newest})" in messages[0]
+    assert f"records the wheels of torch 1.13 to {newest})" in messages[1]
+    assert not any(f"torch {v}" in m for v in unrecorded for m in messages)
 
 
 def test_a_clone_checked_out_at_an_unknown_ref_is_a_note(lint: Linter) -> None:

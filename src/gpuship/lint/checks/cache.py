@@ -217,7 +217,9 @@ def poetry_cache_dir(env: Env) -> str:
 
 
 def _poetry_clean(run: Run, command: Command, env: Env, install: PythonInstall) -> bool:
-    if "--no-cache" in install.options:
+    # `--only-root` installs the project itself from its source, its dependencies already
+    # installed: nothing is downloaded into the cache.
+    if {"--no-cache", "--only-root"} & install.options:
         return True
     cache_dir = poetry_cache_dir(env)
     if _cache_mounted(run, env, "pypoetry", cache_dir):

@@ -27,6 +27,7 @@ from gpuship.cuda.torch import (
     known_torch_releases,
     last_release_with,
     library_wheels,
+    recorded_torch_releases,
     torch_release,
 )
 from gpuship.cuda.version import Version
@@ -127,8 +128,8 @@ class TorchInstall:
     variant: str | None  # "cu126", "cpu", ... None: the PyPI default
     variant_word: str | None  # the text that chose the variant (index URL, +local)
     # An extra index whose variant pip passes over: (its URL text, the variant, the last
-    # release that has it, the newest release the spec admits).
-    passed_over: tuple[str, str, Version, Version] | None = None
+    # release that has it).
+    passed_over: tuple[str, str, Version] | None = None
     # How the indexes read decide the variant: several that disagree leave it unknown, none
     # with the pinned release make it missing.
     indexes: Resolved = PYPI_DEFAULT
@@ -241,9 +242,9 @@ def _torch(
     else:
         indexes = resolve(install, env, file, version)
         variant, chosen_by = indexes.variant, indexes.chosen_by
-        newer = _newer_without(variant, spec) if indexes.extra and variant else None
-        if newer is not None and variant and chosen_by:
-            passed_over = (chosen_by, variant, *newer)
+        last = _newer_without(variant, spec) if indexes.extra and variant else None
+        if last is not None and variant and chosen_by:
+            passed_over = (chosen_by, variant, last)
             variant, chosen_by = None, None  # a PyPI build of a release gpuship cannot name
     return TorchInstall(
         run,
@@ -260,10 +261,10 @@ def _torch(
     )
 
 
-def _newer_without(variant: str, spec: Spec) -> tuple[Version, Version] | None:
-    """(the last torch release with `variant`, the newest release `spec` admits) when torch no
-    longer builds `variant` and `spec` admits a release after its last one: then the newest
-    matching torch of all indexes is a PyPI build, not a `variant` one."""
+def _newer_without(variant: str, spec: Spec) -> Version | None:
+    """The last torch release with `variant` when torch no longer builds it and `spec` admits a
+    release after that one (known to exist): then the newest matching torch of all indexes is
+    a PyPI build, not a `variant` one."""
     last = last_release_with(variant)
     if last is None or (spec.kind == "name" and spec.pinned):
         return None
@@ -275,7 +276,7 @@ def _newer_without(variant: str, spec: Spec) -> tuple[Version, Version] | None:
         return None
     later = [v for v in known_torch_releases() if v > last]
     admitted = [v for v in later if allowed.contains(f"{v}.0", prereleases=True)]
-    return (last, max(admitted)) if admitted else None
+    return last if admitted else None
 
 
 def _one_release(specifier: str) -> str | None:
@@ -314,11 +315,12 @@ def _known(torches: list[TorchInstall]) -> Iterator[Hit]:
         except UnknownVersion:
             if torch.unknown or (torch.variant and not torch.variant.startswith("cu")):
                 continue  # a CPU/ROCm build, or several indexes that disagree
-            releases = known_torch_releases()
+            releases = recorded_torch_releases()
             yield torch.hit(
                 "GSL508",
-                f"torch {torch.version} is unknown to gpuship (its knowledge base holds torch "
-                f"{releases[0]} to {releases[-1]}): which CUDA it bundles is not checked",
+                f"torch {torch.version} is unknown to gpuship (its knowledge base records the "
+                f"wheels of torch {releases[0]} to {releases[-1]}): which CUDA it bundles is "
+                "not checked",
             )
             continue
         if torch.indexes.missing:
@@ -383,15 +385,15 @@ def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
     for torch in torches:
         if torch.passed_over is None:
             continue
-        url, variant, last, newest = torch.passed_over
+        url, variant, last = torch.passed_over
         tool = torch.run.python_install(torch.command)
         name = tool.tool if tool else "pip"
         yield torch.hit(
             "GSL510",
             f"`{torch.spec.text}` admits releases after torch {last}, the last with a {variant} "
             f"wheel, and `{url}` only adds an index: {name} takes the newest torch of all "
-            f"indexes, a PyPI build (torch {newest} is the newest gpuship knows; no release "
-            f"after {last} has {variant}), not a {variant} one",
+            f"indexes, a PyPI build (no release after {last} has {variant}; gpuship records "
+            f"the wheels of torch up to {recorded_torch_releases()[-1]}), not a {variant} one",
         )
 
 

@@ -3,8 +3,9 @@ conda installers, source archives) and leaves in the final image's layer.
 
 Where the file lands is read the way curl and wget name it: `-o/-O PATH`, `-P DIR`, `curl -O`
 and wget's default (the URL's last segment) in the working directory, which `cd` moves. A later
-`rm` (or `find -delete`) in the same RUN that may reach it, a mount on its directory, or any path
-left unknown (an unexpanded variable, a `cd` to one) means the file is not reported.
+`rm` (or `find -delete`; a relative path is read from the directory it runs in) in the same
+RUN that may reach it, a mount on its directory, or any path left unknown (an unexpanded
+variable, a `cd` to one) means the file is not reported.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ _INSTALL_INPUTS = re.compile(
     r"(?i)(\.whl|\.deb|\.rpm|\.run|\.tar\.gz|\.tgz|\.tar\.xz|\.txz|\.tar\.bz2|\.tar\.zst|\.zip"
     r"|(?:miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh)$"
 )
-_URL = re.compile(r"^https?://", re.IGNORECASE)
+# A URL curl or wget fetches (this module reads their command lines for every check).
+URL = re.compile(r"^https?://", re.IGNORECASE)
 # curl short options that take a value (`-fsSLo out`: what follows `o` is its value).
 _CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
 _DELETERS = frozenset({"rm", "find", "unlink", "shred"})
@@ -43,20 +45,17 @@ class Saved:
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
     for run in final_runs(analysis):
-        cwd: str | None = run.state.workdir
         commands = list(run.commands)
+        cwds = _working_dirs(run, commands)
         # The RUN's deletions (and where they are): a download looks only at those after it,
         # not at every later command (a RUN of thousands of downloads).
         deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS]
         for index, command in enumerate(commands):
-            if command.file is not None:
-                continue  # a script's own `cd`s are not followed: its paths are unknown
-            if command.name in ("cd", "pushd"):
-                cwd = _moved(cwd, command, run)
+            if command.file is not None or command.name in ("cd", "pushd"):
                 continue
-            for saved in _saved(command, run, cwd):
+            for saved in _saved(command, run, cwds[index]):
                 later = deletions[bisect.bisect_right(deletions, index, key=lambda d: d[0]) :]
-                if _kept(run, saved, [c for _, c in later]):
+                if _kept(run, saved, [(c, cwds[i]) for i, c in later]):
                     shown = posixpath.join(saved.directory or "", saved.name)
                     yield at_word(
                         "GSL702",
@@ -66,6 +65,18 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                         command,
                         saved.word,
                     )
+
+
+def _working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
+    """The working directory each command runs in: WORKDIR, moved by `cd`/`pushd`; None where
+    unknown (a script's own `cd`s are not followed: its paths are unknown)."""
+    cwd: str | None = run.state.workdir
+    found: list[str | None] = []
+    for command in commands:
+        found.append(None if command.file is not None else cwd)
+        if command.file is None and command.name in ("cd", "pushd"):
+            cwd = _moved(cwd, command, run)
+    return found
 
 
 def _moved(cwd: str | None, command: Command, run: Run) -> str | None:
@@ -82,7 +93,7 @@ def _saved(command: Command, run: Run, cwd: str | None) -> Iterator[Saved]:
         return
     env = run.env_at(command)
     words = command.words[1:]
-    urls = [w for w in words if _URL.match(expand_shell(w.text, env)[0])]
+    urls = [w for w in words if URL.match(expand_shell(w.text, env)[0])]
     if not urls:
         return
     output, directory = _output(command)
@@ -115,7 +126,7 @@ def output_path(command: Command) -> str | None:
     """The file a curl/wget command writes (as written, maybe relative), or None for stdout."""
     output, directory = _output(command)
     if output is None:
-        url = next((w.text for w in command.words[1:] if _URL.match(w.text)), None)
+        url = next((w.text for w in command.words[1:] if URL.match(w.text)), None)
         if url is None or (command.name == "curl" and not _curl_remote_name(command.words[1:])):
             return None
         output = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
@@ -135,45 +146,43 @@ def _output(command: Command) -> tuple[str | None, str | None]:
             output = value if has_value else following
         elif option in dir_options:
             directory = value if has_value else following
-        elif command.name == "curl" and _short_value(text, "o") and following is not None:
-            output = following
+        elif command.name == "curl" and (attached := curl_short(text, "o")) is not None:
+            output = attached or following
         elif command.name == "wget" and text.startswith("-O") and len(text) > 2:
             output = text[2:]
     return output, directory
 
 
-def _short_value(text: str, letter: str) -> bool:
-    """`-fsSLo`: a bundle of curl short options ending in `letter`, whose value follows."""
-    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
-        return False
-    for char in text[1:-1]:
+def curl_short(text: str, letter: str) -> str | None:
+    """Whether a bundle of curl short options (`-fsSLo`, `-kL`) sets `letter`: None when it
+    does not, else what follows the letter in the word (an option's attached value, `-oout`;
+    "" when its value is the next word). Options after one that takes a value are its value."""
+    if not text.startswith("-") or text.startswith("--"):
+        return None
+    for index, char in enumerate(text[1:], start=2):
+        if char == letter:
+            return text[index:]
         if char in _CURL_VALUE_LETTERS:
-            return False
-    return text[-1] == letter
+            return None
+    return None
 
 
 def _curl_remote_name(words: tuple[Word, ...]) -> bool:
     """curl `-O`/`--remote-name` (also in a bundle such as `-fsSLO`): the URL's file name."""
-    for word in words:
-        text = word.text
-        if text in ("--remote-name", "--remote-name-all"):
-            return True
-        if text.startswith("-") and not text.startswith("--"):
-            for char in text[1:]:
-                if char == "O":
-                    return True
-                if char in _CURL_VALUE_LETTERS:
-                    break
-    return False
+    return any(
+        w.text in ("--remote-name", "--remote-name-all") or curl_short(w.text, "O") is not None
+        for w in words
+    )
 
 
-def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
-    """True unless a mount holds its directory or a later rm/find may delete it."""
+def _kept(run: Run, saved: Saved, later: list[tuple[Command, str | None]]) -> bool:
+    """True unless a mount holds its directory or a later rm/find (with the directory it runs
+    in) may delete it."""
     if saved.directory is not None and run.has_mount_on(
         saved.directory, kinds=("cache", "tmpfs", "bind")
     ):
         return False
-    for command in later:
+    for command, cwd in later:
         if command.name not in _DELETERS:
             continue
         env = run.env_at(command)
@@ -185,7 +194,10 @@ def _kept(run: Run, saved: Saved, later: list[Command]) -> bool:
             value, known = expand_shell(word.text, env)
             if not known or "$" in value:
                 return False  # a path decided at build time may be the file
-            if _may_delete(home_path(value, env), saved):
+            path = home_path(value, env)
+            if not path.startswith("/") and cwd is not None:  # `find . -name '*.whl' -delete`
+                path = posixpath.normpath(posixpath.join(cwd, path))
+            if _may_delete(path, saved):
                 return False
     return True
 

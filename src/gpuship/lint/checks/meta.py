@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis
 from gpuship.lint.checks.base import Hit, at_instruction
+from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.stages import expand_word
 
 
@@ -26,12 +28,20 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                     continue
                 if context.match(source):
                     continue
-                pattern = any(c in source for c in "*?[")
-                normal = source.lstrip("/")
-                if not pattern and (context.root / normal).exists():
-                    why = f"{source} is excluded by {context.ignore.origin or '.dockerignore'}"
-                elif pattern:
-                    why = f"{source} matches no file in the build context"
-                else:
-                    why = f"{source} is not in the build context ({context.root})"
-                yield at_instruction("GSL002", why, instruction, stage, raw)
+                yield at_instruction("GSL002", _why(context, source), instruction, stage, raw)
+
+
+def _why(context: BuildContext, source: str) -> str:
+    """Why a COPY source selects nothing, for the path BuildKit reads (`..` stops at the
+    context's root: `../setup.py` is the context's setup.py)."""
+    if any(c in source for c in "*?["):
+        return f"{source} matches no file in the build context"
+    normal = context_relative(source)
+    if (context.root / normal).exists():
+        return f"{source} is excluded by {context.ignore.origin or '.dockerignore'}"
+    if posixpath.normpath(source.lstrip("/")).startswith(".."):
+        return (
+            f"{source} is outside the build context ({context.root}): BuildKit reads "
+            f"{normal} from the context's root, and the context has none"
+        )
+    return f"{source} is not in the build context ({context.root})"

@@ -22,6 +22,7 @@ from gpuship.lint.checks.base import (
     image_token,
     reachable_runs,
 )
+from gpuship.lint.checks.leftovers import URL
 from gpuship.lint.packages import (
     PythonInstall,
     Spec,
@@ -34,7 +35,9 @@ from gpuship.lint.stages import Env, Stage, expand
 from gpuship.registry.reference import Reference, parse_reference
 from gpuship.report import Severity
 
-_BOOTSTRAP = frozenset({"pip", "setuptools", "wheel", "uv"})
+# The installers themselves, upgraded before use (`pip install -U pip`, `conda update conda`):
+# a bootstrap step, not a dependency of the image's code.
+_BOOTSTRAP = frozenset({"pip", "setuptools", "wheel", "uv", "conda", "mamba"})
 _CHECKSUM_TOOLS = frozenset(
     {
         "sha256sum",
@@ -54,7 +57,6 @@ _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _CLONE_VALUE_OPTIONS = frozenset(
     {"--depth", "-o", "--origin", "--reference", "-c", "--config", "-j", "--jobs", "-u"}
 )
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 _POSITIONAL = re.compile(r"^\$(?:[@*]|\{?[0-9]+\}?)$")
 
 
@@ -206,7 +208,10 @@ def _python(
         for item in analysis.file_specs(run, word.text, env):
             if item.spec.pinned:
                 constrained.add(item.spec.name)
-    upgrade = bool({"-U", "--upgrade"} & install.options)
+    upgrade = bool({"-U", "--upgrade"} & install.options) or (
+        install.tool == "conda" and install.verb == "update"
+    )
+    wheelhouse = _local_wheelhouse(install, env)
     for spec in install.specs:
         if spec.word is None:
             continue
@@ -219,7 +224,7 @@ def _python(
                 spec.word,
             )
         elif spec.kind == "name" and not spec.pinned and spec.name not in constrained:
-            if upgrade and spec.name in _BOOTSTRAP:
+            if (upgrade and spec.name in _BOOTSTRAP) or wheelhouse:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
     if install.tool == "uv" and install.verb == "sync" and install.project:
@@ -272,7 +277,7 @@ def _python(
                     run.stage,
                     file,
                 )
-            elif found.kind == "name":
+            elif found.kind == "name" and not wheelhouse:
                 yield Hit(
                     "GSL105",
                     f"{message} (installed by line "
@@ -313,6 +318,18 @@ def _remote_requirement_files(run: Run, install: PythonInstall, env: Env) -> Ite
             install.command,
             word,
         )
+
+
+def _local_wheelhouse(install: PythonInstall, env: Env) -> bool:
+    """`pip install --no-index --find-links=/wheels x`: packages come only from a local
+    directory built or copied earlier, so its wheels are the pins (not an index's newest)."""
+    if "--no-index" not in install.options or not install.find_links:
+        return False
+    locations = [expand_shell(w.text, env) for w in install.find_links]
+    return all(
+        known and ("://" not in text or text.lower().startswith("file://"))
+        for text, known in locations
+    )
 
 
 def _verb_word(command: Command, verb: str) -> Word:
@@ -548,7 +565,7 @@ def _downloads(run: Run) -> Iterator[Hit]:
     for command in commands:
         if command.name not in ("curl", "wget"):
             continue
-        urls = [w for w in command.words[1:] if _URL.match(w.text)]
+        urls = [w for w in command.words[1:] if URL.match(w.text)]
         if not urls or _discarded(command):
             continue
         piped = [c for c in pipelines[command.pipeline] if c.position > command.position]
@@ -583,7 +600,7 @@ def _add_urls(analysis: Analysis) -> Iterator[Hit]:
                 continue
             for arg in instruction.args[:-1]:
                 lowered = arg.lower()
-                if _URL.match(arg) and not lowered.split("?")[0].endswith(WEIGHT_SUFFIXES):
+                if URL.match(arg) and not lowered.split("?")[0].endswith(WEIGHT_SUFFIXES):
                     if arg.endswith(".git") or "#" in arg:
                         continue
                     yield at_instruction(

@@ -21,6 +21,7 @@ from gpuship.lint.checks.base import (
     final_runs,
     reachable_runs,
 )
+from gpuship.lint.checks.leftovers import curl_short
 from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.stages import Stage, env_pairs, expand_word
@@ -234,10 +235,6 @@ def _chain_instructions(analysis: Analysis) -> list[Instruction]:
     return result
 
 
-# curl short options that take a value: in `-fsSLo out`, what follows `o` is its value.
-_CURL_VALUE_LETTERS = frozenset("oXHduAebcmTwxyYzCEKrtUFQP")
-
-
 def _insecure_tls(run: Run, command: Command) -> Iterator[Hit]:
     """GSL904: certificate checks turned off for a download."""
     word = _insecure_word(run, command)
@@ -256,7 +253,10 @@ def _insecure_word(run: Run, command: Command) -> Word | None:
     words = command.words[1:]
     name = command.name
     if name == "curl":
-        return next((w for w in words if w.text == "--insecure" or _curl_short_k(w.text)), None)
+        return next(
+            (w for w in words if w.text == "--insecure" or curl_short(w.text, "k") is not None),
+            None,
+        )
     if name == "wget":
         return next((w for w in words if w.text == "--no-check-certificate"), None)
     if name.startswith("pip") or name == "uv":
@@ -270,17 +270,6 @@ def _insecure_word(run: Run, command: Command) -> Word | None:
         if run.env_at(command).get("GIT_SSL_NO_VERIFY") is not None:
             return command.words[0]
     return None
-
-
-def _curl_short_k(text: str) -> bool:
-    if not text.startswith("-") or text.startswith("--"):
-        return False
-    for letter in text[1:]:
-        if letter == "k":
-            return True
-        if letter in _CURL_VALUE_LETTERS:
-            return False
-    return False
 
 
 # OpenSSH's default private key names (ssh-keygen(1) FILES); `.pub` files are the public halves.
@@ -323,9 +312,12 @@ def _key_copy(
     in_image: bool,
 ) -> Hit | None:
     context = analysis.context
-    found = _key_in(context, source) if context.exists else None
-    named = posixpath.basename(destination.rstrip("/")) in _SSH_KEY_NAMES or (
-        posixpath.basename(source.rstrip("/")) in _SSH_KEY_NAMES
+    ssh = "/.ssh/" in f"/{destination.rstrip('/')}/" or "/.ssh/" in f"/{source}"
+    found = _key_in(context, source, ssh) if context.exists else None
+    # A key is a file: a directory source (`COPY identity/ /app/identity/`, a package) names none.
+    is_file = not source.endswith("/") and not (context.exists and context.is_dir(source))
+    named = is_file and (
+        _names_key(source, ssh) or (not destination.endswith("/") and _names_key(destination, ssh))
     )
     if found is None and not named:
         return None
@@ -351,7 +343,17 @@ def _key_copy(
     return hit
 
 
-def _key_in(context: BuildContext, source: str) -> tuple[str, bool] | None:
+def _names_key(path: str, ssh: bool) -> bool:
+    """Whether a file path is named like an OpenSSH private key. `identity` (SSH protocol 1's
+    name) is also an ordinary word: a key name only in a `.ssh/` directory (`ssh`: the COPY
+    goes into or comes from one)."""
+    name = posixpath.basename(path)
+    if name == "identity":
+        return ssh or "/.ssh/" in f"/{path}"
+    return name in _SSH_KEY_NAMES
+
+
+def _key_in(context: BuildContext, source: str, ssh: bool) -> tuple[str, bool] | None:
     """(the context path, whether its content is a private key) of the first private key the
     COPY source takes: a file with key armour, or one named like an SSH key (not `.pub`)."""
     for item in context.match(source):
@@ -359,17 +361,14 @@ def _key_in(context: BuildContext, source: str) -> tuple[str, bool] | None:
             name = posixpath.basename(file.path)
             if item != file.path and _TEST_DIRS & set(file.path.split("/")[:-1]):
                 continue  # a test fixture swept in by a directory copy: published, not a secret
-            candidate = (
-                name in _SSH_KEY_NAMES
-                or name.endswith(_KEY_SUFFIXES)
-                or "/.ssh/" in f"/{file.path}"
-            )
+            key_name = _names_key(file.path, ssh)
+            candidate = key_name or name.endswith(_KEY_SUFFIXES) or "/.ssh/" in f"/{file.path}"
             if not candidate or file.size > _KEY_MAX_BYTES:
                 continue
             text = context.read_text(file.path)
             if text is not None and _PRIVATE_KEY.search(text[:4096]):
                 return file.path, True
-            if name in _SSH_KEY_NAMES:
+            if key_name:
                 return file.path, False
     return None
 

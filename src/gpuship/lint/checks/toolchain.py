@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, image_token
 from gpuship.lint.checks.cudabase import base_cuda
-from gpuship.lint.packages import os_install, os_package_name
+from gpuship.lint.packages import Spec, os_install, os_package_name
 from gpuship.lint.shell import Command
 
 # Toolchain packages, also with a suffix (`cuda-nvcc-12-4`, `cmake-data`).
@@ -32,8 +32,13 @@ _COMPILER = re.compile(r"^(?:gcc|g\+\+|clang|llvm)(?:-(?:\d[\w.]*|\$\S+))?(?:-de
 # Build drivers that compile nothing themselves: a toolchain only beside a compiler (`make` alone
 # is a 0.5 MB package that many runtime scripts use).
 _BUILD_DRIVERS = ("make",)
-# Packages that compile kernels at run time and so may need a toolchain in the final image.
+# Packages that compile kernels at run time and so may need a toolchain in the final image:
+# Triton (and vLLM/SGLang, which run Triton kernels) builds its launcher with the system C
+# compiler; flashinfer and DeepSpeed JIT-build extensions with nvcc and the host C++ compiler.
 _JIT_USERS = ("triton", "flashinfer", "deepspeed", "vllm", "sglang", "torch-tensorrt", "apex")
+# The C/C++ compiler packages such a run-time build calls (a distribution's meta-package for
+# them too); cmake, ninja and nvcc stay findings.
+_HOST_COMPILERS = ("build-essential", "gcc-c++", "build-base")
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -41,12 +46,14 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     allowed = {a.lower() for a in analysis.config.allowed_toolchains}
     if analysis.build.final_chain:
         yield from _devel_base(analysis, allowed)
+    jit = _jit_users(analysis)
     for run in final_runs(analysis):
         for command in run.commands:
-            yield from _compilers(run, command, allowed)
+            yield from _compilers(run, command, allowed, jit)
 
 
 def _jit_users(analysis: Analysis) -> list[str]:
+    """The packages of the final image that compile code at run time (`_JIT_USERS`)."""
     found: set[str] = set()
     for run in final_runs(analysis):
         for command in run.commands:
@@ -54,8 +61,17 @@ def _jit_users(analysis: Analysis) -> list[str]:
             if install is None:
                 continue
             for spec in install.specs:
-                found.update(j for j in _JIT_USERS if spec.text.lower().startswith(j))
+                found.update(j for j in _JIT_USERS if _is_package(spec, j))
     return sorted(found)
+
+
+def _is_package(spec: Spec, project: str) -> bool:
+    """`vllm==0.6.3`, `triton`, a `vllm-0.6.3-....whl` file; not `tritonclient` (another
+    project that compiles nothing)."""
+    if spec.name:
+        return spec.name.lower().replace("_", "-") == project
+    file = spec.text.rsplit("/", 1)[-1].lower().replace("_", "-")
+    return file.startswith(project + "-")
 
 
 def _devel_base(analysis: Analysis, allowed: set[str]) -> Iterator[Hit]:
@@ -81,14 +97,19 @@ def _devel_base(analysis: Analysis, allowed: set[str]) -> Iterator[Hit]:
     yield at_instruction("GSL401", message, root.from_instruction, root, image_token(root))
 
 
-def _compilers(run: Run, command: Command, allowed: set[str]) -> Iterator[Hit]:
+def _compilers(run: Run, command: Command, allowed: set[str], jit: list[str]) -> Iterator[Hit]:
     install = os_install(command)
     if install is None:
         return
     found = []
+    needed = []  # C/C++ compilers the JIT users call at run time: kept, not findings
     for word in install.packages:
         name = os_package_name(install.manager, word.text).lower()
         if name in allowed:
+            continue
+        host = _COMPILER.match(name) and not name.startswith("llvm")  # Triton bundles LLVM
+        if jit and (host or name in _HOST_COMPILERS):
+            needed.append(word.text)
             continue
         if (
             any(name == c or name.startswith(c + "-") for c in _TOOLCHAINS)
@@ -107,10 +128,16 @@ def _compilers(run: Run, command: Command, allowed: set[str]) -> Iterator[Hit]:
     if not kept:
         return
     names = ", ".join(w.text for w in kept)
+    why = ""
+    if needed:
+        why = (
+            f" ({', '.join(needed)} not counted: {', '.join(jit)} compiles with the system "
+            "C/C++ compiler at run time)"
+        )
     yield at_word(
         "GSL402",
         f"{names} stay in the final image; build in a separate stage and "
-        "copy the artefacts (or purge in this RUN)",
+        f"copy the artefacts (or purge in this RUN){why}",
         run,
         command,
         kept[0],
