@@ -35,7 +35,7 @@ from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
 from gpuship.registry.reference import Repository
 from gpuship.release.history import RECORD_TYPE, is_history_tag, read_history_tag
 from gpuship.release.record import ReleaseRecord
-from gpuship.release.retention import DigestDecision
+from gpuship.release.retention import DigestDecision, closure
 
 # How often the tags are listed again when an intent read from the list has gone (removed once
 # its complete record is stored, so the next list has that record).
@@ -50,6 +50,7 @@ class ContentReader:
         self.repo = repo
         self._fetched: dict[str, FetchedManifest | None] = {}
         self._references: dict[str, list[str]] = {}
+        self._reachable: dict[str, frozenset[str]] = {}
 
     def fetched(self, digest: str) -> FetchedManifest | None:
         """The manifest as the registry sent it (None: no such manifest)."""
@@ -80,6 +81,13 @@ class ContentReader:
             ]
             self._references[digest] = children + referrers
         return self._references[digest]
+
+    def reachable(self, root: str) -> frozenset[str]:
+        """`root` and every digest it refers to, directly or not (once per run: a manifest
+        never changes, and its references are read once)."""
+        if root not in self._reachable:
+            self._reachable[root] = frozenset(closure([root], self.references))
+        return self._reachable[root]
 
 
 @dataclass
@@ -185,19 +193,9 @@ class Claims:
         if digest in roots:
             return f"{roots[digest]} points at it now"
         for root, who in roots.items():
-            if digest in self._reachable(root):
+            if digest in self.reader.reachable(root):
                 return f"{who} points at {root[:19]}, which refers to it"
         return ""
-
-    def _reachable(self, root: str) -> set[str]:
-        seen: set[str] = set()
-        pending: list[str] = [root]
-        while pending:
-            digest = pending.pop()
-            if digest not in seen:
-                seen.add(digest)
-                pending.extend(self.reader.references(digest))
-        return seen
 
 
 def _state(record: ReleaseRecord) -> str:

@@ -42,6 +42,7 @@ from gpuship.release.retention import (
     DigestDecision,
     TagDecision,
     TagState,
+    closure,
     select_digests,
     select_tags,
 )
@@ -129,14 +130,8 @@ def plan_prune(
     unfinished = unfinished_releases(client, repo, prefix, tags)
     claimed = {record.digest for record in unfinished}
     roots = [d.digest for d in decisions if d.keep] + sorted(claimed)
-    references = {digest: reader.references(digest) for digest in roots}
     # Children of kept indexes need their own references too (nested indexes, referrers).
-    pending = [child for children in references.values() for child in children]
-    while pending:
-        digest = pending.pop()
-        if digest not in references:
-            references[digest] = reader.references(digest)
-            pending.extend(references[digest])
+    references = {digest: reader.references(digest) for digest in closure(roots, reader.references)}
     digests = select_digests(states, decisions, references, claimed)
     claims = claims_at_plan(client, repo, prefix, reader, tags, unfinished)
     orphans = _orphans(reader, digests, set(references))
@@ -153,18 +148,12 @@ def _orphans(
     so prune removes them itself, after their parent.
     """
     known = {d.digest for d in digests}
-    found: list[DigestDecision] = []
-    pending = [
-        (d.digest, child) for d in digests if d.delete for child in reader.references(d.digest)
+    deleted = [d.digest for d in digests if d.delete]
+    return [
+        DigestDecision(digest, (), True, f"untagged child of deleted {parent[:19]}")
+        for digest, parent in closure(deleted, reader.references, known | protected).items()
+        if parent is not None
     ]
-    while pending:
-        parent, digest = pending.pop(0)
-        if digest in known or digest in protected:
-            continue
-        known.add(digest)
-        found.append(DigestDecision(digest, (), True, f"untagged child of deleted {parent[:19]}"))
-        pending.extend((digest, child) for child in reader.references(digest))
-    return found
 
 
 def apply_prune(

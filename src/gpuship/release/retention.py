@@ -9,7 +9,8 @@ child of a kept index, not a referrer of a kept digest, not a release record (re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -140,7 +141,7 @@ def select_digests(
         tags_of.setdefault(state.digest, []).append(state.tag)
     claimed = set(claimed)
     kept_roots = {d.digest for d in decisions if d.keep} | claimed
-    protected = _closure(kept_roots, references)
+    protected = set(closure(kept_roots, lambda digest: references.get(digest, ())))
     result: list[DigestDecision] = []
     for digest, tags in tags_of.items():
         ordinary = [t for t in tags if digest_tag_subject(t) is None]
@@ -170,13 +171,21 @@ def select_digests(
     return result
 
 
-def _closure(roots: set[str], references: Mapping[str, Iterable[str]]) -> set[str]:
-    seen: set[str] = set()
-    pending = list(roots)
+def closure(
+    roots: Iterable[str],
+    references: Callable[[str], Iterable[str]],
+    stop: Collection[str] = frozenset(),
+) -> dict[str, str | None]:
+    """Every digest reachable from `roots` by `references` (index children, referrers), roots
+    included, each mapped to the digest it was first reached from (None for a root), in the
+    order found (breadth first: a parent before its children). A digest in `stop` that is not
+    a root is neither included nor followed."""
+    found: dict[str, str | None] = {}
+    pending: deque[tuple[str, str | None]] = deque((root, None) for root in roots)
     while pending:
-        digest = pending.pop()
-        if digest in seen:
+        digest, parent = pending.popleft()
+        if digest in found or (parent is not None and digest in stop):
             continue
-        seen.add(digest)
-        pending.extend(references.get(digest, ()))
-    return seen
+        found[digest] = parent
+        pending.extend((child, digest) for child in references(digest))
+    return found

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.retention import (
     TagState,
+    closure,
     digest_tag_subject,
     select_digests,
     select_tags,
@@ -108,3 +109,13 @@ def test_digest_tag_subjects():
     assert digest_tag_subject(f"sha256-{hexa}.att") == f"sha256:{hexa}"
     assert digest_tag_subject("sha256-short") is None
     assert digest_tag_subject("latest") is None
+
+
+def test_closure_is_breadth_first_names_parents_and_stops_at_stop_digests():
+    """One walk for retention, claims and prune's orphans: roots first, each digest with the
+    digest it was first reached from; a `stop` digest is neither listed nor followed unless it
+    is a root; cycles (a referrer of a referrer of itself) end."""
+    graph = {"i": ["a", "b"], "a": ["s"], "b": ["a", "c"], "c": ["i"], "s": ["x"], "r": ["b"]}
+    found = closure(["i", "r"], lambda digest: graph.get(digest, ()), stop={"s", "r"})
+    assert list(found.items()) == [("i", None), ("r", None), ("a", "i"), ("b", "i"), ("c", "b")]
+    assert set(closure(["s"], lambda digest: graph.get(digest, ()))) == {"s", "x"}
