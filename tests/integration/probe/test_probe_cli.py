@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from bed import hosts
+from bed.action_step import start_action_step
 from bed.docker_engine import DockerEngine
 from bed.probe_server import (
     bed_target,
@@ -464,11 +465,7 @@ def test_a_cancelled_probe_removes_its_container(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not docker_engine.client.containers.list(filters={"label": PROBE_LABEL}):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.2)
-        time.sleep(1.5)  # under load by now
+        _wait_until_under_load(process, docker_engine)
         # What a cancelled GitHub job does: SIGINT, then SIGTERM; SIGTERM alone is the harder.
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
@@ -481,6 +478,15 @@ def test_a_cancelled_probe_removes_its_container(
     assert leftover == []
 
 
+def _wait_until_under_load(process: subprocess.Popen[str], docker_engine: DockerEngine) -> None:
+    """Until the probe's container runs and its load has started (the process still alive)."""
+    deadline = time.monotonic() + 60
+    while not docker_engine.client.containers.list(filters={"label": PROBE_LABEL}):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.2)
+    time.sleep(1.5)  # under load by now
+
+
 def test_a_cancelled_probe_action_step_removes_its_container(
     tmp_path: Path, docker_engine: DockerEngine, server_binary: Path, nvml_host: HostEnv
 ) -> None:
@@ -488,19 +494,9 @@ def test_a_cancelled_probe_action_step_removes_its_container(
     never its children. The probe action's step, run as the runner runs it, must pass SIGINT
     on to gpuship: the container is removed and the step outputs say the run was stopped."""
     image = _endless_probe(tmp_path, docker_engine, server_binary)
-    action = yaml.safe_load((REPOSITORY_ROOT / "actions" / "probe" / "action.yml").read_text())
-    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
-    script = tmp_path / "step.sh"
-    script.write_text(step["run"] + "\n")
-    outputs = tmp_path / "github_output"
-    outputs.touch()
     env = {
         **nvml_host(hosts.L4_550),
         **docker_engine.env,
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_ACTION_PATH": str(REPOSITORY_ROOT / "actions" / "probe"),
-        "GITHUB_OUTPUT": str(outputs),
-        "GPUSHIP": str(Path(sys.executable).parent / "gpuship"),
         "INPUT_IMAGE": image,
         "INPUT_STABLE": "",
         "INPUT_COMPARE": "false",
@@ -511,22 +507,9 @@ def test_a_cancelled_probe_action_step_removes_its_container(
         "INPUT_CONFIG": "",
         "INPUT_FAIL_ON": "",
     }
-    # What the runner starts for `shell: bash`; a cancelled job signals that process alone.
-    process = subprocess.Popen(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group: what a failed run leaves is killed below
-    )
+    process, outputs = start_action_step("probe", tmp_path, env)
     try:
-        deadline = time.monotonic() + 60
-        while not docker_engine.client.containers.list(filters={"label": PROBE_LABEL}):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.2)
-        time.sleep(1.5)  # under load by now
+        _wait_until_under_load(process, docker_engine)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:

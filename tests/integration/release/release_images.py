@@ -1,5 +1,6 @@
 """Release test helpers: candidate images (single and multi-platform with BuildKit-style
-attestation manifests) for the bed registry, and the shape of an in-process CLI run."""
+attestation manifests) for the bed registry, the shape of an in-process CLI run, and where a
+tag points."""
 
 from __future__ import annotations
 
@@ -117,3 +118,16 @@ def place_seeded(
     return client.put_manifest(
         repo.tag(tag) if tag else repo.at(manifest.digest), manifest.data, manifest.media_type
     )
+
+
+def tag_digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
+    """The digest `tag` points at now; None when the tag does not exist."""
+    head = client.head_manifest(repo.tag(tag))
+    return head.digest if head is not None else None
+
+
+def stable_and_candidate(url: str, host: str, name: str) -> tuple[Repository, str, str]:
+    """`stable` at `old` (pushed, no release yet); candidate `new` pushed untagged."""
+    old = push(url, name, candidate_image(f"{name}-old"), tag="stable")
+    new = push(url, name, candidate_image(f"{name}-new"))
+    return Repository(host, name), old, new

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from release_images import candidate_image, candidate_index, dated_image, place_seeded
+from release_images import candidate_image, candidate_index, dated_image, place_seeded, tag_digest
 
 from bed import faults
 from bed.oci import Image, Index
@@ -146,7 +146,7 @@ def _judge_release(
     before_records: set[str],
 ) -> list[str]:
     problems = []
-    now = {tag: _digest(client, setup.repo, tag) for tag in setup.before}
+    now = {tag: tag_digest(client, setup.repo, tag) for tag in setup.before}
     for tag, digest in now.items():
         if digest not in (setup.before[tag], setup.after):
             problems.append(f"CORRUPTED: {tag} at {digest}")
@@ -195,7 +195,7 @@ def _judge_tag(entry: dict[str, Any], actual: str | None, setup: _Setup) -> list
 def _judge_prune(client: RegistryClient, setup: _Setup, report: dict[str, Any] | None) -> list[str]:
     problems = []
     for tag, digest in setup.kept.items():
-        found = _digest(client, setup.repo, tag)
+        found = tag_digest(client, setup.repo, tag)
         if found != digest:
             problems.append(f"CORRUPTED: kept tag {tag} at {found}, was {digest}")
     present = {d for d in setup.deletable if client.head_manifest(setup.repo.at(d)) is not None}
@@ -264,11 +264,6 @@ def _release(client: RegistryClient, repo: Repository, digest: str, tag: str) ->
     request = ReleaseRequest(repo.at(digest), repo, (TagRequest(tag, TagKind.FLOATING),))
     outcome = release(client, request, ReleaseConfig(), environ={}, now=datetime.now(timezone.utc))
     assert outcome.succeeded, outcome.error
-
-
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
 
 
 def _record_ids(client: RegistryClient, repo: Repository) -> set[str]:

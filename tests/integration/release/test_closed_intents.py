@@ -7,7 +7,7 @@ A closed release is listed as abandoned, is never resumed, and protects nothing.
 from __future__ import annotations
 
 import pytest
-from release_images import RunCli, candidate_image
+from release_images import RunCli, candidate_image, stable_and_candidate, tag_digest
 
 from bed import faults
 from bed.oci import push
@@ -23,19 +23,8 @@ HISTORY_TAG = "gpuship.releases"
 ENVIRON = {"GPUSHIP_REGISTRIES__ATTEMPTS": "1", "GPUSHIP_REGISTRIES__REQUEST_TIMEOUT": "2"}
 
 
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
-
-
 def _history(client: RegistryClient, repo: Repository) -> History:
     return load_history(client, repo, HISTORY_TAG)
-
-
-def _setup(registry: Registry, name: str) -> tuple[Repository, str, str]:
-    old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
-    new = push(registry.url, name, candidate_image(f"{name}-new"))
-    return Repository(registry.host, name), old, new
 
 
 def test_an_undone_release_is_closed_where_the_registry_deletes_no_manifests(
@@ -45,7 +34,7 @@ def test_an_undone_release_is_closed_where_the_registry_deletes_no_manifests(
     back and is over. Every DELETE is refused, so its intent cannot be removed; before, it
     stayed UNFINISHED forever (its digest protected from prune, the same promote resuming
     it). Now its abandoned record closes it."""
-    repo, old, new = _setup(registry, "closed/undone")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "closed/undone")
     other = push(registry.url, repo.name, candidate_image("closed/undone-other"))
     client = RegistryClient(environ={})
     wrote: set[str] = set()
@@ -67,7 +56,7 @@ def test_an_undone_release_is_closed_where_the_registry_deletes_no_manifests(
     assert run.code == 1, run
     result = run.report["result"]
     assert result["record_state"] == "none", result  # before: "intent"
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
     assert {e["tag"]: e["result"] for e in result["tags"]} == {
         "stable": "restored",
         "3.0.0": "left alone",
@@ -77,7 +66,7 @@ def test_an_undone_release_is_closed_where_the_registry_deletes_no_manifests(
     assert history.unfinished == [] and history.records == []
     assert [r.id for r in history.abandoned] == [release_id]
     # The intent is still there (the DELETE was refused), paired with its closing record.
-    assert _digest(client, repo, intent_tag(HISTORY_TAG, release_id)) is not None
+    assert tag_digest(client, repo, intent_tag(HISTORY_TAG, release_id)) is not None
     shown = run_cli("history", str(repo))
     assert shown.code == 0 and "1 abandoned" in shown.report["headline"], shown
     assert "unfinished" not in shown.report["headline"]
@@ -98,7 +87,7 @@ def test_a_stopped_promote_is_not_resumed_after_a_later_release_and_is_closed(
     what it wrote, so it stays unfinished. The same promote run again must not resume it
     (its record would sort before the rollback, with the stopped run's time and actor): a
     new release, which takes over every tag of the stopped one and closes it."""
-    repo, old, new = _setup(registry, "closed/superseded")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "closed/superseded")
     client = RegistryClient(environ={})
 
     def hook(index: int, method: str, path: str) -> str | None:
@@ -121,16 +110,16 @@ def test_a_stopped_promote_is_not_resumed_after_a_later_release_and_is_closed(
     history = _history(client, repo)
     assert history.unfinished == [] and [r.id for r in history.abandoned] == [intent.id]
     assert [r.id for r in history.records] == [back.report["result"]["record"]["id"], record["id"]]
-    assert (_digest(client, repo, "stable"), _digest(client, repo, "3.0.0")) == (new, new)
+    assert (tag_digest(client, repo, "stable"), tag_digest(client, repo, "3.0.0")) == (new, new)
     # rollback now goes back from the new release.
     assert run_cli("rollback", f"{repo}:stable").code == 0
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
 
 
 def test_rollback_of_an_interrupted_promote_closes_it(registry: Registry, run_cli: RunCli):
     """The registry goes away after the promote moved stable: only stable holds what it wrote.
     `rollback stable` takes stable over, so nothing of the promote is left: it is closed."""
-    repo, old, new = _setup(registry, "closed/rolled-back")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "closed/rolled-back")
     client = RegistryClient(environ={})
 
     def hook(index: int, method: str, path: str) -> str | None:
@@ -151,9 +140,9 @@ def test_rollback_of_an_interrupted_promote_closes_it(registry: Registry, run_cl
         )
     assert stopped.code == 3, stopped
     (intent,) = _history(client, repo).unfinished
-    assert (_digest(client, repo, "stable"), _digest(client, repo, "3.0.0")) == (new, None)
+    assert (tag_digest(client, repo, "stable"), tag_digest(client, repo, "3.0.0")) == (new, None)
     back = run_cli("rollback", f"{repo}:stable")
     assert back.code == 0, back
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
     history = _history(client, repo)
     assert history.unfinished == [] and [r.id for r in history.abandoned] == [intent.id]

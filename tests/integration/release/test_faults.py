@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from release_images import RunCli, candidate_image
+from release_images import RunCli, candidate_image, tag_digest
 
 from bed import faults
 from bed.oci import push
@@ -23,11 +23,6 @@ pytestmark = pytest.mark.integration
 FAST_RETRY = RetryPolicy(attempts=3, backoff_s=0.01, max_wait_s=0.05, timeout_s=5)
 FAST_ENVIRON = {"GPUSHIP_REGISTRIES__ATTEMPTS": "3", "GPUSHIP_REGISTRIES__BACKOFF": "0.01"}
 HISTORY_TAG = "gpuship.releases"
-
-
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
 
 
 def _records(client: RegistryClient, repo: Repository) -> list[str]:
@@ -141,8 +136,8 @@ def test_failed_promote_steps_back_from_a_tag_another_writer_moved(
             environ=FAST_ENVIRON,
         )
     assert result.code == 3, result  # the registry answered 500 to every record PUT
-    assert _digest(direct, repo, "stable") == theirs  # left alone: not ours any more
-    assert _digest(direct, repo, "canary") is None  # ours: removed again
+    assert tag_digest(direct, repo, "stable") == theirs  # left alone: not ours any more
+    assert tag_digest(direct, repo, "canary") is None  # ours: removed again
     tags = {entry["tag"]: entry for entry in result.report["result"]["tags"]}
     assert tags["stable"]["result"] == "left alone"
     assert tags["stable"]["now"] == theirs
@@ -164,7 +159,7 @@ def test_tag_moved_by_a_later_writer_is_reported_and_the_release_recorded(
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli("promote", f"{proxy.host}/{repo.name}@{new}", "--move", "stable")
     assert result.code == 0, result
-    assert _digest(direct, repo, "stable") == theirs
+    assert tag_digest(direct, repo, "stable") == theirs
     entry = result.report["result"]["tags"][0]
     assert (entry["result"], entry["now"]) == ("superseded", theirs)
     assert [f["rule"] for f in result.report["findings"]] == ["GSR104"]
@@ -184,8 +179,8 @@ def test_immutable_tag_created_by_someone_else_meanwhile_fails_and_restores(
         )
     assert result.code == 1, result
     assert "another writer created it" in result.report["result"]["error"]
-    assert _digest(direct, repo, "4.0.0") == theirs
-    assert _digest(direct, repo, "stable") == old
+    assert tag_digest(direct, repo, "4.0.0") == theirs
+    assert tag_digest(direct, repo, "stable") == old
     assert _records(direct, repo) == []
 
 
@@ -201,7 +196,7 @@ def test_record_stored_though_every_answer_to_it_was_lost(registry: Registry, ru
     # complete and says so (it used to end in "SOME TAGS NOT RESTORED").
     assert result.code == 0, result
     assert result.report["result"]["record_state"] == "stored"
-    assert _digest(direct, repo, "stable") == new
+    assert tag_digest(direct, repo, "stable") == new
     assert _records(direct, repo) == [result.report["result"]["record"]["id"]]
 
 
@@ -218,7 +213,7 @@ def test_rollback_decided_on_a_tag_that_moves_meanwhile_writes_nothing(
         result = run_cli("rollback", f"{proxy.host}/{repo.name}:stable")
     assert result.code == 1, result
     assert "moved from" in result.report["result"]["error"]
-    assert _digest(direct, repo, "stable") == theirs
+    assert tag_digest(direct, repo, "stable") == theirs
     assert len(_records(direct, repo)) == 1
     assert old != theirs
 
@@ -248,5 +243,5 @@ def test_tag_write_refused_on_retry_after_its_answer_was_lost_still_counts(
         )
     assert result.code == 0, result
     assert len(puts) == 3  # the lost one and two refused retries
-    assert _digest(direct, repo, "5.0.0") == new
+    assert tag_digest(direct, repo, "5.0.0") == new
     assert _records(direct, repo) == [result.report["result"]["record"]["id"]]

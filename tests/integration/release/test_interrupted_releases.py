@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from release_images import RunCli, candidate_image, dated_image
+from release_images import RunCli, dated_image, stable_and_candidate, tag_digest
 
 from bed import faults
+from bed.action_step import start_action_step
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.registry.client import RegistryClient
@@ -109,20 +109,8 @@ def _finish(
     return Run(process.returncode, report, stderr)
 
 
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
-
-
 def _history(client: RegistryClient, repo: Repository) -> History:
     return load_history(client, repo, HISTORY_TAG)
-
-
-def _setup(registry: Registry, name: str) -> tuple[Repository, str, str]:
-    """`stable` at `old` (pushed, no release yet); candidate `new` pushed untagged."""
-    old = push(registry.url, name, candidate_image(f"{name}-old"), tag="stable")
-    new = push(registry.url, name, candidate_image(f"{name}-new"))
-    return Repository(registry.host, name), old, new
 
 
 def _promote(host: str, repo: Repository, digest: str, version: str) -> list[str]:
@@ -134,12 +122,12 @@ def _promote(host: str, repo: Repository, digest: str, version: str) -> list[str
 def test_a_signal_during_a_tag_write_puts_back_what_was_moved(
     registry: Registry, tmp_path: Path, signum: int
 ):
-    repo, old, new = _setup(registry, f"stop/tag-{signum}")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, f"stop/tag-{signum}")
     client = RegistryClient(environ={})
     hook, reached = _hold_at("PUT", _tag_put("canary"), "stall")  # stable is written first
     with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
         process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path)
-        run = _finish(process, reached, signum, lambda: _digest(client, repo, "canary") == new)
+        run = _finish(process, reached, signum, lambda: tag_digest(client, repo, "canary") == new)
     assert run.code == 128 + signum, run
     name = signal.Signals(signum).name
     assert run.report is not None and run.report["failed"] is True
@@ -147,7 +135,7 @@ def test_a_signal_during_a_tag_write_puts_back_what_was_moved(
     # The held PUT reached the registry: both tags this run wrote are put back, and named.
     assert run.tags["stable"]["result"] == "restored" and run.tags["stable"]["now"] == old
     assert run.tags["canary"]["result"] == "restored" and run.tags["canary"]["now"] is None
-    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    assert (tag_digest(client, repo, "stable"), tag_digest(client, repo, "canary")) == (old, None)
     history = _history(client, repo)
     assert history.records == [] and history.unfinished == []  # nothing half-recorded
     assert run.report["result"]["record_state"] == "not stored"
@@ -156,15 +144,15 @@ def test_a_signal_during_a_tag_write_puts_back_what_was_moved(
 def test_sigint_while_the_record_is_stored_removes_it_and_puts_tags_back(
     registry: Registry, tmp_path: Path
 ):
-    repo, old, new = _setup(registry, "stop/record")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/record")
     client = RegistryClient(environ={})
     hook, reached = _hold_at("PUT", _record_put, "stall")
     with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
         process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path)
         run = _finish(process, reached, signal.SIGINT, lambda: bool(_history(client, repo).records))
     assert run.code == 130, run
-    assert _digest(client, repo, "stable") == old
-    assert _digest(client, repo, "3.0.0") is None
+    assert tag_digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "3.0.0") is None
     assert run.report is not None and run.report["result"]["record_state"] == "removed"
     history = _history(client, repo)
     assert history.records == [] and history.unfinished == []
@@ -173,7 +161,7 @@ def test_sigint_while_the_record_is_stored_removes_it_and_puts_tags_back(
 def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_completes(
     registry: Registry, tmp_path: Path, run_cli: RunCli
 ):
-    repo, old, new = _setup(registry, "stop/late-write")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/late-write")
     client = RegistryClient(environ={})
     # The PUT of stable reaches the registry 2 s late: the run gives up on it after 1 s, finds
     # stable still at old while putting tags back, and ends; then the write lands.
@@ -183,7 +171,7 @@ def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_complet
         time.sleep(2.5)
     assert run.code == 3, run
     assert run.report is not None and run.report["result"]["record_state"] == "intent"
-    assert _digest(client, repo, "stable") == new  # landed after the run ended
+    assert tag_digest(client, repo, "stable") == new  # landed after the run ended
     history = _history(client, repo)
     assert history.records == []
     (intent,) = history.unfinished
@@ -204,13 +192,13 @@ def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_complet
     # And rollback works from it.
     back = run_cli("rollback", f"{repo}:stable")
     assert back.code == 0, back
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
 
 
 def test_registry_gone_mid_promote_leaves_an_intent_rollback_can_undo(
     registry: Registry, tmp_path: Path, run_cli: RunCli
 ):
-    repo, old, new = _setup(registry, "stop/gone")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/gone")
     client = RegistryClient(environ={})
     # stable is written, then the registry goes away at canary's PUT: nothing can be put back.
     hook, _ = _hold_at("PUT", _tag_put("canary"), "gone")
@@ -219,19 +207,19 @@ def test_registry_gone_mid_promote_leaves_an_intent_rollback_can_undo(
     assert run.code == 3, run
     assert run.report is not None and run.report["result"]["record_state"] == "intent"
     assert "SOME TAGS NOT RESTORED: stable" in run.report["headline"]
-    assert _digest(client, repo, "stable") == new
+    assert tag_digest(client, repo, "stable") == new
     (intent,) = _history(client, repo).unfinished
     # rollback reads the unfinished release's move of stable and undoes it.
     back = run_cli("rollback", f"{repo}:stable")
     assert back.code == 0, back
     assert back.report["result"]["record"]["rollback_of"] == intent.id
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
 
 
 def test_registry_gone_mid_rollback_is_completed_by_the_same_rollback(
     registry: Registry, tmp_path: Path, run_cli: RunCli
 ):
-    repo, old, new = _setup(registry, "stop/rollback-gone")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/rollback-gone")
     client = RegistryClient(environ={})
     assert run_cli(*_promote(registry.host, repo, new, "3.0.0")).code == 0
     # The rollback writes stable, then the registry goes away as it stores its record.
@@ -239,14 +227,14 @@ def test_registry_gone_mid_rollback_is_completed_by_the_same_rollback(
     with faults.start(registry.host, hook=hook) as proxy:
         run = _finish(_gpuship(["rollback", f"{proxy.host}/{repo.name}:stable"], tmp_path))
     assert run.code == 3, run
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
     (intent,) = _history(client, repo).unfinished
     assert intent.kind == "rollback"
     # Running it again completes that rollback: it does not roll back further (to `new`).
     again = run_cli("rollback", f"{repo}:stable")
     assert again.code == 0, again
     assert again.report["result"]["record"]["id"] == intent.id
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
     history = _history(client, repo)
     assert history.unfinished == [] and history.records[-1].id == intent.id
 
@@ -254,18 +242,18 @@ def test_registry_gone_mid_rollback_is_completed_by_the_same_rollback(
 def test_sigterm_during_a_rollback_puts_the_tag_back(
     registry: Registry, tmp_path: Path, run_cli: RunCli
 ):
-    repo, _, new = _setup(registry, "stop/rollback-term")
+    repo, _, new = stable_and_candidate(registry.url, registry.host, "stop/rollback-term")
     client = RegistryClient(environ={})
     assert run_cli(*_promote(registry.host, repo, new, "3.0.0")).code == 0
     hook, reached = _hold_at("PUT", _tag_put("stable"), "stall")
     with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
         process = _gpuship(["rollback", f"{proxy.host}/{repo.name}:stable"], tmp_path)
         run = _finish(
-            process, reached, signal.SIGTERM, lambda: _digest(client, repo, "stable") != new
+            process, reached, signal.SIGTERM, lambda: tag_digest(client, repo, "stable") != new
         )
     assert run.code == 143, run
     assert run.tags["stable"]["result"] == "restored"
-    assert _digest(client, repo, "stable") == new  # where the rollback found it
+    assert tag_digest(client, repo, "stable") == new  # where the rollback found it
     assert _history(client, repo).unfinished == []
 
 
@@ -297,31 +285,21 @@ def test_sigterm_during_prune_settles_the_delete_in_flight_and_a_rerun_finishes(
     again = _finish(_gpuship(["prune", f"{registry.host}/{name}", "--apply"], tmp_path))
     assert again.code == 0, again
     remaining = {d for d in digests[:2] if client.head_manifest(repo.at(d)) is not None}
-    assert remaining == set() and _digest(client, repo, "nightly-3") == digests[2]
+    assert remaining == set() and tag_digest(client, repo, "nightly-3") == digests[2]
 
 
 def test_a_cancelled_actions_step_passes_sigint_on_to_promote(registry: Registry, tmp_path: Path):
     """GitHub Actions signals a cancelled step's own process only (bash running the step's
     `run:`), never its children. The promote action's step, run as the runner runs it, must
     get SIGINT to gpuship: the tags are put back and the step outputs say so."""
-    repo, old, new = _setup(registry, "stop/action")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/action")
     client = RegistryClient(environ={})
-    action = yaml.safe_load((ROOT / "actions" / "promote" / "action.yml").read_text())
-    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
-    script = tmp_path / "step.sh"
-    script.write_text(step["run"] + "\n")
-    outputs = tmp_path / "github_output"
-    outputs.touch()
     hook, reached = _hold_at("PUT", _tag_put("canary"), "stall")
     with faults.start(registry.host, hook=hook, stall_s=5) as proxy:
         environ = {
             "PATH": os.environ["PATH"],
             "HOME": str(tmp_path),
             **ENVIRON,
-            "GITHUB_ACTIONS": "true",
-            "GITHUB_ACTION_PATH": str(ROOT / "actions" / "promote"),
-            "GITHUB_OUTPUT": str(outputs),
-            "GPUSHIP": str(Path(sys.executable).parent / "gpuship"),
             "INPUT_SOURCE": f"{proxy.host}/{repo.name}@{new}",
             "INPUT_TAGS": "3.0.0",
             "INPUT_MOVE": "stable canary",
@@ -331,23 +309,15 @@ def test_a_cancelled_actions_step_passes_sigint_on_to_promote(registry: Registry
             "INPUT_INSTRUCTIONS_FILE": "gpuship-rollback.md",
             "INPUT_CONFIG": "",
         }
-        # What the runner starts for `shell: bash`; it signals that process alone.
-        process = subprocess.Popen(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=tmp_path,
-            env=environ,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process, outputs = start_action_step("promote", tmp_path, environ)
         run = _finish(
-            process, reached, signal.SIGINT, lambda: _digest(client, repo, "canary") == new
+            process, reached, signal.SIGINT, lambda: tag_digest(client, repo, "canary") == new
         )
     assert run.code == 130, run.stderr
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     assert written["exit-code"] == "130" and written["failed"] == "true"
     assert written["changed-tags"] == ""  # nothing this run wrote stays
-    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
+    assert (tag_digest(client, repo, "stable"), tag_digest(client, repo, "canary")) == (old, None)
     assert _history(client, repo).unfinished == []
 
 
@@ -362,7 +332,7 @@ def test_the_runners_sigterm_after_sigint_lets_the_undo_finish(registry: Registr
     """A cancelled job: SIGINT, then SIGTERM 7.5 s later, SIGKILL 2.5 s after that. The SIGTERM
     arrives while the run puts its tags back: it is the same stop, and every tag goes back.
     Before the fix it cut the undo short, leaving `stable` reported "not restored"."""
-    repo, old, new = _setup(registry, "stop/int-then-term")
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/int-then-term")
     client = RegistryClient(environ={})
     reached, undoing = threading.Event(), threading.Event()
     stable_puts = []
@@ -383,7 +353,7 @@ def test_the_runners_sigterm_after_sigint_lets_the_undo_finish(registry: Registr
     with faults.start(registry.host, hook=hook, stall_s=5, delay_s=3) as proxy:
         process = _gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path, patient)
         assert reached.wait(timeout=30), "the run never reached canary's PUT"
-        _wait_for(lambda: _digest(client, repo, "canary") == new)
+        _wait_for(lambda: tag_digest(client, repo, "canary") == new)
         process.send_signal(signal.SIGINT)
         assert undoing.wait(timeout=30), "the undo never put stable back"
         process.send_signal(signal.SIGTERM)
@@ -393,8 +363,8 @@ def test_the_runners_sigterm_after_sigint_lets_the_undo_finish(registry: Registr
     assert "repeated signal" not in run.report["headline"] + run.stderr
     assert run.tags["stable"]["result"] == "restored" and run.tags["stable"]["now"] == old
     assert run.tags["canary"]["result"] == "restored" and run.tags["canary"]["now"] is None
-    assert (_digest(client, repo, "stable"), _digest(client, repo, "canary")) == (old, None)
-    assert _digest(client, repo, "3.0.0") is None
+    assert (tag_digest(client, repo, "stable"), tag_digest(client, repo, "canary")) == (old, None)
+    assert tag_digest(client, repo, "3.0.0") is None
     history = _history(client, repo)
     assert history.records == [] and history.unfinished == []
     assert run.report["result"]["record_state"] == "not stored"
@@ -405,7 +375,7 @@ def test_signals_while_the_report_is_written_lose_nothing(registry: Registry, tm
     report, the step outputs and exit 0 still say it shipped. `--output` is a FIFO whose
     buffer the test filled, so the process is held inside that write until the test reads.
     Before the fix the process exited 130 with no step outputs."""
-    repo, _, new = _setup(registry, "stop/while-reporting")
+    repo, _, new = stable_and_candidate(registry.url, registry.host, "stop/while-reporting")
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     keeper = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a reader, so the writer's open passes
@@ -434,7 +404,7 @@ def test_signals_while_the_report_is_written_lose_nothing(registry: Registry, tm
     assert "SIGINT and SIGTERM arrived after the promote had finished" in stderr
     assert "::warning title=gpuship::SIGINT and SIGTERM arrived" in stdout
     client = RegistryClient(environ={})
-    assert _digest(client, repo, "stable") == _digest(client, repo, "4.0.0") == new
+    assert tag_digest(client, repo, "stable") == tag_digest(client, repo, "4.0.0") == new
 
 
 def _fill(fd: int) -> int:

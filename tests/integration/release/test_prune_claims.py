@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 import pytest
-from release_images import dated_image
+from release_images import dated_image, tag_digest
 
 from bed.oci import push
 from bed.registry import Registry
@@ -71,11 +71,6 @@ def _store(client: RegistryClient, repo: Repository, record: ReleaseRecord) -> N
     store_record(client, repo, PREFIX, record, subject)
 
 
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
-
-
 @pytest.mark.parametrize("state", ["intent", "complete"])
 def test_a_release_met_during_a_delete_gets_back_only_what_it_recorded(
     registry: Registry, state: Literal["intent", "complete"]
@@ -107,12 +102,12 @@ def test_a_release_met_during_a_delete_gets_back_only_what_it_recorded(
     assert candidate in plan.restored and plan.deleted == [], plan
     assert f"release {record.id}" in plan.restored[candidate]
     assert client.head_manifest(repo.at(candidate)) is not None  # the release can complete
-    written = {tag: _digest(client, repo, tag) for tag in ("2.0.0", "prod")}
+    written = {tag: tag_digest(client, repo, tag) for tag in ("2.0.0", "prod")}
     if state == "intent":
         assert written == {"2.0.0": None, "prod": None}
     else:
         assert written == {"2.0.0": candidate, "prod": candidate}
-    assert _digest(client, repo, "sha-c") is None  # prune's own deletion stands
+    assert tag_digest(client, repo, "sha-c") is None  # prune's own deletion stands
 
 
 def test_every_unfinished_release_protects_its_digest_beyond_the_history_limit(

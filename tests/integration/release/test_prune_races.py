@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from concurrency import Outcome, run_writer
-from release_images import candidate_image, candidate_index, place_seeded
+from release_images import candidate_image, candidate_index, place_seeded, tag_digest
 
 from bed import faults
 from bed.oci import Image, Index
@@ -177,7 +177,7 @@ def _shipped_tags_held(client: RegistryClient, repo: Repository, outcome: Outcom
     assert outcome.report is not None
     problems = []
     for entry in outcome.report["result"]["tags"]:
-        found = _digest(client, repo, entry["tag"])
+        found = tag_digest(client, repo, entry["tag"])
         if found is None:
             problems.append(f"{outcome.name} exited 0, yet its tag {entry['tag']} is LOST")
         elif entry["kind"] == "immutable" and found != entry["after"]:
@@ -187,7 +187,7 @@ def _shipped_tags_held(client: RegistryClient, repo: Repository, outcome: Outcom
 
 def _history_explains(client: RegistryClient, repo: Repository, records, tag: str) -> list[str]:
     """The tag's digest was put there by a recorded release, and its content is all there."""
-    found = _digest(client, repo, tag)
+    found = tag_digest(client, repo, tag)
     touched = [r.id for r in records if any(c.tag == tag for c in r.tags)]
     if found is None:
         return [f"{tag} is gone, yet releases {touched} recorded it"] if touched else []
@@ -225,11 +225,6 @@ def _counts(outcomes: list[Outcome], planned: set[str]) -> Counter[str]:
         notes = [entry["note"] for entry in result["tags"]]
         counts["tag written again after a prune's delete"] += sum("prune" in n for n in notes)
     return counts
-
-
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
 
 
 @functools.cache

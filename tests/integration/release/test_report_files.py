@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from release_images import candidate_image, dated_image
+from release_images import candidate_image, dated_image, tag_digest
 
 from bed.oci import push
 from bed.registry import Registry
@@ -68,11 +68,6 @@ def _outputs(environ: dict[str, str]) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if "=" in line)
 
 
-def _digest(client: RegistryClient, repo: Repository, tag: str) -> str | None:
-    head = client.head_manifest(repo.tag(tag))
-    return head.digest if head is not None else None
-
-
 def test_a_shipped_promote_stays_shipped_when_its_files_cannot_be_written(
     registry: Registry, tmp_path: Path, full_disk: Path
 ):
@@ -89,7 +84,7 @@ def test_a_shipped_promote_stays_shipped_when_its_files_cannot_be_written(
     assert code == 0, stderr
     client = RegistryClient(environ={})
     repo = Repository(registry.host, name)
-    assert _digest(client, repo, "stable") == _digest(client, repo, "1.0.0") == new
+    assert tag_digest(client, repo, "stable") == tag_digest(client, repo, "1.0.0") == new
     outputs = _outputs(environ)
     assert outputs["failed"] == "false" and outputs["release-id"]
     assert outputs["changed-tags"] == "stable,1.0.0"
@@ -128,7 +123,7 @@ def test_rollback_and_prune_keep_their_exit_code_when_the_report_cannot_be_writt
     assert "No space left on device" in stderr
     assert _outputs(environ)["failed"] == "false"
     client = RegistryClient(environ={})
-    assert _digest(client, repo, "stable") == old
+    assert tag_digest(client, repo, "stable") == old
     config = tmp_path / "gpuship.yaml"
     config.write_text(
         "release:\n  retention:\n    keep:\n      - pattern: 'nightly-.*'\n        newest: 0\n"
