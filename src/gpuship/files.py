@@ -19,13 +19,22 @@ def write_atomically(path: Path, text: str, what: str = "file") -> None:
     exists but is not a regular file (`/dev/stdout`, `/dev/null`, a FIFO) is written to in
     place: renaming over it would replace the device or pipe with a plain file."""
     try:
-        existing = path.stat() if path.exists() else None
+        existing = _stat_or_none(path)
         if existing is not None and not stat.S_ISREG(existing.st_mode):
             _write_in_place(path, text)
             return
         _replace(Path(os.path.realpath(path)), text, existing)
     except OSError as exc:
         raise InputError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+
+
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    """The target's status (through a symlink), None when there is none yet: one stat, where
+    exists() and then stat() were two and could disagree."""
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
 
 
 def _write_in_place(path: Path, text: str) -> None:
