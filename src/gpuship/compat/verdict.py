@@ -175,7 +175,7 @@ def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
     audit and when, each GPU's UUID, PCI address and brand number, each MIG device's UUID, the
     kernel and OS name, the NVML library version, and free memory unless
     `verify.min-free-memory-gib` asks for it. So a fleet judges each distinct kind of host
-    once per image, not each host (`tests/unit/verify/test_verify_judged_reading.py` checks
+    once per image, not each host (`tests/unit/compat/test_compat_judged_reading.py` checks
     that changing only these never changes a verdict).
     """
     gpu: dict[str, Any] = {

@@ -23,7 +23,7 @@ from gpuship.report.result import to_json
 from gpuship.route.arc import scale_sets
 from gpuship.route.kubernetes import node_selector_terms, parse_toleration, pod_constraints
 from gpuship.route.result import KubernetesOnly
-from unit.verify.verify_builders import A100, H100, L4, audit, gpu
+from unit.compat.compat_builders import A100, H100, L4, audit, gpu
 
 SCHEMA = Path(__file__).parents[2] / "data" / "schemas" / "arc-autoscalingrunnerset-v1alpha1.json"
 # What the chart (templates/autoscalingrunnerset.yaml) puts beside the values gpuship writes.

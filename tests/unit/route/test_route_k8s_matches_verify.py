@@ -38,7 +38,7 @@ from gpuship.compat.verdict import Status, judge
 from gpuship.cuda.drivers import cuda_for_driver
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints
-from unit.verify.verify_builders import gpu
+from unit.compat.compat_builders import gpu
 
 MIB = 2**20
 

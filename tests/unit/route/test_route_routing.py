@@ -16,7 +16,7 @@ from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
 from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
-from unit.verify.verify_builders import A100, H100, T4, audit, gpu
+from unit.compat.compat_builders import A100, H100, T4, audit, gpu
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 CONFIG = VerifyConfig(require_gpu_runtime=False, minor_version_compat="error")

@@ -22,7 +22,7 @@ from gpuship.report.kubernetes import render_arc, render_kubernetes
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, InventoryEntry
 from gpuship.route.run import RouteRequest, Settings, route_over
-from unit.verify.verify_builders import H100, audit, gpu
+from unit.compat.compat_builders import H100, audit, gpu
 
 NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)
 MULTI_ARCH = "registry.example/ml/app:1"  # linux/amd64 and linux/arm64 (GH200)

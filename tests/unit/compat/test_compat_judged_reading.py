@@ -16,7 +16,7 @@ from gpuship.compat.audit import HostAudit, audit_from_document
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
 from gpuship.compat.verdict import judge, judged_reading
-from unit.verify.verify_builders import A100, H100, T4, audit, gpu
+from unit.compat.compat_builders import A100, H100, T4, audit, gpu
 
 READINGS = Path(__file__).parents[2] / "data" / "gpu-readings"
 

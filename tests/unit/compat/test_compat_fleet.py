@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 from require_values import IMAGES
-from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
 from gpuship.cli.main import main
 from gpuship.compat.cell import cell_needs, matrix_cells

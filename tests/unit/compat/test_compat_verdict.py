@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from compat_builders import A100, H100, H200, L4, RTX3090, RTX4090, T4, audit, gpu, image
 from require_values import IMAGES, require_cuda
-from verify_builders import A100, H100, H200, L4, RTX3090, RTX4090, T4, audit, gpu, image
 
 from gpuship.compat import rule_ids as rules
 from gpuship.compat.audit import HostAudit

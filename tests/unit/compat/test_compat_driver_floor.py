@@ -5,7 +5,7 @@ compared in whole MiB, as node labels show it."""
 from __future__ import annotations
 
 import pytest
-from verify_builders import A100, H100, audit, gpu, image
+from compat_builders import A100, H100, audit, gpu, image
 
 from gpuship.compat import rule_ids
 from gpuship.compat.audit import HostAudit
