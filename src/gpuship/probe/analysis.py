@@ -36,7 +36,7 @@ class Overload:
 
 
 @dataclass(frozen=True)
-class ImageResult:
+class ImageFigures:
     """Everything measured about one image over its trials."""
 
     role: str
@@ -55,9 +55,9 @@ class ImageResult:
         return bool(self.per_trial)
 
 
-def image_result(
+def image_figures(
     role: str, trials: Sequence[Trial], steps: Sequence[Step], slo: SloConfig
-) -> ImageResult:
+) -> ImageFigures:
     """Pool the trials of one image (`trials` all have this role)."""
     ran = [trial for trial in trials if trial.start_failure is None]
     per_trial = tuple(
@@ -75,7 +75,7 @@ def image_result(
     fractions = [s.used_bytes / s.total_bytes for s in samples if s.total_bytes]
     processes = [s.process_bytes for s in samples if s.process_bytes is not None]
     errors = [trial.gpu_error for trial in ran if trial.gpu_error]
-    return ImageResult(
+    return ImageFigures(
         role=role,
         image=trials[0].image,
         steps=pooled if ran else (),

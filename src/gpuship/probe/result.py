@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuship.report.result import published_as
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -83,8 +85,9 @@ class ComparisonResult:
     ratio: Interval
 
 
+@published_as("CheckResult")
 @dataclass(frozen=True)
-class CheckResult:
+class GateCheckResult:
     """One gate check."""
 
     rule: str
@@ -166,7 +169,7 @@ class ProbeResult:
     reason: str
     images: tuple[ProbedImage, ...]
     comparisons: tuple[ComparisonResult, ...]
-    checks: tuple[CheckResult, ...]
+    checks: tuple[GateCheckResult, ...]
     trials: tuple[TrialResult, ...]
 
 

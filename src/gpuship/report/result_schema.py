@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuship.report.json_format import Document
 from gpuship.report.model import DOCS_BASE
-from gpuship.report.result import FLATTEN, OMIT_NONE
+from gpuship.report.result import FLATTEN, OMIT_NONE, PUBLISHED_NAMES
 
 if TYPE_CHECKING:
     from pydantic.json_schema import JsonSchemaValue
@@ -48,6 +48,9 @@ def _closed_generator() -> type[Any]:
 
         def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
             out = super().dataclass_schema(schema)
+            published = PUBLISHED_NAMES.get(schema["cls"].__qualname__)
+            if published is not None:
+                out["title"] = published
             properties = out.get("properties", {})
             required = []
             out["additionalProperties"] = False
@@ -59,6 +62,10 @@ def _closed_generator() -> type[Any]:
                     required.append(field.name)
             out["required"] = required
             return out
+
+        def normalize_name(self, name: str) -> str:
+            # A `$defs` key is made from the class name: a published name replaces it.
+            return super().normalize_name(PUBLISHED_NAMES.get(name, name))
 
         def field_title_should_be_set(self, schema: Any) -> bool:
             return False

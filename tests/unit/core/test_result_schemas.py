@@ -18,7 +18,13 @@ import pytest
 
 from gpuship.cli.main import main
 from gpuship.cli.registry import command_names, load_command
-from gpuship.report.result import JsonDocument, flattened, omitted_if_none, to_json
+from gpuship.report.result import (
+    JsonDocument,
+    flattened,
+    omitted_if_none,
+    published_as,
+    to_json,
+)
 from gpuship.report.result_schema import document_schema
 from json_results import checked, validator
 
@@ -94,3 +100,24 @@ def test_to_json_writes_what_the_types_say() -> None:
     schema = document_schema("sample", Sample)["$defs"]["Sample"]
     assert schema["additionalProperties"] == {"type": "string"}  # the flattened axes
     assert schema["required"] == ["name", "inner", "maybe"]
+
+
+@published_as("Published")
+@dataclass(frozen=True)
+class RenamedInside:
+    """A type renamed inside the package."""
+
+    size: int
+
+
+@dataclass(frozen=True)
+class Holder:
+    item: RenamedInside
+
+
+def test_a_renamed_type_keeps_its_published_name() -> None:
+    schema = document_schema("sample", Holder)
+    assert "RenamedInside" not in schema["$defs"]
+    assert schema["$defs"]["Published"]["title"] == "Published"
+    assert schema["$defs"]["Holder"]["properties"]["item"] == {"$ref": "#/$defs/Published"}
+    assert to_json(Holder(RenamedInside(1))) == {"item": {"size": 1}}
