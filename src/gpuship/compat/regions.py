@@ -57,7 +57,7 @@ Parts = tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class Span:
+class VersionRange:
     """Versions v with low <= v < high, compared part by part (None: unbounded)."""
 
     low: Parts | None
@@ -77,8 +77,8 @@ class Capabilities:
 class Region:
     """Nodes whose driver, CUDA version and compute capability lie here pass the checks."""
 
-    driver: Span
-    cuda: Span
+    driver: VersionRange
+    cuda: VersionRange
     capabilities: Capabilities
 
 
@@ -139,8 +139,8 @@ def passing_regions(
         (i_lo, i_hi), (j_lo, j_hi) = rectangle
         regions.append(
             Region(
-                driver=Span(drivers[i_lo][1].low, drivers[i_hi][1].high),
-                cuda=Span(cudas[j_lo][1].low, cudas[j_hi][1].high),
+                driver=VersionRange(drivers[i_lo][1].low, drivers[i_hi][1].high),
+                cuda=VersionRange(cudas[j_lo][1].low, cudas[j_hi][1].high),
                 capabilities=_capabilities([classes[k] for k in sorted(members)], last),
             )
         )
@@ -189,7 +189,7 @@ def _ceiling(text: str, size: int) -> Parts | None:
     return head
 
 
-def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, Span]]:
+def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, VersionRange]]:
     """The intervals between the cuts, each with a representative version. Each cut v and its
     successor bound one: a comparison with v (=, !=, <, <=, >, >=) reads the same inside each."""
     points: set[Parts] = set()
@@ -205,7 +205,7 @@ def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, Span]]:
         if low is None and high is not None and high <= zero:
             continue  # nothing lies below the lowest version
         sample = low if low is not None else zero
-        intervals.append((".".join(map(str, sample)), Span(low, high)))
+        intervals.append((".".join(map(str, sample)), VersionRange(low, high)))
     return intervals
 
 

@@ -15,7 +15,7 @@ from gpuship.compat.verdict import Status, judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
-from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
+from gpuship.route.routing import FleetHost, ImageToRoute, fleet_hosts, host_platform, route_images
 from unit.compat.compat_builders import A100, H100, T4, audit, gpu
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -52,7 +52,9 @@ FLEET = [
 ]
 
 
-def hosts(audits: list[HostAudit], ages: dict[str, timedelta] | None = None) -> tuple[Host, ...]:
+def hosts(
+    audits: list[HostAudit], ages: dict[str, timedelta] | None = None
+) -> tuple[FleetHost, ...]:
     ages = ages or {}
     pairs = [(a, NOW - ages.get(a.runner.runner_name or "", timedelta(minutes=5))) for a in audits]
     return fleet_hosts(pairs, NOW, RouteConfig().max_age)
