@@ -1,8 +1,17 @@
-"""The kb stage's results (`gpuship kb SUBCOMMAND`): one type per sub-command."""
+"""The kb stage's results (`gpuship kb SUBCOMMAND`): one type per sub-command.
+
+What the knowledge base holds as plain text is published as the `cuda` types themselves (a
+requirement, a failed factor); where those hold parsed values (versions, compute
+capabilities) or more than a lookup answers, the answer has a type of its own here, named for
+what it says and published under the name the schema has always given it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from gpuship.cuda.require import FailedFactor, Requirement
+from gpuship.report.result import published_as
 
 
 @dataclass(frozen=True)
@@ -17,8 +26,9 @@ class DriverFor:
     source: str | None
 
 
+@published_as("TorchVariant")
 @dataclass(frozen=True)
-class TorchVariant:
+class TorchWheel:
     """One CUDA wheel variant of a torch release."""
 
     name: str
@@ -30,20 +40,22 @@ class TorchVariant:
     source: str
 
 
+@published_as("TorchRelease")
 @dataclass(frozen=True)
-class TorchRelease:
+class TorchWheels:
     """`kb torch VERSION`: its CUDA variants, and the one plain `pip install torch` gets."""
 
     torch: str
     pypi_default: str | None
     pypi_default_source: str | None
     complete: bool  # every CUDA variant of the release is known (else: others may exist)
-    variants: tuple[TorchVariant, ...]
+    variants: tuple[TorchWheel, ...]
     source: str
 
 
+@published_as("GpuModel")
 @dataclass(frozen=True)
-class GpuModel:
+class GpuCapability:
     """`kb gpu NAME`: a GPU model's compute capability."""
 
     name: str
@@ -54,8 +66,9 @@ class GpuModel:
     source: str
 
 
+@published_as("KnowledgeBase")
 @dataclass(frozen=True)
-class KnowledgeBase:
+class KnowledgeSummary:
     """`kb show`: what the knowledge base holds."""
 
     schema_version: int
@@ -63,14 +76,6 @@ class KnowledgeBase:
     cuda_releases: tuple[str, ...]
     torch_releases: tuple[str, ...]
     gpus: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One NVIDIA_REQUIRE_* variable."""
-
-    variable: str
-    expression: str
 
 
 @dataclass(frozen=True)
@@ -88,14 +93,6 @@ class Host:
     driver: str | None
     cuda: str | None
     gpus: tuple[HostGpu, ...]
-
-
-@dataclass(frozen=True)
-class FailedFactor:
-    """A factor of the failing condition, and the host's value for it."""
-
-    factor: str
-    actual: str | None
 
 
 @dataclass(frozen=True)
@@ -121,4 +118,4 @@ class RequireCheck:
     failure: Failure | None
 
 
-KbResult = DriverFor | TorchRelease | GpuModel | KnowledgeBase | RequireCheck
+KbResult = DriverFor | TorchWheels | GpuCapability | KnowledgeSummary | RequireCheck
