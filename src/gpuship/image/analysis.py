@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from gpuship.image import paths
 from gpuship.image.dive import DiveFigures, dive_figures
-from gpuship.image.layerscan import LayerScan, Problem
-from gpuship.image.overlay import FinalFilesystem, HiddenFile, VisibleFile, final_filesystem
+from gpuship.image.layerscan import LayerProblem, LayerScan
+from gpuship.image.overlay import FinalFilesystem, ShadowedFile, VisibleFile, final_filesystem
 from gpuship.image.source import ResolvedImage
 from gpuship.image.tarwalk import REGULAR
 from gpuship.image.weights import hub_cache_of
+from gpuship.image_result import CudaEvidence
 
 MISSING_HISTORY = "(missing)"
 _TOP_DIRS = 5
@@ -77,17 +78,9 @@ class DuplicateCudaLibrary:
 
 
 @dataclass(frozen=True)
-class CudaEvidence:
-    """Something inside the image that needs a CUDA version (`source` says what)."""
-
-    source: str
-    version: str
-    path: str
-
-
-@dataclass(frozen=True)
-class GpuLibrary:
-    """A shared object with GPU code: its SASS (`sm_XX`) and PTX (`compute_XX`) targets."""
+class ScannedLibrary:
+    """A shared object with GPU code in the final image: its SASS (`sm_XX`) and PTX
+    (`compute_XX`) targets. Published as `image_result.GpuLibrary`, its path absolute."""
 
     path: str
     size: int
@@ -110,9 +103,9 @@ class ImageAnalysis:
     toolchains: tuple[Group, ...]
     duplicate_cuda: tuple[DuplicateCudaLibrary, ...]
     cuda_evidence: tuple[CudaEvidence, ...]
-    gpu_libraries: tuple[GpuLibrary, ...]
+    gpu_libraries: tuple[ScannedLibrary, ...]
     has_cuda_compat: bool
-    problems: tuple[tuple[int, Problem], ...]
+    problems: tuple[tuple[int, LayerProblem], ...]
 
     @property
     def compressed_size(self) -> int:
@@ -123,7 +116,7 @@ class ImageAnalysis:
         return sum(layer.content_size for layer in self.layers)
 
     @property
-    def hidden(self) -> tuple[HiddenFile, ...]:
+    def hidden(self) -> tuple[ShadowedFile, ...]:
         return self.filesystem.hidden
 
 
@@ -300,7 +293,7 @@ def _analyze(image: ResolvedImage, scans: Sequence[LayerScan]) -> ImageAnalysis:
             shown = visible.get(binary.path)
             if shown is not None and shown.layer == index:
                 gpu_libraries.append(
-                    GpuLibrary(
+                    ScannedLibrary(
                         binary.path,
                         binary.size,
                         index,

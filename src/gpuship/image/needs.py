@@ -17,11 +17,12 @@ from gpuship.compat.needs import (
     needs_from_env_and_labels,
     with_scan,
 )
-from gpuship.image.analysis import CudaEvidence, GpuLibrary, env_cuda_evidence
+from gpuship.image.analysis import ScannedLibrary, env_cuda_evidence
 from gpuship.image.inspect import inspect_resolved
 from gpuship.image.location import open_source
 from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
+from gpuship.image_result import CudaEvidence
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 
@@ -39,7 +40,7 @@ class ImageNeeds:
     min_driver: str | None
     cuda_evidence: tuple[CudaEvidence, ...]
     # Per GPU library: a GPU is served only if every library has SASS or PTX for it.
-    gpu_libraries: tuple[GpuLibrary, ...]
+    gpu_libraries: tuple[ScannedLibrary, ...]
     has_cuda_compat: bool
     deep: bool  # False: config only (env/labels); layer content was not read
 

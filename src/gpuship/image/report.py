@@ -20,7 +20,6 @@ from gpuship.image.config import ImageStageConfig
 from gpuship.image.layerscan import LIMIT_PROBLEM
 from gpuship.image.requirement import (
     CudaRequirement,
-    TargetCoverage,
     cuda_requirement,
     sm_targets,
     target_coverage,
@@ -161,7 +160,7 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
 
 def _cuda_findings(
     out: _Findings, analysis: ImageAnalysis, config: ImageStageConfig
-) -> tuple[CudaRequirement, list[TargetCoverage]]:
+) -> tuple[CudaRequirement, list[R.TargetCoverage]]:
     env, labels = analysis.image.config.env, analysis.image.config.labels
     labelled = labelled_needs(analysis.image.reference, labels)
     requirement = cuda_requirement(analysis.cuda_evidence, env, labels)
@@ -184,14 +183,13 @@ def _cuda_findings(
             out.add(
                 rules.ARCH_MISSING,
                 f"no kernel for {coverage.target} in {len(coverage.missing)} GPU libraries: "
-                + ", ".join(f"/{path}" for path in coverage.missing[:5]),
+                + ", ".join(coverage.missing[:5]),
             )
         if coverage.ptx_only:
             out.add(
                 rules.ARCH_MISSING,
                 f"{coverage.target} runs only by PTX JIT (slow first start) in "
-                f"{len(coverage.ptx_only)} GPU libraries: "
-                + ", ".join(f"/{path}" for path in coverage.ptx_only[:5]),
+                f"{len(coverage.ptx_only)} GPU libraries: " + ", ".join(coverage.ptx_only[:5]),
             )
     if analysis.gpu_libraries:
         for target in sm_targets(labelled.arch_targets or ()):
@@ -200,13 +198,13 @@ def _cuda_findings(
                 out.add(
                     rules.ARCH_CLAIM_UNSUPPORTED,
                     f"label io.gpuship.arch-list promises {target} but "
-                    + ", ".join(f"/{path}" for path in coverage.missing[:5])
+                    + ", ".join(coverage.missing[:5])
                     + " has no kernel for it",
                 )
     return requirement, coverages
 
 
-def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
+def _gpu(analysis: ImageAnalysis, coverages: Sequence[R.TargetCoverage]) -> R.Gpu:
     libraries = analysis.gpu_libraries
     sass_union = sorted({arch for lib in libraries for arch in lib.sass}, key=_arch_number)
     ptx_union = sorted({arch for lib in libraries for arch in lib.ptx}, key=_arch_number)
@@ -221,12 +219,7 @@ def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
             R.GpuLibrary("/" + lib.path, lib.layer, lib.size, tuple(lib.sass), tuple(lib.ptx))
             for lib in libraries
         ),
-        targets=tuple(
-            R.TargetCoverage(
-                c.target, tuple("/" + p for p in c.missing), tuple("/" + p for p in c.ptx_only)
-            )
-            for c in coverages
-        ),
+        targets=tuple(coverages),
     )
 
 
@@ -268,7 +261,7 @@ def _cuda(analysis: ImageAnalysis, requirement: CudaRequirement) -> R.Cuda:
         effective=requirement.effective,
         min_driver=requirement.min_driver,
         deciding=R.CudaSource(deciding.source, deciding.path) if deciding else None,
-        evidence=tuple(R.CudaEvidence(e.source, e.version, e.path) for e in analysis.cuda_evidence),
+        evidence=analysis.cuda_evidence,
         claims=tuple(R.CudaClaim(c.source, c.value) for c in requirement.claims),
         has_cuda_compat=analysis.has_cuda_compat,
     )
@@ -277,7 +270,7 @@ def _cuda(analysis: ImageAnalysis, requirement: CudaRequirement) -> R.Cuda:
 def _result(
     analysis: ImageAnalysis,
     requirement: CudaRequirement,
-    coverages: Sequence[TargetCoverage],
+    coverages: Sequence[R.TargetCoverage],
     dockerfile: DockerfileLines | None,
 ) -> R.ImageResult:
     image, dive = analysis.image, analysis.dive

@@ -23,7 +23,8 @@ from gpuship.cuda.declared import Claim, claimed_cuda, claims_enforced, cuda_cla
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.version import Version
-from gpuship.image.analysis import CudaEvidence, GpuLibrary
+from gpuship.image.analysis import ScannedLibrary
+from gpuship.image_result import CudaEvidence, TargetCoverage
 from gpuship.labels import LABEL_MIN_DRIVER
 
 
@@ -104,29 +105,21 @@ def cuda_requirement(
     )
 
 
-def library_targets(library: GpuLibrary) -> tuple[ArchTarget, ...]:
+def library_targets(library: ScannedLibrary) -> tuple[ArchTarget, ...]:
     return parse_arch_list([*library.sass, *library.ptx])
 
 
-@dataclass(frozen=True)
-class TargetCoverage:
-    """For one GPU architecture: libraries with no kernel for it, and those only via PTX JIT."""
-
-    target: str
-    missing: tuple[str, ...]
-    ptx_only: tuple[str, ...]
-
-
-def target_coverage(target: str, libraries: Iterable[GpuLibrary]) -> TargetCoverage:
-    """Whether every GPU library can run on `target` (sm_XX), by SASS or PTX JIT."""
+def target_coverage(target: str, libraries: Iterable[ScannedLibrary]) -> TargetCoverage:
+    """Whether every GPU library can run on `target` (sm_XX), by SASS or PTX JIT: the
+    libraries (absolute paths) with no kernel for it, and those that run it only by PTX JIT."""
     capability = ComputeCapability.parse(target.rstrip("af"))
     missing, ptx_only = [], []
     for library in libraries:
         coverage = kernel_coverage(capability, library_targets(library))
         if coverage.kind == CoverageKind.NONE:
-            missing.append(library.path)
+            missing.append("/" + library.path)
         elif coverage.kind == CoverageKind.PTX_JIT:
-            ptx_only.append(library.path)
+            ptx_only.append("/" + library.path)
     return TargetCoverage(target, tuple(missing), tuple(ptx_only))
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from gpuship.cuda.arch import parse_arch_list
 from gpuship.cuda.drivers import min_driver_for
-from gpuship.image.analysis import CudaEvidence, GpuLibrary
+from gpuship.image.analysis import ScannedLibrary
 from gpuship.image.requirement import cuda_requirement, sm_targets, target_coverage
+from gpuship.image_result import CudaEvidence
 
 TORCH_128 = CudaEvidence("torch", "12.8", "/site-packages/torch/version.py")
 BASE_124 = CudaEvidence("CUDA_VERSION", "12.4", "env CUDA_VERSION")
@@ -53,8 +54,8 @@ def test_no_cuda_anywhere() -> None:
     assert (requirement.effective, requirement.min_driver) == (None, None)
 
 
-def _lib(path: str, sass: tuple[str, ...], ptx: tuple[str, ...] = ()) -> GpuLibrary:
-    return GpuLibrary(path, 1, 0, sass, ptx)
+def _lib(path: str, sass: tuple[str, ...], ptx: tuple[str, ...] = ()) -> ScannedLibrary:
+    return ScannedLibrary(path, 1, 0, sass, ptx)
 
 
 def test_target_coverage_per_library() -> None:
@@ -64,9 +65,9 @@ def test_target_coverage_per_library() -> None:
         _lib("c.so", ("sm_75",)),
     ]
     coverage = target_coverage("sm_90", libraries)
-    assert coverage.missing == ("c.so",)  # sm_75 SASS does not run on 9.0, no PTX
-    assert coverage.ptx_only == ("b.so",)  # compute_80 PTX JIT-compiles for 9.0
-    assert target_coverage("sm_86", libraries).missing == ("c.so",)
+    assert coverage.missing == ("/c.so",)  # sm_75 SASS does not run on 9.0, no PTX
+    assert coverage.ptx_only == ("/b.so",)  # compute_80 PTX JIT-compiles for 9.0
+    assert target_coverage("sm_86", libraries).missing == ("/c.so",)
 
 
 def test_sm_targets_of_an_arch_list() -> None:
@@ -79,4 +80,4 @@ def test_arch_specific_code_runs_only_on_its_own_architecture() -> None:
     assert target_coverage("sm_90", [library]).missing == ()
     assert target_coverage("sm_121", [library]).missing == ()  # family target: 12.x
     # Neither sm_90a SASS nor compute_90a PTX carries forward to Blackwell.
-    assert target_coverage("sm_100", [library]).missing == ("v.so",)
+    assert target_coverage("sm_100", [library]).missing == ("/v.so",)
