@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from gpuship.compat.needs import ImageScan
 from gpuship.image import paths
 from gpuship.image.dive import DiveFigures, dive_figures
 from gpuship.image.layerscan import LayerProblem, LayerScan
@@ -119,6 +120,12 @@ class ImageAnalysis:
     def hidden(self) -> tuple[ShadowedFile, ...]:
         return self.filesystem.hidden
 
+    @property
+    def scan(self) -> ImageScan:
+        """What the image's needs (`compat.needs.image_needs`) read of this analysis."""
+        libraries = tuple((lib.path, (*lib.sass, *lib.ptx)) for lib in self.gpu_libraries)
+        return ImageScan(self.cuda_evidence, libraries, self.has_cuda_compat)
+
 
 def layer_history(image: ResolvedImage) -> list[str]:
     """The instruction that made each layer, pairing layers with non-empty history entries.
@@ -203,7 +210,7 @@ def _duplicate_cuda(files: Iterable[VisibleFile]) -> tuple[DuplicateCudaLibrary,
 _CUDA_VERSION_ENV = re.compile(r"^(\d+\.\d+)")
 
 
-def env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
+def _env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
     """The CUDA the base image states in `CUDA_VERSION` (nvidia/cuda images set it)."""
     match = _CUDA_VERSION_ENV.match(env.get("CUDA_VERSION", ""))
     return (CudaEvidence("CUDA_VERSION", match.group(1), "env CUDA_VERSION"),) if match else ()
@@ -212,7 +219,7 @@ def env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
 def _cuda_evidence(
     image: ResolvedImage, files: Sequence[VisibleFile], texts: Mapping[str, str]
 ) -> tuple[CudaEvidence, ...]:
-    evidence: list[CudaEvidence] = list(env_cuda_evidence(image.config.env))
+    evidence: list[CudaEvidence] = list(_env_cuda_evidence(image.config.env))
     seen_wheels: set[str] = set()
     for item in files:
         if item.path in texts and paths.TORCH_VERSION_FILE.search(item.path):

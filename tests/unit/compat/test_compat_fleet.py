@@ -15,7 +15,7 @@ from gpuship.cli.main import main
 from gpuship.compat.cell import cell_needs, matrix_cells
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.verdict import Status
 from gpuship.errors import InputError
 from gpuship.report.result import to_json
@@ -31,7 +31,7 @@ FLEET = [
 
 
 def named(key: str) -> ImageGpuNeeds:
-    return needs_from_env_and_labels(f"cuda:{key}", IMAGES[key], {})
+    return image_needs(f"cuda:{key}", IMAGES[key], {})
 
 
 def test_grid_statuses_follow_the_verdict() -> None:

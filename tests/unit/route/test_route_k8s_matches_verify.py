@@ -32,7 +32,7 @@ from gpuship.compat.container import (
     SystemReading,
     ToolReading,
 )
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.readings import NvmlReadings
 from gpuship.compat.verdict import Status, judge
 from gpuship.cuda.drivers import cuda_for_driver
@@ -138,7 +138,7 @@ def image(
     if min_driver:
         labels["io.gpuship.min-driver"] = min_driver
     name = f"app:{cuda}-{arch}-{min_driver}-{'+'.join(platforms)}-{len(env or {})}"
-    needs = needs_from_env_and_labels(name, dict(env or {}), labels)
+    needs = image_needs(name, dict(env or {}), labels)
     return {platform: needs for platform in platforms}
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.needs import image_needs
 from gpuship.compat.verdict import Status, judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
@@ -35,7 +35,7 @@ def runner(
 
 
 def image(cuda: str, arch: str, platforms: tuple[str, ...] = ("linux/amd64",)) -> ImageToRoute:
-    needs = needs_from_env_and_labels(
+    needs = image_needs(
         f"app-cu{cuda}", {}, {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch}
     )
     return ImageToRoute(needs.reference, {p: needs for p in platforms})
