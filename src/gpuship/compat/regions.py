@@ -27,17 +27,15 @@ from dataclasses import dataclass
 
 from gpuship import platforms
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.arch import coverage
+from gpuship.compat.checks.base import Status
+from gpuship.compat.checks.devices import required_memory_mib
+from gpuship.compat.checks.driver import stated_min_driver
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.container import ContainerReadings, DockerReading, SystemReading
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.readings import GpuReading, NvmlReadings
-from gpuship.compat.verdict import (
-    Status,
-    coverage,
-    image_checks,
-    required_memory_mib,
-    stated_min_driver,
-)
+from gpuship.compat.verdict import image_checks
 from gpuship.cuda.arch import ComputeCapability
 from gpuship.cuda.drivers import forward_compat_brand, minor_compat_floor, native_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds
-from gpuship.compat.verdict import Status, judge, judged_reading
+from gpuship.compat.verdict import judge, judged_reading
 from gpuship.route.config import RouteConfig
 
 # uname -m -> the OCI platform architecture (image-spec config.md `architecture`, GOARCH names).

@@ -13,10 +13,10 @@ from require_values import IMAGES
 
 from gpuship.cli.main import main
 from gpuship.compat.cell import cell_needs, matrix_cells
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet
 from gpuship.compat.needs import ImageGpuNeeds, image_needs
-from gpuship.compat.verdict import Status
 from gpuship.errors import InputError
 from gpuship.report.result import to_json
 from gpuship.verify.report import fleet_report

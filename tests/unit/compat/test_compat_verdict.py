@@ -10,9 +10,10 @@ from require_values import IMAGES, require_cuda
 
 from gpuship.compat import rule_ids as rules
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageScan, image_needs
-from gpuship.compat.verdict import Check, Status, Verdict, judge
+from gpuship.compat.verdict import Verdict, judge
 from gpuship.errors import InputError
 from gpuship.image_result import CudaEvidence
 

@@ -14,9 +14,10 @@ import pytest
 import yaml
 from k8s_match import admits, gfd_labels
 
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds, image_needs
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.report.kubernetes import render_arc, render_kubernetes
 from gpuship.report.model import Report
 from gpuship.report.result import to_json

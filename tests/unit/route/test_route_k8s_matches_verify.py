@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from k8s_match import admits, gfd_labels
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.container import (
     ContainerReadings,
@@ -34,7 +35,7 @@ from gpuship.compat.container import (
 )
 from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.readings import NvmlReadings
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.cuda.drivers import cuda_for_driver
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints

@@ -9,9 +9,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import image_needs
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
