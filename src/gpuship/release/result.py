@@ -116,4 +116,6 @@ class PruneResult:
     failed: Mapping[str, str]  # digest -> why deleting it failed (it is still there)
     unknown: Mapping[str, str]  # digest -> why whether it is gone is unknown
     restored: Mapping[str, str]  # digest -> deleted, then put back: the release that claimed it
+    # digest -> the floating tag and release it is a rollback target of (never deleted)
+    rollback_targets: Mapping[str, str]
     tags: tuple[TagDecision, ...]
