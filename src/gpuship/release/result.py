@@ -102,6 +102,9 @@ class HistoryResult:
     current_digest: str | None  # where `tag` points now
     current_release: str | None  # the recorded release that put it there; None: none did
     records: tuple[ReleaseRecord, ...]
+    # Digests these records name (released, or a floating tag moved from) that the repository
+    # no longer holds: a rollback to one is refused.
+    gone: tuple[str, ...]
 
 
 @dataclass(frozen=True)

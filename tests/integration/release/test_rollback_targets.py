@@ -1,4 +1,5 @@
-"""Retention keeps what a recorded rollback returns to: issue #32's scenario, against the real
+"""Retention keeps what a recorded rollback returns to, rollback refuses a target that is gone
+before moving anything, and history marks such targets: issue #32's scenario, against the real
 docker-registry, through the CLI as a user runs it."""
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ import io
 import pytest
 from release_images import RunCli, dated_image, tag_digest
 
+from bed import faults
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.cli.main import main
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository
+from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration
 
@@ -72,6 +75,8 @@ def test_prune_keeps_the_digest_a_floating_tag_rolls_back_to(
     assert rolled.code == 0, rolled
     assert tag_digest(client, repo, moves[0]) == a
     assert tag_digest(client, repo, "sha-ccccccc-c") == c
+    history = run_cli("history", f"{repo}:{moves[0]}", config=NEWEST_ONE)
+    assert history.code == 0 and history.report["result"]["gone"] == [], history
 
 
 def test_only_the_newest_releases_of_each_tag_keep_their_targets(
@@ -93,3 +98,64 @@ def test_only_the_newest_releases_of_each_tag_keep_their_targets(
     assert pruned.report["result"]["deleted"] == [a]
     assert set(pruned.report["result"]["rollback_targets"]) == {b, c}
     assert client.head_manifest(repo.at(b)) is not None
+
+
+def test_rollback_to_a_target_that_is_gone_is_refused_before_anything_moves(
+    registry: Registry, run_cli: RunCli
+):
+    """keep-releases: 0 keeps no rollback target: prune deletes A. The rollback then stops with
+    exit 2 and one line naming the release, the tag and the digest, and moves nothing; history
+    marks A GONE (JSON, text, markdown)."""
+    name = "targets/gone"
+    repo = Repository(registry.host, name)
+    client = RegistryClient(environ={})
+    a, b, _ = _candidates(registry, name)
+    _promote(run_cli, repo, a, ("staging",))
+    second = _promote(run_cli, repo, b, ("staging",))
+    config = NEWEST_ONE.replace("}]}}", "}], keep-releases: 0}}")
+    assert run_cli("prune", str(repo), "--apply", config=config).report["result"]["deleted"] == [a]
+    records = len(load_history(client, repo, "gpuship.releases").records)
+
+    for dry in ((), ("--dry-run",)):
+        refused = run_cli("rollback", f"{repo}:staging", *dry, config=config)
+
+        assert refused.code == 2, refused
+        assert refused.report == {}  # no JSON document that could say anything else
+        (line,) = refused.stderr.strip().splitlines()
+        assert f"release {second}" in line and a in line and f"{repo}:staging" in line, line
+        assert "who removed it is unknown" in line and "nothing was moved" in line, line
+        assert tag_digest(client, repo, "staging") == b
+        assert len(load_history(client, repo, "gpuship.releases").records) == records
+        assert not [t for t in client.list_tags(repo) if t.endswith(".intent")]
+
+    history = run_cli("history", f"{repo}:staging", config=config)
+
+    assert history.code == 0, history
+    assert history.report["result"]["gone"] == [a]
+    assert "1 digests they name are GONE" in history.report["headline"]
+    for fmt in ("text", "markdown"):
+        out = io.StringIO()
+        main(["--format", fmt, "history", f"{repo}:staging"], environ={}, stdout=out)
+        assert f"{a[:19]} (GONE) -> {b[:19]} (move)" in out.getvalue(), out.getvalue()
+
+
+def test_history_reads_each_digest_of_the_releases_it_shows_once(
+    registry: Registry, run_cli: RunCli
+):
+    """The GONE check costs one HEAD per distinct digest the shown releases name (--limit
+    bounds them), none for releases not shown."""
+    name = "targets/history-bound"
+    a, b, c = _candidates(registry, name)
+    repo = Repository(registry.host, name)
+    for digest in (a, b, c):
+        _promote(run_cli, repo, digest, ("staging", "edge"))
+    with faults.start(registry.host) as proxy:
+        shown = run_cli("history", f"{proxy.host}/{name}", "--limit", "1")
+    assert shown.code == 0 and shown.report["result"]["gone"] == [], shown
+    heads = [
+        r.path.rsplit("/", 1)[1]
+        for r in proxy.log
+        if r.method == "HEAD" and "/manifests/sha256:" in r.path
+    ]
+    # The newest release moved staging and edge from b to c: two digests, one HEAD each.
+    assert sorted(heads) == sorted([b, c])
