@@ -68,6 +68,7 @@ def test_a_release_makes_the_digest_it_moved_from_and_its_own_targets():
         update={"tags": [c.model_copy(update={"action": TagAction.UNCHANGED}) for c in record.tags]}
     )
     assert release_targets(unchanged) == []
+    assert release_targets(_release(3, 3, [], immutable=("1.1.0",))) == []
 
 
 def test_the_issue_scenario_keeps_where_staging_was_before():
