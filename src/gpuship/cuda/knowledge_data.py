@@ -25,12 +25,12 @@ from gpuship.cuda.knowledge import (
     TorchVariantRow,
 )
 
-YAML_SIZE = 37639
-YAML_CRC32 = 0xa20e4c45
+YAML_SIZE = 39264
+YAML_CRC32 = 0x5b3e2f4c
 
 KNOWLEDGE_BASE = KnowledgeBase(
     schema_version=3,
-    updated="2026-12-02",
+    updated="2026-12-06",
     sources={
         "table3": "CUDA 13.2 Update 2 release notes, Table 3 \"CUDA Toolkit and Corresponding Driver Versions\", Linux x86_64 (https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html; secondary scrape; cuda-compat.md §1.1)",
         "table3_133": "secondary quotes of https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html (cuda-compat.md §1.1)",
@@ -63,6 +63,10 @@ KNOWLEDGE_BASE = KnowledgeBase(
         "torch_pypi_list": "`pip index versions torch` on 2026-12-01 lists 2.15.0 as the newest release",
         "torch_cudnn_pin": "the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
         "torch_cu118_dropped": "pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
+        "torch_cu121_dropped": "pytorch/test-infra#5904 \"Deprecate CUDA 12.1 from binaries matrix\" (2024-11-12, for pytorch/pytorch#138440: nightly CUDA arches 11.8, 12.4, 12.6); the 2.6 go-live (pytorch/test-infra b1bdc3323) builds CUDA 11.8, 12.4, 12.6 only",
+        "torch_cu124_dropped": "the 2.7 go-live (pytorch/test-infra bad60f65d) builds CUDA 11.8, 12.6, 12.8 only, and the last cu124 nightly is torch-2.7.0.dev20250310+cu124 (the nightly table of pytorch/pytorch#180398, 2026-04-14); xformers 0.0.30 \"Following PyTorch ... we no longer build for CUDA 12.4\" (facebookresearch/xformers CHANGELOG.md)",
+        "torch_cu128_dropped": "pytorch/pytorch#178665 \"[RFC] CUDA support matrix for Release 2.12\" (\"Deprecate CUDA 12.8 — Remove from CI/CD\") and pytorch/pytorch#179072 (CUDA 12.8 removed from the binary build matrix, 2026-04-01); the cu128 nightly stops at torch-2.12.0.dev20260407 (pytorch/pytorch#180398)",
+        "torch_cu126_dropped": "pytorch/pytorch#190385 \"[RFC] CUDA support matrix for Release 2.15 — deprecate CUDA 12.6\", pytorch/test-infra#8739 and pytorch/pytorch#196249 (2026-09: CUDA 12.6 builds removed, citing the dev-discuss notice \"CUDA 12.6 wheels will no longer be published from PyTorch 2.15\")",
         "wheel_sizes": "size of the manylinux x86_64 wheel on PyPI as `pip download --no-deps NAME==VERSION` fetched it on 2026-12-01 (its \"Downloading NAME.whl (N MB)\" line, or the saved file; MB = 10^6 bytes)",
         "cuda_image_flavors": "https://nvidia.github.io/container-wiki/toolkit/container-images.html (\"runtime extends the base image by adding all the shared libraries from the CUDA toolkit\"; devel extends runtime) and the nvidia/cuda runtime Dockerfiles (cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NCCL, nvJitLink, NVRTC packages; cudnn tags add libcudnn) (cuda-compat.md §3.1, §3.2)",
     },
@@ -1187,6 +1191,26 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 name="cu118",
                 last_release="2.7",
                 source="pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
+            ),
+            RetiredVariantRow(
+                name="cu121",
+                last_release="2.5",
+                source="pytorch/test-infra#5904 \"Deprecate CUDA 12.1 from binaries matrix\" (2024-11-12, for pytorch/pytorch#138440: nightly CUDA arches 11.8, 12.4, 12.6); the 2.6 go-live (pytorch/test-infra b1bdc3323) builds CUDA 11.8, 12.4, 12.6 only",
+            ),
+            RetiredVariantRow(
+                name="cu124",
+                last_release="2.6",
+                source="the 2.7 go-live (pytorch/test-infra bad60f65d) builds CUDA 11.8, 12.6, 12.8 only, and the last cu124 nightly is torch-2.7.0.dev20250310+cu124 (the nightly table of pytorch/pytorch#180398, 2026-04-14); xformers 0.0.30 \"Following PyTorch ... we no longer build for CUDA 12.4\" (facebookresearch/xformers CHANGELOG.md)",
+            ),
+            RetiredVariantRow(
+                name="cu126",
+                last_release="2.14",
+                source="pytorch/pytorch#190385 \"[RFC] CUDA support matrix for Release 2.15 — deprecate CUDA 12.6\", pytorch/test-infra#8739 and pytorch/pytorch#196249 (2026-09: CUDA 12.6 builds removed, citing the dev-discuss notice \"CUDA 12.6 wheels will no longer be published from PyTorch 2.15\")",
+            ),
+            RetiredVariantRow(
+                name="cu128",
+                last_release="2.11",
+                source="pytorch/pytorch#178665 \"[RFC] CUDA support matrix for Release 2.12\" (\"Deprecate CUDA 12.8 — Remove from CI/CD\") and pytorch/pytorch#179072 (CUDA 12.8 removed from the binary build matrix, 2026-04-01); the cu128 nightly stops at torch-2.12.0.dev20260407 (pytorch/pytorch#180398)",
             ),
         ),
         releases=(

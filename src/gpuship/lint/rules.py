@@ -15,6 +15,25 @@ from gpuship.report import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 
+# How every rule reads shell branches: said in the limits of the rules they matter most to.
+_BRANCHES = (
+    " Shell `if`/`case` on build args is evaluated with the ARG defaults (and --build-arg "
+    "values): a branch the build does not take is not checked, and a finding in a branch a "
+    "--build-arg selects says so. A condition gpuship cannot decide (a file test, a command's "
+    "exit status, an ARG without a value) keeps every branch it may take, and the finding says "
+    "so."
+)
+# Where the CUDA rules find torch: the indirections a Dockerfile takes to install it.
+_TORCH_FOUND = (
+    "torch is found on RUN lines, in scripts a RUN runs (also through `conda run` in exec "
+    "form), in the requirement files it installs from and in a conda environment file's "
+    "`pip:` section (with its index lines), through ARG/ENV/shell variables and files read "
+    "with `.`/`source`, and through what the shell computes from them: `${CUDA//./}`, "
+    "`$(echo $CUDA | tr -d .)`, `cut`/`sed`/`awk` pipelines, `$(python -c ...)` string "
+    "operations. A value the build computes otherwise (`$(nvcc --version ...)`, a file's "
+    "content) is unknown, and what depends on it is not judged."
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="GSL001",
@@ -169,7 +188,7 @@ RULES: tuple[Rule, ...] = (
         "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
         "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
-        "not.",
+        "not." + _BRANCHES,
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -391,6 +410,7 @@ RULES: tuple[Rule, ...] = (
         "gpuship's knowledge base is complete; elsewhere a variant gpuship does not list is "
         "unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
+        limits=_TORCH_FOUND + _BRANCHES,
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",
         good_example="RUN pip install torch==2.6.0 \\\n"
@@ -404,10 +424,10 @@ RULES: tuple[Rule, ...] = (
         summary="torch's bundled CUDA differs from the base image's CUDA.",
         rationale="CUDA wheels bundle their own runtime: the image carries two CUDA runtimes, and "
         "the driver it really needs is the higher one, while NVIDIA_REQUIRE_CUDA states the "
-        "base's. torch is found on RUN lines, in requirement files the RUN installs and through "
-        "ARG/ENV/shell variables; without an index URL it is PyPI's default variant of that "
-        "release (torch 2.7 from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the "
-        "torch index) are the usual cause.",
+        "base's. Without an index URL torch is PyPI's default variant of its release (torch 2.7 "
+        "from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the torch index) are the "
+        "usual cause.",
+        limits=_TORCH_FOUND + _BRANCHES,
         fix="Use the torch variant of the base's CUDA, or a base of torch's CUDA (or a plain "
         "OS/`-base` image, since the wheel brings its own runtime).",
         bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
@@ -565,10 +585,12 @@ RULES: tuple[Rule, ...] = (
         "    --extra-index-url https://download.pytorch.org/whl/cu118",
         good_example="RUN pip install torch==2.7.1 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu118",
-        limits="Judged for variants gpuship knows torch retired (cu118 after 2.7); while a "
-        "variant may still come in a later release, its index may hold the newest torch and "
-        "nothing is said. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
-        "index pip prefers the `+cuXXX` build of the same version).",
+        limits="Judged for the variants gpuship's knowledge base records torch retired "
+        "(cu118 after 2.7, cu121 after 2.5, cu124 after 2.6); while a variant may still come "
+        "in a later release, its index may hold the newest torch and nothing is said. An index "
+        "URL assembled in the shell (`INDEX=.../cu$(echo $CUDA | tr -d .)`) is read as the "
+        "build computes it. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
+        "index pip prefers the `+cuXXX` build of the same version)." + _BRANCHES,
     ),
     Rule(
         id="GSL511",

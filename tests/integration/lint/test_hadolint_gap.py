@@ -121,6 +121,8 @@ def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str])
     [
         ("shell-idioms", "DL3013", "GSL105"),  # `pip install --dry-run` installs nothing
         ("arg-expanded-require", "DL3064", "GSL901"),  # a global ARG no RUN sees
+        # Issue #37: an unpinned nightly torch in a `case` arm the default build never takes.
+        ("torch-stack-from-build-args", "DL3013", "GSL105"),
     ],
 )
 def test_hadolint_flags_idioms_gpuship_accepts(case: str, code: str, rule: str) -> None:

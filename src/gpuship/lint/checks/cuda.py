@@ -31,11 +31,11 @@ from gpuship.cuda.torch import (
     torch_release,
 )
 from gpuship.cuda.version import Version
-from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
 from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
+    at_spec,
     at_word,
     final_runs,
     image_reference,
@@ -107,7 +107,6 @@ _APT_CUDA_NAME = re.compile(
     r"^(?:cuda|libcu|libnpp|libnv|libnccl|libcudnn|cudnn|libcufile|libcusparselt)"
     r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
 )
-_REQUIREMENT_LINE = "installed by line {line} of {file}"
 # apt cuDNN packages and their major: libcudnn8, libcudnn8-dev, libcudnn9-cuda-12, cudnn9-cuda-12.
 _APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)(?:[-=]|$)")
 # Specifiers that keep torch to one minor release (whose PyPI default is known).
@@ -133,6 +132,7 @@ class TorchInstall:
     # How the indexes read decide the variant: several that disagree leave it unknown, none
     # with the pinned release make it missing.
     indexes: Resolved = PYPI_DEFAULT
+    tool: str = "pip"  # the installer that resolves it (pip for an environment file's `pip:`)
 
     @property
     def unknown(self) -> bool:
@@ -141,19 +141,13 @@ class TorchInstall:
 
     def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
         """A hit on the torch argument, or on the requirements line that names torch."""
-        if self.word is not None:
-            return at_word(rule, message, self.run, self.command, self.word, severity=severity)
-        assert self.file is not None  # a TorchInstall has a word or a file line
-        line, column = self.file.line, self.file.column
-        where = _REQUIREMENT_LINE.format(
-            line=self.run.instruction.start_line, file="the Dockerfile"
-        )
-        return Hit(
+        return at_spec(
             rule,
-            f"{message} ({where})",
-            Span(line, column, line, column + len(self.file.spec.text)),
-            self.run.instruction,
-            self.run.stage,
+            message,
+            self.run,
+            self.command,
+            self.word,
+            self.file,
             self.file_path,
             severity,
         )
@@ -197,27 +191,22 @@ def _torch_facts(torch: TorchInstall) -> TorchFacts:
 
 
 def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
-    """torch on RUN lines and in requirement files those RUNs install from."""
+    """torch on RUN lines, in requirement files those RUNs install from, and in the `pip:`
+    section of conda environment files."""
     for run in reachable_runs(analysis):
         for command in run.commands:
-            install = run.python_install(command)
-            if install is None:
-                continue
-            env = run.env_at(command)
-            for spec in install.specs:
-                if spec.name == "torch" and spec.word is not None:
-                    yield _torch(run, install, spec, env, word=spec.word)
-            for path in install.requirement_files:
-                for item in analysis.file_specs(run, path.text, env):
-                    if item.spec.name == "torch":
-                        yield _torch(
-                            run,
-                            install,
-                            item.spec,
-                            env,
-                            file=item,
-                            file_path=analysis.context.root / item.source,
-                        )
+            for item in analysis.requested(run, command):
+                if item.spec.name != "torch" or (item.file and item.file.tool == "conda"):
+                    continue
+                yield _torch(
+                    run,
+                    item.install,
+                    item.spec,
+                    run.env_at(command),
+                    word=item.spec.word if item.file is None else None,
+                    file=item.file,
+                    file_path=item.file_path,
+                )
 
 
 def _torch(
@@ -258,6 +247,7 @@ def _torch(
         chosen_by,
         passed_over,
         indexes,
+        install.tool,
     )
 
 
@@ -368,8 +358,7 @@ def _missing(torch: TorchInstall, release: TorchRelease) -> Hit:
         f"{urls} cannot provide it"
     )
     if torch.indexes.pypi:
-        install = torch.run.python_install(torch.command)
-        tool = install.tool if install else "pip"
+        tool = torch.tool
         default = release.pypi_default
         build = f"default variant {default}" if default else "a CUDA variant gpuship does not know"
         return torch.hit(
@@ -386,8 +375,7 @@ def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
         if torch.passed_over is None:
             continue
         url, variant, last = torch.passed_over
-        tool = torch.run.python_install(torch.command)
-        name = tool.tool if tool else "pip"
+        name = torch.tool
         yield torch.hit(
             "GSL510",
             f"`{torch.spec.text}` admits releases after torch {last}, the last with a {variant} "
