@@ -171,6 +171,7 @@ class Spec:
     name: str  # canonical-ish project name ("" for paths/urls)
     version: str | None  # the pinned version, when pinned with ==
     specifier: str = ""  # the version specifier as written (`>=2`), "" for a bare name
+    extras: frozenset[str] = frozenset()  # `jax[cuda12]` -> {"cuda12"}
 
 
 @dataclass(frozen=True)
@@ -465,6 +466,7 @@ def classify(text: str, word: Word | None, env: Env) -> Spec:
         requirement.name.lower().replace("_", "-"),
         version if exact else None,
         str(requirement.specifier),
+        frozenset(e.lower() for e in requirement.extras),
     )
 
 

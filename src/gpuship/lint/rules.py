@@ -545,27 +545,41 @@ RULES: tuple[Rule, ...] = (
         name="cuda-package-for-other-cuda",
         category="cuda",
         severity=W,
-        summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
-        "CUDA than the base image's, or brings another cuDNN major than the image's.",
+        summary="A CUDA-bound package (apt, conda or pip) is built for another CUDA than the base "
+        "image's, or brings or needs another cuDNN major than the image's.",
         rationale="`libcudnn8=8.9.7.29-1+cuda11.8` on a CUDA 12 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
         "`+cudaX.Y` suffix of the package version, compared by major (a library built for 12.2 "
         "runs on any CUDA 12 thanks to minor version compatibility: `+cuda12.2` is the only "
         "CUDA 12 build of cuDNN 8.9.7), and from `-X-Y` / `-cuda-X` package names, a toolkit "
-        "minor itself. "
-        "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
-        "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
-        "that torch never loads.",
-        fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
-        "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
+        "minor itself. Python packages other than torch are compared with the base's CUDA by "
+        "major: `cupy-cuda11x`, `nvidia-*-cu11` wheels, `tensorrt-cu12`, `jax[cuda12]` and "
+        "`paddlepaddle-gpu==2.6.1.post120` by what their names say, `onnxruntime-gpu` and "
+        "`tensorflow` releases by gpuship's knowledge base (the CUDA and cuDNN each PyPI "
+        "release is built for). One that loads the system's CUDA cannot use the GPU on another "
+        "major; one that brings its CUDA from pip (`jax[cuda12]`, `tensorflow[and-cuda]`, "
+        "`nvidia-*` wheels) adds a second CUDA stack. "
+        "Likewise cuDNN 8 from apt (`libcudnn8`), conda (`cudnn=8.9`) or pip "
+        "(`nvidia-cudnn-cu11==8.*`, `tensorflow[and-cuda]` 2.17 or older) on a cuDNN 9 stack (a "
+        "`cudnn9` base tag, or a torch whose PyPI wheel pins cuDNN 9: 2.4 and later, from "
+        "gpuship's knowledge base) adds a second cuDNN that torch never loads, and a package "
+        "that needs a cuDNN major the image lacks (onnxruntime-gpu 1.18 or older needs cuDNN 8) "
+        "cannot load it.",
+        fix="Install the package build for the base's CUDA and the image's cuDNN, or use a "
+        "base of the CUDA the packages need (nvidia/cuda `-cudnn-` tags carry a matching "
+        "cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
         "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda11.8",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
         limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
-        "another index than PyPI's default leave the image's cuDNN major unknown; software that "
-        "needs cuDNN 8 beside torch (an older TensorRT or onnxruntime) is the user's call: "
-        "suppress with the reason.",
+        "another index than PyPI's default leave the image's cuDNN major unknown. A cuDNN that "
+        "a package of the image needs (onnxruntime-gpu 1.17 and `libcudnn8`) is reported on "
+        "neither. Releases the knowledge base does not hold (onnxruntime-gpu 1.21, tensorflow "
+        "2.19), a bare `tensorrt` or `cupy` (their names state no CUDA), onnxruntime-gpu and "
+        "tensorflow installed from another index than PyPI, and conda's torch and toolkit "
+        "packages are unknown and not judged; other software that needs cuDNN 8 beside torch "
+        "is the user's call: suppress with the reason." + _BRANCHES,
     ),
     Rule(
         id="GSL510",

@@ -106,6 +106,9 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
         ("llama-cpp-native-arch", {"GSL506"}),  # ggml's native CUDA arch
         ("ssh-key-and-sudo", {"GSL905", "GSL906"}),  # deploy key and NOPASSWD sudo
         ("torch-extra-index-cu118", {"GSL510"}),  # PyPI's torch wins over the cu118 index
+        # Issue #37: CUDA-bound packages other than torch.
+        ("inference-cuda-bound-packages", {"GSL509"}),  # onnxruntime-gpu, cupy for CUDA 11
+        ("conda-env-cudnn8-beside-torch", {"GSL509"}),  # conda's cuDNN 8 beside torch's 9
     ],
 )
 def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str]) -> None:

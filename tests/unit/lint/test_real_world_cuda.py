@@ -1,7 +1,7 @@
-"""Issue #37: CUDA facts real ML Dockerfiles reach through indirection, and shell branches on
-build args. Each case is shaped like a pattern seen in public GPU Dockerfiles, written here
-from scratch: what must be found (at its line and column) and what must stay silent, including
-what gpuship does not know."""
+"""Issue #37: CUDA facts real ML Dockerfiles reach through indirection, CUDA-bound packages
+other than torch, and shell branches on build args. Each case is shaped like a pattern seen in
+public GPU Dockerfiles, written here from scratch: what must be found (at its line and column)
+and what must stay silent, including what gpuship does not know."""
 
 from __future__ import annotations
 
@@ -162,6 +162,112 @@ CASES = [
         {"install_torch.sh": INSTALL_TORCH_SH},
         [],
     ),
+    # --- CUDA-bound packages other than torch, against the base image's CUDA ---
+    (
+        "cupy-for-cuda-11-on-a-cuda-12-base",
+        "GSL509",
+        CUDA_124 + APT_PYTHON + "RUN pip install --no-cache-dir cupy-cuda11x==13.3.0\n",
+        {},
+        [(3, 32)],
+    ),
+    # Only PyPI's onnxruntime-gpu 1.17 is known to be a CUDA 11 build: 1.20 is CUDA 12, one
+    # from ONNX Runtime's CUDA 12 feed or a release gpuship does not hold is unknown.
+    (
+        "onnxruntime-gpu-for-cuda-11-on-a-cuda-12-base",
+        "GSL509",
+        CUDA_124 + APT_PYTHON + "RUN pip install --no-cache-dir onnxruntime-gpu==1.17.1\n"
+        "RUN pip install --no-cache-dir onnxruntime-gpu==1.20.1\n"
+        "RUN pip install --no-cache-dir onnxruntime-gpu==1.17.1 "
+        "--extra-index-url https://pkgs.dev.azure.com/onnxruntime/onnxruntime/_packaging/"
+        "onnxruntime-cuda-12/pypi/simple/\n"
+        "RUN pip install --no-cache-dir onnxruntime-gpu==1.23.2\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "tensorflow-and-cuda-on-a-cuda-11-base",
+        "GSL509",
+        CUDA_118 + APT_PYTHON + 'RUN pip install --no-cache-dir "tensorflow[and-cuda]==2.16.1"\n',
+        {},
+        [(3, 32)],
+    ),
+    (
+        "jax-cuda12-on-a-cuda-11-base",
+        "GSL509",
+        CUDA_118 + APT_PYTHON + 'RUN pip install --no-cache-dir -U "jax[cuda12]==0.4.35"\n',
+        {},
+        [(3, 35)],
+    ),
+    (
+        "paddle-post-build-for-cuda-11",
+        "GSL509",
+        CUDA_124 + APT_PYTHON + "RUN python3 -m pip install --no-cache-dir "
+        "paddlepaddle-gpu==2.6.1.post117 "
+        "-f https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html\n",
+        {},
+        [(3, 43)],
+    ),
+    (
+        "nvidia-wheels-of-another-cuda",
+        "GSL509",
+        CUDA_124 + APT_PYTHON + "RUN pip install --no-cache-dir "
+        "nvidia-cublas-cu11==11.11.3.6 nvidia-cublas-cu12==12.4.5.8\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "tensorrt-for-cuda-12-on-a-cuda-11-base",
+        "GSL509",
+        CUDA_118 + APT_PYTHON + "RUN pip install --no-cache-dir tensorrt-cu12==10.3.0\n"
+        # A bare tensorrt or cupy states no CUDA: unknown.
+        "RUN pip install --no-cache-dir tensorrt==10.3.0 cupy==13.3.0\n",
+        {},
+        [(3, 32)],
+    ),
+    # --- cuDNN of another major than torch's, in any package manager ---
+    (
+        "onnxruntime-gpu-needs-cudnn-8-beside-torch-cudnn-9",
+        "GSL509",
+        "FROM python:3.11-slim\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 onnxruntime-gpu==1.18.1\n",
+        {},
+        [(2, 45)],
+    ),
+    # The cuDNN 8 that onnxruntime-gpu 1.18 loads is no dead layer.
+    (
+        "cudnn-8-a-package-needs-is-no-waste",
+        "GSL509",
+        CUDA_118 + "RUN apt-get update && apt-get install -y --no-install-recommends "
+        "python3-pip libcudnn8=8.9.7.29-1+cuda11.8 && rm -rf /var/lib/apt/lists/*\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 onnxruntime-gpu==1.18.1\n",
+        {},
+        [],
+    ),
+    (
+        "conda-cudnn-8-beside-torch-cudnn-9",
+        "GSL509",
+        "FROM continuumio/miniconda3:24.7.1-0\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 && conda install -y -c conda-forge "
+        "cudnn=8.9.7 && conda clean -afy\n",
+        {},
+        [(2, 80)],
+    ),
+    (
+        "pip-cudnn-8-beside-torch-cudnn-9",
+        "GSL509",
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir torch==2.5.1\n"
+        "RUN pip install --no-cache-dir nvidia-cudnn-cu11==8.9.6.50\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "tensorflow-and-cuda-brings-cudnn-8-beside-torch",
+        "GSL509",
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir torch==2.5.1\n"
+        'RUN pip install --no-cache-dir "tensorflow[and-cuda]==2.16.1"\n',
+        {},
+        [(3, 32)],
+    ),
 ]
 
 
@@ -205,6 +311,21 @@ def test_a_finding_in_a_branch_gpuship_cannot_decide_says_so(lint: Linter) -> No
         "(in the shell branch `if [ -f /opt/requirements.lock ]`, which gpuship cannot decide "
         "from the Dockerfile, so it is checked as if it runs)"
     )
+
+
+def test_the_package_messages_say_how_gpuship_knows(lint: Linter) -> None:
+    findings = lint(
+        CUDA_124 + APT_PYTHON + "RUN pip install --no-cache-dir onnxruntime-gpu==1.17.1 "
+        'cupy-cuda11x==13.3.0 "jax[cuda11_pip]==0.4.20"\n'
+    )
+    messages = [f.message for f in findings if f.rule == "GSL509"]
+    assert len(messages) == 3, messages
+    assert (
+        "onnxruntime-gpu==1.17.1 is built for CUDA 11.8 (as gpuship's knowledge base says)"
+        in (messages[0])
+    )
+    assert "cupy-cuda11x==13.3.0 is built for CUDA 11 (as its name says)" in messages[1]
+    assert "installs CUDA 11 libraries from pip (as its extra says)" in messages[2]
 
 
 def test_rule_docs_name_only_what_the_knowledge_base_holds() -> None:

@@ -32,6 +32,7 @@ from gpuship.cuda.torch import (
 )
 from gpuship.cuda.version import Version
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
+from gpuship.lint.checks import cudapackages
 from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
@@ -107,8 +108,6 @@ _APT_CUDA_NAME = re.compile(
     r"^(?:cuda|libcu|libnpp|libnv|libnccl|libcudnn|cudnn|libcufile|libcusparselt)"
     r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
 )
-# apt cuDNN packages and their major: libcudnn8, libcudnn8-dev, libcudnn9-cuda-12, cudnn9-cuda-12.
-_APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)(?:[-=]|$)")
 # Specifiers that keep torch to one minor release (whose PyPI default is known).
 _ONE_RELEASE = re.compile(r"(?:==|~=)(\d+\.\d+)(?:\.\*|\.\d+)")
 
@@ -175,7 +174,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     yield from _require_env(analysis, torches)
     yield from _arch_list(analysis)
     yield from _apt_packages(analysis)
-    yield from _cudnn_majors(analysis, torches)
+    yield from cudapackages.check(analysis, _cudnn_stacks(analysis, torches))
     yield from foreign_wheels(analysis, [_torch_facts(t) for t in torches])
 
 
@@ -813,11 +812,11 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
                 )
 
 
-def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
-    """GSL509: an apt cuDNN of another major than the image's cuDNN stack (a `cudnn9` base tag,
-    or the cuDNN torch's PyPI wheel pins, from the knowledge base)."""
+def _cudnn_stacks(analysis: Analysis, torches: list[TorchInstall]) -> dict[int, str]:
+    """The image's cuDNN majors, each with what brings it: a `cudnn9` base tag, or the cuDNN
+    torch's PyPI wheel pins (from the knowledge base)."""
     chain = set(analysis.build.final_chain)
-    stacks: dict[int, str] = {}  # cuDNN major -> what brings it
+    stacks: dict[int, str] = {}
     if chain:
         root = analysis.build.root_base(analysis.build.stages[analysis.build.target])
         reference = image_reference(root)
@@ -835,27 +834,7 @@ def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[H
             and torch.variant in (None, release.pypi_default)
         ):
             stacks.setdefault(release.cudnn_major, torch.shown)
-    if not stacks:
-        return
-    for run in final_runs(analysis):
-        for command in run.commands:
-            install = os_install(command)
-            if install is None or install.manager != "apt":
-                continue
-            for word in install.packages:
-                match = _APT_CUDNN.match(expand(word.text, run.env_at(command))[0])
-                if match is None or int(match.group(1)) in stacks:
-                    continue
-                major, owner = next(iter(stacks.items()))
-                yield at_word(
-                    "GSL509",
-                    f"{word.text} installs cuDNN {match.group(1)} beside the cuDNN {major} of "
-                    f"{owner}: two cuDNN majors in the image, hundreds of MB that only software "
-                    f"built for cuDNN {match.group(1)} loads",
-                    run,
-                    command,
-                    word,
-                )
+    return stacks
 
 
 def _apt_cuda(package: str) -> str | None:
