@@ -14,7 +14,6 @@ from __future__ import annotations
 from gpuship.report import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
-
 # How every rule reads shell branches: said in the limits of the rules they matter most to.
 _BRANCHES = (
     " Shell `if`/`case` on build args is evaluated with the ARG defaults (and --build-arg "
@@ -627,10 +626,16 @@ RULES: tuple[Rule, ...] = (
         "flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
         limits="The image's torch is a pinned torch of the same stage chain (one release, its "
         "CUDA from the index or the PyPI default gpuship records) or a pytorch/pytorch base "
-        "tag; its Python is that of an official python:X.Y base that installs no other "
-        "interpreter. An unpinned torch, two different torches, or any other base leave the "
-        "fact unknown, and nothing is said. CUDA is compared by major version only (a cu124 "
-        "build with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged.",
+        "tag; an unpinned torch installed with a range (`torch>=2.5`) is judged only where the "
+        "range admits no release of the wheel's torch. xformers installed by version is "
+        "judged on the torch gpuship's knowledge base records for it (0.0.23 to 0.0.33); a "
+        "release it does not record is unknown. The image's Python is that of an official "
+        "python:X.Y base, or the apt `python3` of an Ubuntu base (nvidia/cuda `-ubuntu22.04`, "
+        "`ubuntu:24.04`; 3.10 and 3.12) that the stage chain installs, when no other "
+        "interpreter is installed. Two different torches or any other base leave the fact "
+        "unknown, and nothing is said. CUDA is compared by major version only (a cu124 build "
+        "with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged."
+        + _BRANCHES,
     ),
     Rule(
         id="GSL601",

@@ -106,8 +106,9 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
         ("llama-cpp-native-arch", {"GSL506"}),  # ggml's native CUDA arch
         ("ssh-key-and-sudo", {"GSL905", "GSL906"}),  # deploy key and NOPASSWD sudo
         ("torch-extra-index-cu118", {"GSL510"}),  # PyPI's torch wins over the cu118 index
-        # Issue #37: CUDA-bound packages other than torch.
+        # Issue #37: CUDA-bound packages other than torch, and companions of another torch.
         ("inference-cuda-bound-packages", {"GSL509"}),  # onnxruntime-gpu, cupy for CUDA 11
+        ("xformers-flash-attn-wheels", {"GSL511"}),  # xformers for torch 2.4; cp311 on 3.10
         ("conda-env-cudnn8-beside-torch", {"GSL509"}),  # conda's cuDNN 8 beside torch's 9
     ],
 )

@@ -268,6 +268,59 @@ CASES = [
         {},
         [(3, 32)],
     ),
+    # --- companion wheels built for another torch or Python ---
+    # One file, a target per stack: only the xformers built for another torch is reported;
+    # a release gpuship does not record is unknown.
+    (
+        "xformers-pinned-for-another-torch",
+        "GSL511",
+        CUDA_124.replace("\n", " AS base\n") + APT_PYTHON + "FROM base AS current\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 xformers==0.0.28.post3 "
+        "--index-url https://download.pytorch.org/whl/cu124\n"
+        "FROM base AS stale\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 xformers==0.0.28.post1 "
+        "--index-url https://download.pytorch.org/whl/cu124\n"
+        "FROM base AS unrecorded\n"
+        "RUN pip install --no-cache-dir torch==2.5.1 xformers==0.0.26\n",
+        {},
+        [(6, 45)],
+    ),
+    (
+        "wheel-for-a-torch-the-range-excludes",
+        "GSL511",
+        CUDA_124.replace("\n", " AS base\n") + APT_PYTHON + "FROM base AS admits\n"
+        'RUN pip install --no-cache-dir "torch>=2.4,<2.5" '
+        "https://github.com/Dao-AILab/flash-attention/releases/download/v2.6.3/"
+        "flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp310-cp310-linux_x86_64.whl\n"
+        "FROM base AS excludes\n"
+        'RUN pip install --no-cache-dir "torch>=2.5" '
+        "https://github.com/Dao-AILab/flash-attention/releases/download/v2.6.3/"
+        "flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp310-cp310-linux_x86_64.whl\n",
+        {},
+        [(6, 45)],
+    ),
+    # Ubuntu 22.04's python3 is 3.10: a cp311 wheel is refused, a cp310 one is not, and with
+    # another interpreter installed the image's Python is unknown.
+    (
+        "wheel-for-another-python-than-ubuntu-python3",
+        "GSL511",
+        CUDA_124.replace("\n", " AS base\n") + APT_PYTHON + "FROM base AS py311\n"
+        "RUN pip install --no-cache-dir "
+        "https://github.com/flashinfer-ai/flashinfer/releases/download/v0.1.6/"
+        "flashinfer-0.1.6+cu124torch2.4-cp311-cp311-linux_x86_64.whl\n"
+        "FROM base AS py310\n"
+        "RUN pip install --no-cache-dir "
+        "https://github.com/flashinfer-ai/flashinfer/releases/download/v0.1.6/"
+        "flashinfer-0.1.6+cu124torch2.4-cp310-cp310-linux_x86_64.whl\n"
+        "FROM base AS deadsnakes\n"
+        "RUN apt-get update && apt-get install -y --no-install-recommends python3.11 "
+        "&& rm -rf /var/lib/apt/lists/*\n"
+        "RUN pip install --no-cache-dir "
+        "https://github.com/flashinfer-ai/flashinfer/releases/download/v0.1.6/"
+        "flashinfer-0.1.6+cu124torch2.4-cp311-cp311-linux_x86_64.whl\n",
+        {},
+        [(4, 32)],
+    ),
 ]
 
 
@@ -329,8 +382,12 @@ def test_the_package_messages_say_how_gpuship_knows(lint: Linter) -> None:
 
 
 def test_rule_docs_name_only_what_the_knowledge_base_holds() -> None:
-    """The retired variants GSL510 names in its docs are the knowledge base's."""
+    """The releases GSL510 and GSL511 name in their docs are the knowledge base's."""
     kb = knowledge_base()
     docs = {rule.id: rule.limits for rule in RULES}
     for row in kb.torch.retired_variants[:3]:
         assert f"{row.name} after {row.last_release}" in docs["GSL510"]
+    xformers = [r.version for r in kb.torch_builds if r.package == "xformers"]
+    assert f"({xformers[0]} to {xformers[-1]})" in docs["GSL511"]
+    pythons = " and ".join(r.python for r in kb.os_pythons)
+    assert f"; {pythons})" in docs["GSL511"]

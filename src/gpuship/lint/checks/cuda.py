@@ -179,14 +179,15 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 
 def _torch_facts(torch: TorchInstall) -> TorchFacts:
-    """(run, torch major.minor, its CUDA, how to name it) for the wheel check."""
+    """What the wheel check needs of a torch install: its release, CUDA and range."""
     release = None
     if torch.version:
         try:
             release = str(Version.parse(torch.version).major_minor())
         except InvalidVersion:
             release = None
-    return torch.run, release, _torch_cuda(torch), torch.shown
+    specifier = torch.spec.specifier if torch.spec.kind == "name" else ""
+    return TorchFacts(torch.run, release, _torch_cuda(torch), torch.shown, specifier)
 
 
 def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
