@@ -14,6 +14,12 @@ from __future__ import annotations
 from gpuship.report import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+# The rules that read `ONBUILD RUN` triggers end their limits with this.
+_TRIGGERS = (
+    " An `ONBUILD RUN` is read as a RUN of every image built FROM its stage (a base for "
+    "per-model images), with the ENV, WORKDIR and USER the stage leaves in its image; the "
+    "scripts it runs are followed when the stage copies them before the ONBUILD line."
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -143,7 +149,10 @@ RULES: tuple[Rule, ...] = (
         "judged like pip itself. Upgrading the installer itself (`pip install -U pip`, "
         "`conda update conda`, `mamba update mamba`) is a bootstrap step, not judged; nor is "
         "`--no-index` with only local `--find-links` directories (a wheelhouse: its wheels are "
-        "the pins; `PIP_NO_INDEX`/`PIP_FIND_LINKS` set by ENV are not read for this).",
+        "the pins; an ENV's `PIP_NO_INDEX`/`PIP_FIND_LINKS` are not read for this). "
+        "`pipx install` is judged like pip (a `--spec` value is not read). A constraints file "
+        "gpuship cannot read (`-c https://...`, a file the build writes) may pin any package: "
+        "the versions of that install are unknown, not unpinned." + _TRIGGERS,
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),
@@ -169,7 +178,7 @@ RULES: tuple[Rule, ...] = (
         "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
         "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
-        "not.",
+        "not." + _TRIGGERS,
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -182,6 +191,11 @@ RULES: tuple[Rule, ...] = (
         rationale="Distribution archives drop old versions, so pins often do more harm than "
         "good; this is a note by default (raise it with `lint.severity`).",
         fix="Pin `pkg=version`, or build from a snapshot repository.",
+        limits="Read from `apt-get`/`apt install`, `apk add`, and dnf/yum/microdnf `install`, "
+        "`in`, `localinstall` and `module install`, where a module is pinned by its stream "
+        '(`nodejs:20`, as hadolint reads it). A group (`dnf group install "Development '
+        'Tools"`, `@core`) names no package and is not judged, nor are upgrades. A version '
+        "held in a variable is decided at build time: not reported." + _TRIGGERS,
         bad_example="RUN apt-get install -y --no-install-recommends curl",
         good_example="RUN apt-get install -y --no-install-recommends curl=7.81.0-1ubuntu1.20",
         hadolint=("DL3008", "DL3018", "DL3033", "DL3041"),
@@ -195,6 +209,7 @@ RULES: tuple[Rule, ...] = (
         rationale="What a URL serves can change or be tampered with; a checksum makes the build "
         "fail instead of shipping something else (hadolint#282, open since 2018).",
         fix='Verify with `echo "<sha256>  file" | sha256sum -c -`, or `ADD --checksum=sha256:`.',
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -fsSLo /tmp/t.tgz https://example.com/t.tgz && tar xzf /tmp/t.tgz",
         good_example="ADD --checksum=sha256:<digest> https://example.com/tool.tgz /tmp/",
     ),
@@ -207,6 +222,7 @@ RULES: tuple[Rule, ...] = (
         rationale="The shell reads `>=1.2` as 'write stdout to a file named =1.2': the package is "
         "installed unpinned and the build succeeds, silently.",
         fix="Quote the requirement: `pip install 'pkg>=1.2'`.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN pip install numpy>=1.26",
         good_example="RUN pip install 'numpy==1.26.4'",
     ),
@@ -245,7 +261,7 @@ RULES: tuple[Rule, ...] = (
         good_example='ENV HF_HOME=/cache/hf\nCMD ["python", "serve.py"]  # fetches on start',
         limits="Makefile recipes are read with simple variables substituted; pattern rules, make "
         "functions, conditionals and includes are not evaluated, so a download hidden behind "
-        "them is not seen.",
+        "them is not seen." + _TRIGGERS,
     ),
     Rule(
         id="GSL301",
@@ -261,7 +277,9 @@ RULES: tuple[Rule, ...] = (
         "(an `ENV HOME` moves it). Options before the subcommand (`pip --no-cache-dir install`) "
         "and an earlier `pip config set global.no-cache-dir true` in the stage chain count. A "
         "removal in another script of the same RUN counts whatever its order, since the order "
-        "of two scripts is not known.",
+        "of two scripts is not known. PIP_NO_CACHE_DIR set to any value pip accepts turns the "
+        "cache off, `0`, `false`, `no` and `off` included (pip keeps that for backwards "
+        "compatibility: `_handle_no_cache_dir`); an empty value does not." + _TRIGGERS,
         bad_example="RUN pip install torch==2.5.1",
         good_example="RUN pip install --no-cache-dir torch==2.5.1",
         hadolint=("DL3042",),
@@ -276,6 +294,7 @@ RULES: tuple[Rule, ...] = (
         "hadolint does not see uv.",
         fix="Use `--no-cache`, `ENV UV_NO_CACHE=1`, or "
         "`RUN --mount=type=cache,target=/root/.cache/uv`.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN uv pip install --system torch==2.5.1",
         good_example="RUN --mount=type=cache,target=/root/.cache/uv \\\n"
         "    uv pip install --system torch==2.5.1",
@@ -292,6 +311,7 @@ RULES: tuple[Rule, ...] = (
         "into PREFIX/pkgs and keep it there.",
         fix="End the RUN with `conda clean -afy` (or `micromamba clean --all --yes`), or mount "
         "a cache on the pkgs directory.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN conda install -y pytorch=2.5.1",
         good_example="RUN conda install -y pytorch=2.5.1 && conda clean -afy",
     ),
@@ -305,6 +325,7 @@ RULES: tuple[Rule, ...] = (
         "is accepted (`rm -rf /var/lib/apt/lists/*`, `find /var/lib/apt/lists -delete`, a "
         "cache/tmpfs mount); only stages in the final image are checked.",
         fix="Add `&& rm -rf /var/lib/apt/lists/*` to the same RUN.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN apt-get update && apt-get install -y curl",
         good_example="RUN apt-get update && apt-get install -y curl && rm -rf /var/lib/apt/lists/*",
         hadolint=("DL3009",),
@@ -315,8 +336,19 @@ RULES: tuple[Rule, ...] = (
         category="cache",
         severity=W,
         summary="dnf/yum/apk package caches stay in the final image.",
-        rationale="The package manager's cache is pure waste in a runtime image.",
-        fix="`apk add --no-cache`, or end the RUN with `dnf clean all` / `yum clean all`.",
+        rationale="The package manager's cache is pure waste in a runtime image. Any dnf, yum or "
+        "microdnf command that downloads packages leaves it: `install`/`in`, `upgrade`/`up`, "
+        "`reinstall`, `distro-sync`, `downgrade`, `swap`, group and module installs.",
+        fix="`apk add --no-cache`, or end the RUN with `dnf clean all` / `yum clean all` / "
+        "`microdnf clean all`.",
+        limits="A clean or a removal of the cache counts after the install only, in the same RUN "
+        "(`rm -rf /var/cache/apk/* && apk add` removes nothing the install leaves). The cache "
+        "is where the manager keeps it: dnf 4 in /var/cache/dnf, dnf 5 (Fedora 41's `dnf`) in "
+        "/var/cache/libdnf5, microdnf in /var/cache/yum (or libdnf5's from Fedora 38), yum 3 "
+        "in /var/cache/yum; which one a command is depends on the distribution, so a removal "
+        "of any it may use counts, and a clean by any of dnf, yum and microdnf. A removal of "
+        "/var/cache/yum after `dnf install` removes nothing dnf keeps (hadolint accepts any "
+        "`rm -rf`)." + _TRIGGERS,
         bad_example="RUN dnf install -y gcc",
         good_example="RUN dnf install -y gcc && dnf clean all",
         hadolint=("DL3019", "DL3032", "DL3040"),
@@ -333,7 +365,7 @@ RULES: tuple[Rule, ...] = (
         fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
         "in the same RUN.",
         limits="`poetry install --only-root` (the project itself, after its dependencies) "
-        "downloads nothing and is not reported.",
+        "downloads nothing and is not reported." + _TRIGGERS,
         bad_example="RUN poetry install --no-root",
         good_example="RUN poetry install --no-root --no-cache",
     ),
@@ -368,7 +400,8 @@ RULES: tuple[Rule, ...] = (
         "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
         "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line; not in "
         "requirement files), the C/C++ compiler (gcc, g++, clang, build-essential) is kept "
-        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are.",
+        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are."
+        + _TRIGGERS,
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -611,7 +644,7 @@ RULES: tuple[Rule, ...] = (
         "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
         "skeleton (the manifest with the Python files the build backend reads, or a package's "
         "`__init__.py`); a directory whose scripts the next step runs (`COPY installers /tmp/i/` "
-        "then `RUN bash /tmp/i/x.sh`).",
+        "then `RUN bash /tmp/i/x.sh`). ONBUILD triggers run in other images and are not judged.",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app",
@@ -666,7 +699,7 @@ RULES: tuple[Rule, ...] = (
         "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
         "in a variable; a relative path such as `find . -delete` from the directory it runs "
         "in) counts, and a download made inside a script the RUN runs is not "
-        "judged. Weight files are GSL202's.",
+        "judged. Weight files are GSL202's." + _TRIGGERS,
     ),
     Rule(
         id="GSL801",
@@ -717,7 +750,8 @@ RULES: tuple[Rule, ...] = (
         good_example="RUN useradd -u 10001 app\nUSER 10001",
         limits="Read from RUNs that write /etc/sudoers or /etc/sudoers.d and from sudoers files "
         "copied there from the context; a rule written by a script the RUN runs counts when "
-        "the RUN names the sudoers path. Rules limited to some commands are not reported.",
+        "the RUN names the sudoers path. Rules limited to some commands are not reported."
+        + _TRIGGERS,
         security_severity=6.0,
     ),
     Rule(
@@ -750,6 +784,7 @@ RULES: tuple[Rule, ...] = (
         summary="A downloaded script is piped straight into a shell or interpreter.",
         rationale="Whatever the server returns runs as root in the build, unverified.",
         fix="Download to a file, verify its checksum, then run it (or install a pinned package).",
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -LsSf https://astral.sh/uv/install.sh | sh",
         good_example="COPY --from=ghcr.io/astral-sh/uv:0.5.11 /uv /bin/uv",
         security_severity=6.5,
@@ -778,6 +813,7 @@ RULES: tuple[Rule, ...] = (
         rationale="Without certificate checks anyone on the network path can serve the build "
         "another file; nothing in the image shows it happened.",
         fix="Keep verification on; install the CA certificate the server needs instead.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -kfsSLo /tmp/tool.tgz https://example.com/tool.tgz",
         good_example="RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz",
         security_severity=5.0,

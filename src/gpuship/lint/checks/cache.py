@@ -10,14 +10,14 @@ from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import (
     Hit,
     at_word,
-    final_runs,
     first_in_chains,
     home,
+    image_runs,
     removes,
     truthy,
     user_cache,
 )
-from gpuship.lint.packages import PythonInstall
+from gpuship.lint.packages import PythonInstall, os_download
 from gpuship.lint.shell import SHELLS, Command
 from gpuship.lint.stages import Env
 
@@ -25,7 +25,7 @@ from gpuship.lint.stages import Env
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
     configured = analysis.per_file(pip_cache_configured_off)
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
@@ -129,7 +129,7 @@ def _pip_clean(
     env: Env,
     options: frozenset[str],
 ) -> bool:
-    if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
+    if "--no-cache-dir" in options or pip_boolean(env.get("PIP_NO_CACHE_DIR")):
         return True
     if _configured_before(configured, run, command):
         return True
@@ -183,8 +183,21 @@ def _sets_no_cache(command: Command) -> bool:
     return (
         len(values) >= 2
         and values[0].split(".", 1)[-1] == "no-cache-dir"
-        and values[1].lower() in ("true", "1", "yes", "on")
+        and pip_boolean(values[1])
     )
+
+
+# pip reads PIP_NO_CACHE_DIR, and `no-cache-dir` in its config, through the --no-cache-dir
+# option's callback, which turns the cache off for every value strtobool accepts: "0", "false",
+# "no" and "off" too, for backwards compatibility (`_handle_no_cache_dir` in
+# pip/_internal/cli/cmdoptions.py; checked with pip 23.2: `PIP_NO_CACHE_DIR=0 pip cache dir`
+# says the cache is disabled). An empty value is ignored; any other value fails every pip run.
+_PIP_BOOLEANS = frozenset({"y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"})
+
+
+def pip_boolean(value: str | None) -> bool:
+    """Whether pip takes `value` as set for a switch such as no-cache-dir."""
+    return value is not None and value.lower() in _PIP_BOOLEANS
 
 
 def _configured_before(configured: CacheOff, run: Run, command: Command) -> bool:
@@ -277,7 +290,9 @@ def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
             word,
         )
     elif name == "apk" and "add" in argv and "--no-cache" not in argv:
-        if run.has_mount_on("/var/cache/apk") or removes(run, paths=("/var/cache/apk",)):
+        if run.has_mount_on("/var/cache/apk") or removes(
+            run, paths=("/var/cache/apk",), after=command
+        ):
             return
         yield at_word(
             "GSL305",
@@ -286,20 +301,48 @@ def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
             command,
             command.words[0],
         )
-    elif name in ("dnf", "yum", "microdnf", "tdnf") and "install" in argv:
-        if run.has_mount_on("/var/cache/dnf", "/var/cache/yum"):
-            return
-        if any(
-            c.name in ("dnf", "yum", "microdnf", "tdnf") and "clean" in c.argv
-            for c in _after(run, command)
-        ):
-            return
-        if removes(run, paths=("/var/cache/dnf", "/var/cache/yum")):
-            return
-        yield at_word(
-            "GSL305",
-            f"`{name} install` without `{name} clean all` keeps the package cache",
-            run,
-            command,
-            command.words[0],
-        )
+    else:
+        yield from _rpm_cache(run, command)
+
+
+# Where each manager keeps its cache. dnf 4: /var/cache/dnf (libdnf's SYSTEM_CACHEDIR); dnf 5:
+# /var/cache/libdnf5 (dnf5's "changes from dnf4": the default system_cachedir), the `dnf` of
+# Fedora 41 and later; microdnf: /var/cache/yum (CACHEDIR in its dnf-main.c), rebuilt on libdnf5
+# from Fedora 38 on (dnf5's "Migrating from DNF to DNF5"); yum 3: /var/cache/yum (EL7), a link to
+# dnf from EL8 on; tdnf: /var/cache/tdnf. Which one a command is depends on the distribution:
+# a removal of any of its possible caches counts.
+_RPM_CACHES = {
+    "dnf": ("/var/cache/dnf", "/var/cache/libdnf5"),
+    "dnf5": ("/var/cache/libdnf5",),
+    "yum": ("/var/cache/yum", "/var/cache/dnf", "/var/cache/libdnf5"),
+    "microdnf": ("/var/cache/yum", "/var/cache/libdnf5"),
+    "tdnf": ("/var/cache/tdnf",),
+}
+# Whose `clean` may empty that cache: the dnf family shares one where the distribution makes them
+# one stack (yum a link to dnf, microdnf on libdnf5), so any of them counts; tdnf only its own.
+_DNF_STACK = frozenset({"dnf", "dnf5", "yum", "microdnf"})
+
+
+def _rpm_cache(run: Run, command: Command) -> Iterator[Hit]:
+    """GSL305 for a dnf/yum/microdnf/tdnf command that downloads packages (`install`, `in`,
+    `upgrade`, `group install`...) with no clean or cache removal after it in the RUN."""
+    verb = os_download(command)
+    if verb is None:
+        return
+    name = command.name
+    caches = _RPM_CACHES[name]
+    if run.has_mount_on(*caches):
+        return
+    cleaners = _DNF_STACK if name in _DNF_STACK else frozenset({name})
+    if any(c.name in cleaners and "clean" in c.argv for c in _after(run, command)):
+        return
+    if removes(run, paths=caches, after=command):
+        return
+    yield at_word(
+        "GSL305",
+        f"`{name} {verb.text}` without `{name} clean all` keeps the package cache "
+        f"({' or '.join(caches)})",
+        run,
+        command,
+        command.words[0],
+    )

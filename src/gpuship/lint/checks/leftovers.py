@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_word, final_runs, home_path
+from gpuship.lint.checks.base import Hit, at_word, home_path, image_runs
 from gpuship.lint.shell import Command, Word, expand_shell
 
 # Files downloaded only to be installed or unpacked, and large enough to matter.
@@ -44,7 +44,7 @@ class Saved:
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         commands = list(run.commands)
         cwds = _working_dirs(run, commands)
         # The RUN's deletions (and where they are): a download looks only at those after it,

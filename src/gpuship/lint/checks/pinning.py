@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_instruction,
     at_word,
     by_pipeline,
+    executed_runs,
     image_reference,
     image_token,
-    reachable_runs,
 )
 from gpuship.lint.checks.leftovers import URL
 from gpuship.lint.packages import (
@@ -66,7 +66,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     yield from _copy_images(analysis)
     seen_files: set[tuple[str, int]] = set()
     moves = _pinned_moves(analysis)
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
@@ -205,6 +205,11 @@ def _python(
     yield from _remote_requirement_files(run, install, env)
     constrained: set[str] = set()
     for word in install.constraint_files:
+        if not _readable(analysis, run, word.text, env):
+            # A constraints file gpuship cannot read (`-c https://...`, one the build writes)
+            # may pin any package: their versions are unknown, not unpinned.
+            constrained.add(_ANY)
+            continue
         for item in analysis.file_specs(run, word.text, env):
             if item.spec.pinned:
                 constrained.add(item.spec.name)
@@ -223,7 +228,7 @@ def _python(
                 command,
                 spec.word,
             )
-        elif spec.kind == "name" and not spec.pinned and spec.name not in constrained:
+        elif spec.kind == "name" and not spec.pinned and not {spec.name, _ANY} & constrained:
             if (upgrade and spec.name in _BOOTSTRAP) or wheelhouse:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
@@ -263,7 +268,7 @@ def _python(
         for item in analysis.file_specs(run, path, env, conda=conda):
             found, source, line, column = item.spec, item.source, item.line, item.column
             key = (source, line)
-            if key in seen_files or found.pinned or found.name in constrained:
+            if key in seen_files or found.pinned or {found.name, _ANY} & constrained:
                 continue
             seen_files.add(key)
             file = analysis.context.root / source
@@ -298,6 +303,20 @@ _RAW_URL = (
     re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:raw|blob)/(?:refs/(?:heads|tags)/)?([^/]+)/"),
     re.compile(r"^https?://[^/]+/.+?/-/(?:raw|blob)/([^/]+)/"),
 )
+
+
+_ANY = "*"  # in a set of constrained names: an unread constraints file may pin any
+
+
+def _readable(analysis: Analysis, run: Run, path: str, env: Env) -> bool:
+    """Whether gpuship reads a requirements/constraints file: one a COPY brought from the
+    build context, not a URL or a file the build makes."""
+    value, known = expand_shell(path, env)
+    if not known or "://" in value:
+        return False
+    container = container_path(run.state.workdir, value, env)
+    source = analysis.context_source(run.stage, run.instruction, container)
+    return source is not None and analysis.context.read_text(source) is not None
 
 
 def _remote_requirement_files(run: Run, install: PythonInstall, env: Env) -> Iterator[Hit]:
@@ -383,7 +402,11 @@ def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
     install = os_install(command)
     if install is None:
         return
-    unpinned = [w for w in install.packages if not os_package_pinned(install.manager, w.text)]
+    unpinned = [
+        w
+        for w in install.packages
+        if not os_package_pinned(install.manager, w.text, module=install.modules)
+    ]
     if unpinned:
         names = ", ".join(w.text for w in unpinned[:6]) + (" ..." if len(unpinned) > 6 else "")
         yield at_word(
@@ -490,7 +513,7 @@ def _pinned_moves(analysis: Analysis) -> _Moves:
     last: dict[tuple[int, str], int] = {}
     other: dict[tuple[int, str], tuple[int, str]] = {}
     own: set[int] = set()
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         places: set[str] = set()
         clones = 0
         for command in run.commands:

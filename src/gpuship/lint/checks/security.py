@@ -18,8 +18,8 @@ from gpuship.lint.checks.base import (
     at_word,
     by_pipeline,
     context_copies,
-    final_runs,
-    reachable_runs,
+    executed_runs,
+    image_runs,
 )
 from gpuship.lint.checks.leftovers import curl_short
 from gpuship.lint.context import BuildContext, context_relative
@@ -106,7 +106,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
         yield from _secrets(analysis)
     yield from _piped_scripts(analysis)
     yield from _root_user(analysis)
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         for command in run.commands:
             yield from _insecure_tls(run, command)
     yield from _private_keys(analysis)
@@ -171,7 +171,7 @@ def _switch_value(value: str) -> bool:
 
 
 def _piped_scripts(analysis: Analysis) -> Iterator[Hit]:
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         commands = list(run.commands)
         pipelines = by_pipeline(commands)
         for command in commands:
@@ -385,7 +385,7 @@ _NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")
 def _passwordless_sudo(analysis: Analysis) -> Iterator[Hit]:
     """GSL906: a sudoers rule of the final image lets a user run everything as root without a
     password (written by a RUN, or a copied sudoers file)."""
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         commands = list(run.commands)
         to_sudoers = any(
             w.text.startswith("/etc/sudoers")

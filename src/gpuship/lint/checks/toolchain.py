@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, image_token
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, image_runs, image_token
 from gpuship.lint.checks.cudabase import base_cuda
 from gpuship.lint.packages import Spec, os_install, os_package_name
 from gpuship.lint.shell import Command
@@ -47,7 +47,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     if analysis.build.final_chain:
         yield from _devel_base(analysis, allowed)
     jit = _jit_users(analysis)
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         for command in run.commands:
             yield from _compilers(run, command, allowed, jit)
 
@@ -55,7 +55,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 def _jit_users(analysis: Analysis) -> list[str]:
     """The packages of the final image that compile code at run time (`_JIT_USERS`)."""
     found: set[str] = set()
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         for command in run.commands:
             install = run.python_install(command)
             if install is None:

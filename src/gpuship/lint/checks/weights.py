@@ -17,10 +17,10 @@ from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_word,
+    executed_runs,
     home,
     home_path,
     is_python,
-    reachable_runs,
 )
 from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command, ShellParser, expand_shell
@@ -158,7 +158,7 @@ def _all_downloads(analysis: Analysis) -> tuple[Download, ...]:
 
 
 def _downloads(analysis: Analysis) -> Iterator[Download]:
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         for command in run.commands:
             found = _command_download(command)
             if found is not None:
@@ -485,7 +485,9 @@ class _Landings:
         """Each stage's map, built for the first lookup."""
         own: dict[int, list[Download]] = {}
         for download in downloads(self._analysis):
-            if download.lands is not None:
+            # What an ONBUILD trigger fetches lands in the images built FROM the stage, not in
+            # the stage a `COPY --from` reads.
+            if download.lands is not None and download.run.instruction.keyword == "RUN":
                 own.setdefault(download.run.stage.index, []).append(download)
         tables: dict[int, _Table] = {}
         chain_depth: dict[int, int] = {}

@@ -1,0 +1,165 @@
+"""Issue #37: what real ML Dockerfiles hide behind indirection (ONBUILD triggers, scripts, package
+manager verbs and files) and what lint misread there. Each case is shaped like a pattern seen in
+public Dockerfiles, written here from scratch: the idiom that must stay silent, or the problem
+that must be found, at its line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import Linter, assert_found_at
+
+# (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
+CASES = [
+    # A base image for per-model images: its ONBUILD triggers run in every image built FROM it.
+    (
+        "onbuild-trigger-downloads-the-model",
+        "GSL202",
+        "FROM python:3.11-slim\nWORKDIR /srv\nCOPY server.py /srv/\nONBUILD ARG MODEL_ID\n"
+        "ONBUILD RUN huggingface-cli download ${MODEL_ID} --local-dir /srv/model\n"
+        'CMD ["python", "/srv/server.py"]\n',
+        {"server.py": ""},
+        [(5, 13)],
+    ),
+    (
+        "onbuild-trigger-keeps-the-pip-cache",
+        "GSL301",
+        "FROM python:3.11-slim AS quiet\nENV PIP_NO_CACHE_DIR=1\n"
+        "ONBUILD RUN pip install transformers==4.46.3\n"
+        "FROM python:3.11-slim\nENV PIP_DISABLE_PIP_VERSION_CHECK=1\n"
+        "ONBUILD COPY requirements.txt /srv/\nONBUILD RUN pip install -r /srv/requirements.txt\n",
+        {},
+        [(7, 13)],
+    ),
+    (
+        "onbuild-trigger-unpinned-in-a-builder-stage",
+        "GSL105",
+        "FROM python:3.11-slim AS model-base\nONBUILD RUN pip install --no-cache-dir vllm\n"
+        "FROM python:3.11-slim\nRUN echo ready\n",
+        {},
+        [(2, 40)],
+    ),
+    (
+        "onbuild-trigger-runs-a-copied-script",
+        "GSL105",
+        "FROM python:3.11-slim\nCOPY install-model-deps.sh /opt/\n"
+        "ONBUILD RUN bash /opt/install-model-deps.sh\n",
+        {"install-model-deps.sh": "set -e\npip install --no-cache-dir sentencepiece\n"},
+        [(2, 28)],
+    ),
+    (
+        "onbuild-trigger-leaves-the-apt-lists",
+        "GSL304",
+        "FROM ubuntu:24.04\nONBUILD RUN --mount=type=cache,target=/var/lib/apt "
+        "apt-get update && apt-get install -y --no-install-recommends ffmpeg=7:6.1.1-3ubuntu5\n"
+        "ONBUILD RUN apt-get update && apt-get install -y --no-install-recommends "
+        "libsndfile1=1.2.2-1ubuntu5\n",
+        {},
+        [(3, 21)],
+    ),
+    # dnf's and microdnf's verbs, caches and order (dnf(8), dnf5, microdnf's dnf-main.c).
+    (
+        "dnf-in-alias-and-upgrade",
+        "GSL305",
+        "FROM registry.fedoraproject.org/fedora:41\nRUN dnf -y upgrade\n"
+        "RUN dnf in -y python3.12-3.12.7 && dnf clean all\n",
+        {},
+        [(2, 5)],
+    ),
+    (
+        "dnf5-cache-removed",
+        "GSL305",
+        "FROM registry.fedoraproject.org/fedora:41\nRUN dnf install -y git-2.47.0 "
+        "&& rm -rf /var/cache/libdnf5\n",
+        {},
+        [],
+    ),
+    (
+        "cache-removed-before-the-install",
+        "GSL305",
+        "FROM registry.fedoraproject.org/fedora:41\nRUN rm -rf /var/cache/libdnf5 "
+        "&& dnf install -y git-2.47.0\n"
+        "FROM alpine:3.20\nRUN rm -rf /var/cache/apk/* && apk add curl=8.11.1-r0\n",
+        {},
+        [(2, 34), (4, 32)],
+    ),
+    (
+        "yum-cache-removed-after-dnf-and-microdnf",
+        "GSL305",
+        "FROM registry.access.redhat.com/ubi9/ubi-minimal:9.5 AS runtime\n"
+        "RUN microdnf install -y python3.11-3.11.9 && rm -rf /var/cache/yum\n"
+        "FROM rockylinux:9.3\nRUN dnf install -y gcc-11.4.1 && rm -rf /var/cache/yum/*\n",
+        {},
+        [(4, 5)],
+    ),
+    (
+        "dnf-group-and-module-streams",
+        "GSL107",
+        "FROM rockylinux:9.3\nRUN dnf -y group install 'Development Tools' && dnf clean all\n"
+        "RUN dnf module install -y nodejs:20/common && dnf clean all\n"
+        "RUN dnf module install -y postgresql && dnf clean all\n"
+        "RUN dnf -y upgrade openssl && dnf clean all\n",
+        {},
+        [(4, 27)],
+    ),
+    (
+        "dnf-in-alias-unpinned",
+        "GSL107",
+        "FROM rockylinux:9.3\n"
+        "RUN dnf in -y --setopt=install_weak_deps=False git && dnf clean all\n",
+        {},
+        [(2, 48)],
+    ),
+    # A constraints file gpuship cannot read may pin anything; pipx installs like pip.
+    (
+        "remote-constraints-file",
+        "GSL105",
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir transformers accelerate "
+        "-c https://raw.githubusercontent.com/org/stack/v2.1.0/constraints.txt\n",
+        {},
+        [],
+    ),
+    (
+        "pipx-installs-an-application",
+        "GSL105",
+        "FROM python:3.11-slim\nRUN pipx install --python python3.11 poetry==1.8.5\n"
+        "RUN pipx install huggingface-hub\n",
+        {},
+        [(3, 18)],
+    ),
+    # pip disables its cache for every value strtobool accepts (pip's _handle_no_cache_dir).
+    (
+        "pip-no-cache-dir-any-value-but-empty",
+        "GSL301",
+        "FROM python:3.11-slim AS base\nENV PIP_NO_CACHE_DIR=0\nRUN pip install torch==2.5.1\n"
+        "RUN PIP_NO_CACHE_DIR=off pip install numpy==2.1.3\n"
+        'FROM python:3.11-slim\nENV PIP_NO_CACHE_DIR=""\nRUN pip install torch==2.5.1\n',
+        {},
+        [(7, 5)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "dockerfile", "files", "expected"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_real_world_pattern(
+    lint: Linter,
+    rule: str,
+    dockerfile: str,
+    files: dict[str, str | bytes | int],
+    expected: list[tuple[int, int]],
+) -> None:
+    assert_found_at(lint, rule, dockerfile, files, expected)
+
+
+def test_a_trigger_runs_in_the_stage_s_last_workdir(lint: Linter) -> None:
+    findings = lint(
+        "FROM python:3.11-slim\nWORKDIR /srv\nONBUILD RUN wget -q https://example.com/"
+        "kernels-0.4.1-cp311-cp311-linux_x86_64.whl && pip install --no-cache-dir "
+        "kernels-0.4.1-cp311-cp311-linux_x86_64.whl\nWORKDIR /srv/app\n"
+    )
+    (hit,) = [f for f in findings if f.rule == "GSL702"]
+    assert "downloads /srv/app/kernels-0.4.1-cp311-cp311-linux_x86_64.whl" in hit.message
