@@ -383,10 +383,11 @@ class Analysis:
         *,
         conda: bool = False,
         visited: set[str] | None = None,
+        extras: tuple[str, ...] = (),
     ) -> Iterator[FileSpec]:
         """Each requirement of a file `run` installs from (`-r path`, `-f env.yml`,
-        `pip install ./dir` -> dir/pyproject.toml), found through the COPY that brought it, with
-        the files it includes (`-r` inside it)."""
+        `pip install ./dir` -> dir/pyproject.toml, with the optional dependencies of `extras`),
+        found through the COPY that brought it, with the files it includes (`-r` inside it)."""
         visited = set() if visited is None else visited
         container = container_path(run.state.workdir, path, env)
         source = self.context_source(run.stage, run.instruction, container)
@@ -402,7 +403,7 @@ class Analysis:
                 yield FileSpec(item.spec, source, item.line, item.column, tool, ())
             return
         if source.endswith("pyproject.toml"):
-            for requirement in parse_pyproject(text):
+            for requirement in parse_pyproject(text, extras):
                 yield FileSpec(
                     requirement.spec, source, requirement.line, requirement.column, None, ()
                 )

@@ -789,29 +789,52 @@ def is_version_tag(ref: str) -> bool:
     return bool(_VERSION_TAG.match(ref) or _PREFIXED_TAG.match(ref))
 
 
-def parse_pyproject(text: str) -> list[FileRequirement]:
-    """`[project].dependencies` of a pyproject.toml, with the line of each entry.
+def parse_pyproject(text: str, extras: tuple[str, ...] = ()) -> list[FileRequirement]:
+    """`[project].dependencies` of a pyproject.toml, and the optional dependencies of `extras`
+    (`pip install ".[serve]"`), with the line of each entry. An extra that names the project
+    itself (`all = ["proj[serve,dev]"]`) adds nothing of its own and is skipped.
 
     Needs `tomllib` (Python 3.11+); on 3.10 the file is not read (no finding, never a guess).
     """
     document = _load_toml(text)
     project = document.get("project") if document else None
-    dependencies = project.get("dependencies") if isinstance(project, dict) else None
-    if not isinstance(dependencies, list):
+    if not isinstance(project, dict):
         return []
+    entries = _strings(project.get("dependencies"))
+    optional = project.get("optional-dependencies")
+    for extra in extras:
+        entries += _strings(optional.get(extra)) if isinstance(optional, dict) else []
+    own = str(project.get("name", "")).lower().replace("_", "-")
     lines = text.splitlines()
     result = []
-    for dependency in dependencies:
-        if not isinstance(dependency, str):
-            continue
+    for dependency in entries:
         line, column = 1, 1
         for number, content in enumerate(lines, start=1):
             found = content.find(dependency)
             if found >= 0:
                 line, column = number, found + 1
                 break
-        result.append(FileRequirement(classify(dependency, None, {}), line, column))
+        spec = classify(dependency, None, {})
+        if own and spec.name == own:
+            continue
+        result.append(FileRequirement(spec, line, column))
     return result
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+_EXTRAS = re.compile(r"^(?P<path>.*?)\[(?P<extras>[A-Za-z0-9_.,\- ]*)\]$")
+
+
+def project_path(text: str) -> tuple[str, tuple[str, ...]]:
+    """A local project argument without its extras: `.[serve,dev]` -> (`.`, (`serve`, `dev`))."""
+    match = _EXTRAS.match(text)
+    if match is None:
+        return text, ()
+    extras = tuple(e.strip().lower() for e in match.group("extras").split(",") if e.strip())
+    return match.group("path"), extras
 
 
 def _load_toml(text: str) -> dict[str, object] | None:

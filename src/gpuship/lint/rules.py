@@ -139,7 +139,9 @@ RULES: tuple[Rule, ...] = (
         summary="pip/uv/conda/mamba/poetry installs a package without an exact version.",
         rationale="A range (`torch>=2`) or a bare name installs whatever is newest at build "
         "time; a new torch or numpy release breaks a rebuild of an unchanged commit. Checked "
-        "in RUN, in requirement/constraint files, conda env files and in scripts a RUN runs; "
+        "in RUN, in requirement/constraint files, conda env files, the pyproject.toml of a "
+        'local project installed (`pip install ".[serve]"` adds that extra\'s dependencies) '
+        "and in scripts a RUN runs; "
         "hadolint skips `-r`, uv, conda and poetry.",
         fix="Pin with `==` (or a constraints/lock file: `-c constraints.txt`, `uv sync --frozen`).",
         limits="`pip install --dry-run` installs nothing and is not judged. A version that comes "
@@ -644,7 +646,13 @@ RULES: tuple[Rule, ...] = (
         "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
         "skeleton (the manifest with the Python files the build backend reads, or a package's "
         "`__init__.py`); a directory whose scripts the next step runs (`COPY installers /tmp/i/` "
-        "then `RUN bash /tmp/i/x.sh`). ONBUILD triggers run in other images and are not judged.",
+        "then `RUN bash /tmp/i/x.sh`). ONBUILD triggers run in other images and are not judged. "
+        'A local project install (`pip install -e .`, `".[serve]"`) counts when its '
+        "pyproject.toml lists dependencies (those of the extras named too) and no RUN before "
+        "the copy installed Python dependencies; one whose dependencies gpuship cannot read "
+        "(setup.py only) is not judged. Installs in scripts a RUN runs and in the recipes of a "
+        "`make TARGET` count. Of several installs after the copy, the heaviest is reported: "
+        "Python dependencies before OS packages, the first of equals.",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app",

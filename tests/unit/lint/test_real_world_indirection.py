@@ -137,6 +137,68 @@ CASES = [
         {},
         [(7, 5)],
     ),
+    # GSL601: installs after the source copy that a project, a make target or a later RUN hides.
+    (
+        "editable-install-after-the-source-copy",
+        "GSL601",
+        "FROM python:3.11-slim AS layered\nWORKDIR /app\nCOPY requirements.lock .\n"
+        "RUN pip install --no-cache-dir -r requirements.lock\nCOPY . .\n"
+        "RUN pip install --no-cache-dir --no-deps -e .\n"
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN pip install --no-cache-dir -e .\n",
+        {
+            "pyproject.toml": "[project]\nname = 'embedder'\nversion = '0.3.0'\n"
+            "dependencies = ['sentence-transformers==3.3.1', 'fastapi==0.115.6']\n",
+            "requirements.lock": "sentence-transformers==3.3.1\nfastapi==0.115.6\n",
+            "embedder/__init__.py": "",
+        },
+        [(10, 5)],
+    ),
+    (
+        "extras-install-after-the-source-copy",
+        "GSL601",
+        "FROM python:3.11-slim\nWORKDIR /srv\nCOPY . .\n"
+        'RUN uv pip install --system --no-cache ".[serve]"\n',
+        {
+            "pyproject.toml": "[project]\nname = 'svc'\nversion = '1.0.0'\ndependencies = []\n"
+            "[project.optional-dependencies]\nserve = ['vllm==0.6.3']\n",
+            "svc/__init__.py": "",
+        },
+        [(4, 5)],
+    ),
+    (
+        "extras-dependencies-unpinned",
+        "GSL105",
+        "FROM python:3.11-slim\nWORKDIR /srv\nCOPY pyproject.toml .\n"
+        'RUN pip install --no-cache-dir ".[serve]"\n',
+        {
+            "pyproject.toml": "[project]\nname = 'svc'\nversion = '1.0.0'\n"
+            "dependencies = ['fastapi==0.115.6']\n[project.optional-dependencies]\n"
+            "serve = ['vllm', 'transformers>=4.45']\ndev = ['pytest']\n"
+            "all = ['svc[serve,dev]']\n",
+        },
+        [(6, 11), (6, 19)],
+    ),
+    (
+        "heaviest-install-after-the-copy-is-not-the-first",
+        "GSL601",
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN apt-get update && apt-get install "
+        "-y --no-install-recommends git=1:2.39.5-0+deb12u1 && rm -rf /var/lib/apt/lists/*\n"
+        "RUN pip install --no-cache-dir -r requirements.txt\n",
+        {"requirements.txt": "torch==2.5.1\n", "app.py": ""},
+        [(5, 5)],
+    ),
+    (
+        "make-target-installs-after-the-copy",
+        "GSL601",
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN make deps\n",
+        {
+            "Makefile": "PIP ?= pip\n\ndeps:\n"
+            "\t$(PIP) install --no-cache-dir -r requirements.txt\n",
+            "requirements.txt": "torch==2.5.1\n",
+            "app.py": "",
+        },
+        [(4, 10)],
+    ),
 ]
 
 

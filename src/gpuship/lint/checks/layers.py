@@ -14,7 +14,8 @@ from gpuship.lint.checks import leftovers
 from gpuship.lint.checks.base import Hit, at_word, context_copies, first_in_chains, is_python
 from gpuship.lint.checks.cache import CacheOff, left_caches, pip_cache_configured_off
 from gpuship.lint.checks.cuda import compiles_at_install
-from gpuship.lint.checks.weights import downloads
+from gpuship.lint.checks.pinning import project_manifests
+from gpuship.lint.checks.weights import downloads, make_recipes
 from gpuship.lint.context import context_relative
 from gpuship.lint.packages import PythonInstall, os_install
 from gpuship.lint.shell import SHELLS, Command, Word
@@ -190,7 +191,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
     heavy_runs = {d.run.instruction.index: d for d in downloads(analysis)}
     for stage in analysis.reachable_stages:
         copy: Instruction | None = None
-        reported = False
+        heaviest: tuple[int, Hit] | None = None  # the heaviest install after the copy
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         whole = False
         later = _Later(analysis, stage)
@@ -203,11 +204,9 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
             run = runs.get(instruction.index)
             if copy is None or run is None:
                 continue
-            if not reported:
-                hit = _dependency_install(analysis, run, copy, whole)
-                if hit is not None:
-                    reported = True
-                    yield hit
+            found = _dependency_install(analysis, run, copy, whole)
+            if found is not None and (heaviest is None or found[0] > heaviest[0]):
+                heaviest = found
             download = heavy_runs.get(run.instruction.index)
             if download is not None:
                 yield Hit(
@@ -232,45 +231,103 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
                             command,
                             spec.word,
                         )
+        if heaviest is not None:
+            yield heaviest[1]
 
 
-def _dependency_install(analysis: Analysis, run: Run, copy: Instruction, whole: bool) -> Hit | None:
-    """The first dependency install in `run`. After a code-only COPY, `uv sync` / `poetry
-    install` install the project itself (the documented pattern), so only a whole-context
-    COPY makes them a finding; and not even then when an earlier `uv sync --no-install-project`
-    / `poetry install --no-root` installed the dependencies (uv's and poetry's documented
-    layering: the second sync installs only the project)."""
+def _dependency_install(
+    analysis: Analysis, run: Run, copy: Instruction, whole: bool
+) -> tuple[int, Hit] | None:
+    """The heaviest dependency install in `run` with its weight: Python dependencies (2) before
+    OS packages (1), the first of equals; also one that a `make TARGET` recipe runs."""
+    found: tuple[int, Hit] | None = None
     for command in run.commands:
-        install = run.python_install(command)
-        if install is not None:
-            named = [s for s in install.specs if s.kind in ("name", "vcs") and s.word]
-            project = (
-                whole
-                and install.project
-                and install.verb in ("sync", "install")
-                and not _project_only(install)
-                and not _dependencies_layered(analysis, run, copy, install)
+        weight, what = _install_weight(analysis, run, command, copy, whole)
+        made = make_recipes(analysis, run, command) if not weight else None
+        if made is not None:
+            for recipe, inner in made.recipes:
+                inner_weight, inner_what = _install_weight(analysis, run, inner, copy, whole)
+                if inner_weight > weight:
+                    weight = inner_weight
+                    where = f"{made.source} line {recipe.line}"
+                    what = f"`make {recipe.target}` ({where}) runs a {inner_what}"
+        if weight and (found is None or weight > found[0]):
+            word = made.word if made is not None else command.words[0]
+            message = (
+                f"{what} after `COPY {copy.args[0]}` (line {copy.start_line}): every code "
+                "edit re-runs this install"
             )
-            if install.requirement_files or install.env_files or named or project:
-                word = command.words[0]
-                return at_word(
-                    "GSL601",
-                    f"dependencies install after `COPY {copy.args[0]}` "
-                    f"(line {copy.start_line}): every code edit re-runs this install",
-                    run,
-                    command,
-                    word,
-                )
-        if os_install(command) is not None:
-            return at_word(
-                "GSL601",
-                f"OS packages install after `COPY {copy.args[0]}` (line "
-                f"{copy.start_line}): every code edit re-runs this install",
-                run,
-                command,
-                command.words[0],
+            found = (weight, at_word("GSL601", message, run, command, word))
+    return found
+
+
+def _install_weight(
+    analysis: Analysis, run: Run, command: Command, copy: Instruction, whole: bool
+) -> tuple[int, str]:
+    """How heavy the install `command` performs is (0: none) and what it installs.
+
+    After a code-only COPY, `uv sync` / `poetry install` install the project itself (the
+    documented pattern), so only a whole-context COPY makes them a finding; and not even then
+    when an earlier `uv sync --no-install-project` / `poetry install --no-root` installed the
+    dependencies (uv's and poetry's documented layering: the second sync installs only the
+    project). A local project (`pip install -e .`, `".[serve]"`) installs the dependencies its
+    pyproject.toml lists, unless a RUN before the copy installed Python dependencies."""
+    install = run.python_install(command)
+    if install is not None:
+        named = [s for s in install.specs if s.kind in ("name", "vcs") and s.word]
+        project = (
+            whole
+            and install.project
+            and install.verb in ("sync", "install")
+            and not _project_only(install)
+            and not _dependencies_layered(analysis, run, copy, install)
+        )
+        if install.requirement_files or install.env_files or named or project:
+            return 2, "dependencies install"
+        project_install = _project_dependencies(analysis, run, command, install, copy)
+        if project_install is not None:
+            return (
+                2,
+                f"project install `{project_install}` (the dependencies of its pyproject.toml)",
             )
+    if os_install(command) is not None:
+        return 1, "OS packages install"
+    return 0, ""
+
+
+def _project_dependencies(
+    analysis: Analysis, run: Run, command: Command, install: PythonInstall, copy: Instruction
+) -> str | None:
+    """The local project (`.`, `.[serve]`) an install installs with the dependencies its
+    pyproject.toml lists, when no RUN before the copy (this stage or one it is built FROM)
+    installed Python dependencies; None otherwise."""
+    first = analysis.per_file(_dependency_installs).get(run.stage.index)
+    if first is not None and first < copy.index:
+        return None
+    env = run.env_at(command)
+    for spec, path, extras in project_manifests(install):
+        if next(iter(analysis.file_specs(run, path, env, extras=extras)), None) is not None:
+            return spec.text
     return None
+
+
+def _dependency_installs(analysis: Analysis) -> dict[int, int]:
+    """For each stage, the first RUN there or up its FROM chain that installs Python
+    dependencies (requirement or env files, named packages). Once per file."""
+    runs = [
+        run
+        for run in analysis.runs
+        if any(
+            (install := run.python_install(c)) is not None
+            and (
+                install.requirement_files
+                or install.env_files
+                or any(s.kind in ("name", "vcs") for s in install.specs)
+            )
+            for c in run.commands
+        )
+    ]
+    return first_in_chains(analysis.stages, runs)
 
 
 # Options that leave the project out (`uv sync --no-install-project`) or install it alone.

@@ -29,6 +29,7 @@ from gpuship.lint.packages import (
     is_version_tag,
     os_install,
     os_package_pinned,
+    project_path,
 )
 from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, expand
@@ -64,7 +65,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL101-109: base images, packages, VCS sources, downloads, unquoted specifiers."""
     yield from _base_images(analysis)
     yield from _copy_images(analysis)
-    seen_files: set[tuple[str, int]] = set()
+    seen_files: set[tuple[str, int, int]] = set()
     moves = _pinned_moves(analysis)
     for run in executed_runs(analysis):
         for command in run.commands:
@@ -199,7 +200,7 @@ def _python(
     run: Run,
     install: PythonInstall,
     env: Env,
-    seen_files: set[tuple[str, int]],
+    seen_files: set[tuple[str, int, int]],
 ) -> Iterator[Hit]:
     command = install.command
     yield from _remote_requirement_files(run, install, env)
@@ -255,19 +256,17 @@ def _python(
             command,
             _verb_word(command, "install"),
         )
-    # `pip install .` / `uv pip install ./app` install the project's pyproject dependencies.
-    projects = []
-    if "--no-deps" not in install.options and install.verb == "install":
-        for spec in install.specs:
-            if spec.kind == "path" and spec.word and not spec.text.endswith((".whl", ".tar.gz")):
-                projects.append((spec.text.rstrip("/") + "/pyproject.toml", False))
-    files = [
-        (w.text, w in install.env_files) for w in (*install.requirement_files, *install.env_files)
+    # `pip install .`, `pip install ".[serve]"` and `uv pip install -e ./app` install the
+    # project's pyproject dependencies (and those of the extras named).
+    files: list[tuple[str, bool, tuple[str, ...]]] = [
+        (w.text, w in install.env_files, ())
+        for w in (*install.requirement_files, *install.env_files)
     ]
-    for path, conda in (*files, *projects):
-        for item in analysis.file_specs(run, path, env, conda=conda):
+    files += [(manifest, False, extras) for _, manifest, extras in project_manifests(install)]
+    for path, conda, extras in files:
+        for item in analysis.file_specs(run, path, env, conda=conda, extras=extras):
             found, source, line, column = item.spec, item.source, item.line, item.column
-            key = (source, line)
+            key = (source, line, column)
             if key in seen_files or found.pinned or {found.name, _ANY} & constrained:
                 continue
             seen_files.add(key)
@@ -306,6 +305,20 @@ _RAW_URL = (
 
 
 _ANY = "*"  # in a set of constrained names: an unread constraints file may pin any
+
+
+def project_manifests(install: PythonInstall) -> list[tuple[Spec, str, tuple[str, ...]]]:
+    """Each local project an install installs with its dependencies (`pip install .`, `-e
+    ./app`, `".[serve]"`): its spec, its pyproject.toml and the extras named; none with
+    --no-deps."""
+    if "--no-deps" in install.options or install.verb != "install":
+        return []
+    found = []
+    for spec in install.specs:
+        if spec.kind == "path" and spec.word and not spec.text.endswith((".whl", ".tar.gz")):
+            path, extras = project_path(spec.text)
+            found.append((spec, path.rstrip("/") + "/pyproject.toml", extras))
+    return found
 
 
 def _readable(analysis: Analysis, run: Run, path: str, env: Env) -> bool:

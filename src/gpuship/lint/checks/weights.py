@@ -23,7 +23,7 @@ from gpuship.lint.checks.base import (
     is_python,
 )
 from gpuship.lint.context import ContextFile
-from gpuship.lint.shell import Command, ShellParser, expand_shell
+from gpuship.lint.shell import Command, ShellParser, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, State, expand_word
 from gpuship.units import human_size
 
@@ -325,6 +325,41 @@ def _option_value(argv: list[str], option: str) -> str | None:
 
 def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[Download]:
     """A `make TARGET` whose Makefile recipe downloads weights (GSL202 at the `make`)."""
+    made = make_recipes(analysis, run, command)
+    if made is None:
+        return
+    found = analysis.per_file(_Makefiles).download(made.source, made.targets)
+    if found is None:
+        return
+    recipe, inner, what = found
+    hit = at_word(
+        "GSL202",
+        f"`make {recipe.target}` runs a recipe in which {what} ({made.source} line "
+        f"{recipe.line}) at build time: the download lands in a layer and runs again "
+        "whenever an earlier layer changes",
+        run,
+        command,
+        made.word,
+        fix=FIX,
+    )
+    yield Download(run, hit, _lands(run, _in_run(inner, command)))
+
+
+@dataclass(frozen=True)
+class Made:
+    """What a `make` command of a RUN runs: its Makefile (a context path), targets and word."""
+
+    source: str
+    targets: tuple[str, ...]
+    word: Word  # the first target named, else `make`
+    recipes: tuple[tuple[makefile.Recipe, Command], ...]  # each recipe line's commands
+
+
+def make_recipes(analysis: Analysis, run: Run, command: Command) -> Made | None:
+    """The recipes a `make [-C DIR] [-f FILE] TARGET...` runs, read from the Makefile a COPY
+    brought from the context; None for another command or a Makefile gpuship cannot read."""
+    if command.name not in ("make", "gmake"):
+        return None
     argv = command.argv
     directory = _option_value(argv, "-C") or "."
     names = [_option_value(argv, "-f")] if _option_value(argv, "-f") else list(_MAKEFILES)
@@ -339,29 +374,18 @@ def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[D
             break
         source = None
     if source is None:
-        return
+        return None
     values = {"-C", "-f", "-j", "--directory", "--file", "-I", "-o", "-W"}
     targets = tuple(
         a
         for i, a in enumerate(argv[1:], start=1)
         if not a.startswith("-") and "=" not in a and argv[i - 1] not in values
     )
-    found = makefiles.download(source, targets)
-    if found is None:
-        return
-    recipe, inner, what = found
     word = next((w for w in command.words[1:] if w.text in targets), command.words[0])
-    hit = at_word(
-        "GSL202",
-        f"`make {recipe.target}` runs a recipe in which {what} ({source} line "
-        f"{recipe.line}) at build time: the download lands in a layer and runs again "
-        "whenever an earlier layer changes",
-        run,
-        command,
-        word,
-        fix=FIX,
+    recipes = tuple(
+        (recipe, _in_run(inner, command)) for recipe, inner in makefiles.commands(source, targets)
     )
-    yield Download(run, hit, _lands(run, _in_run(inner, command)))
+    return Made(source, targets, word, recipes)
 
 
 _RecipeDownload = tuple[makefile.Recipe, Command, str]  # the recipe, its command, what it fetches
@@ -369,12 +393,15 @@ _RecipeDownload = tuple[makefile.Recipe, Command, str]  # the recipe, its comman
 
 class _Makefiles:
     """The context's Makefiles, each read and parsed once per lint run (`Analysis.per_file`),
-    and the first download the recipes of each `make` target list run, found once: two
-    thousand `RUN make tN` read and parsed their 4,000-line Makefile six thousand times."""
+    the commands the recipes of each `make` target list run, and the first download among
+    them, found once: two thousand `RUN make tN` read and parsed their 4,000-line Makefile six
+    thousand times."""
 
     def __init__(self, analysis: Analysis) -> None:
         self._context = analysis.context
         self._parsed: dict[str, makefile.Makefile | None] = {}
+        self._commands: dict[tuple[str, tuple[str, ...]], list[tuple[makefile.Recipe, Command]]]
+        self._commands = {}
         self._found: dict[tuple[str, tuple[str, ...]], _RecipeDownload | None] = {}
 
     def parsed(self, source: str) -> makefile.Makefile | None:
@@ -384,23 +411,35 @@ class _Makefiles:
             self._parsed[source] = None if text is None else makefile.Makefile.parse(text)
         return self._parsed[source]
 
+    def commands(
+        self, source: str, targets: tuple[str, ...]
+    ) -> list[tuple[makefile.Recipe, Command]]:
+        """Each command of the recipe lines `make targets` runs, with its recipe line."""
+        key = (source, targets)
+        if key not in self._commands:
+            parsed = self.parsed(source)
+            parser = ShellParser()
+            self._commands[key] = [
+                (recipe, inner)
+                for recipe in (parsed.recipes(list(targets)) if parsed is not None else ())
+                for inner in parser.parse(file_text(recipe.text)).commands
+            ]
+        return self._commands[key]
+
     def download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
         """The first recipe line `make targets` runs that downloads weights: the recipe, the
         command in it, and what it fetches."""
         key = (source, targets)
         if key not in self._found:
-            self._found[key] = self._first_download(source, targets)
+            self._found[key] = next(
+                (
+                    (recipe, inner, found[1])
+                    for recipe, inner in self.commands(source, targets)
+                    if (found := _command_download(inner)) is not None
+                ),
+                None,
+            )
         return self._found[key]
-
-    def _first_download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
-        parsed = self.parsed(source)
-        parser = ShellParser()
-        for recipe in parsed.recipes(list(targets)) if parsed is not None else ():
-            for inner in parser.parse(file_text(recipe.text)).commands:
-                found = _command_download(inner)
-                if found is not None:
-                    return recipe, inner, found[1]
-        return None
 
 
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
