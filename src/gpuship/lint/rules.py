@@ -399,11 +399,14 @@ RULES: tuple[Rule, ...] = (
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
         limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
         "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers. "
+        "NVIDIA's `cuda-toolkit-*-config-common` packages hold the library path, no compiler. "
         "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
-        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line; not in "
-        "requirement files), the C/C++ compiler (gcc, g++, clang, build-essential) is kept "
-        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are."
-        + _TRIGGERS,
+        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line, or in "
+        "the requirement files or pyproject.toml it installs), the C/C++ compiler (gcc, g++, "
+        "clang, build-essential) is kept and not reported: Triton builds its launcher with "
+        "it; cmake, ninja and nvcc still are. When the comment lines right above a RUN say "
+        "its toolchain is for compiling at run time (they name JIT, Triton, flashinfer or "
+        "DeepSpeed, or compiling at run time), nothing that RUN installs is reported." + _TRIGGERS,
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -682,6 +685,12 @@ RULES: tuple[Rule, ...] = (
         rationale="Deleting in a later layer does not shrink the image: the bytes stay in the "
         "earlier layer (e.g. `COPY x.whl` then `RUN rm x.whl`).",
         fix="Create, use and delete in one RUN, or use `RUN --mount=type=bind` for the file.",
+        limits="A deletion is traced to the COPY/ADD that put the path there, or to a RUN that "
+        "made it (a download's output, a clone, a cache). Below a copied directory of the "
+        "build context, only what that directory holds counts; below a copied file, or a "
+        "`COPY --from` source whose content gpuship does not see, nothing does: the image may "
+        "hold it from its base (`COPY nginx.conf /etc/nginx` then `rm "
+        "/etc/nginx/conf.d/default.conf`).",
         bad_example="COPY torch.whl /tmp/\nRUN pip install /tmp/torch.whl\nRUN rm /tmp/torch.whl",
         good_example="RUN --mount=type=bind,source=torch.whl,target=/tmp/torch.whl "
         "pip install /tmp/torch.whl",
@@ -707,7 +716,8 @@ RULES: tuple[Rule, ...] = (
         "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
         "in a variable; a relative path such as `find . -delete` from the directory it runs "
         "in) counts, and a download made inside a script the RUN runs is not "
-        "judged. Weight files are GSL202's." + _TRIGGERS,
+        "judged. A file the RUN moves (`mv x.sh /tmp/i.sh`) is followed to where it went, "
+        "into a directory of that name too. Weight files are GSL202's." + _TRIGGERS,
     ),
     Rule(
         id="GSL801",

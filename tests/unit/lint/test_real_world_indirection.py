@@ -199,6 +199,64 @@ CASES = [
         },
         [(4, 10)],
     ),
+    # False warnings: a deletion of what the base image holds, a moved installer, compilers
+    # that are no compilers or that the file keeps for compiling at run time.
+    (
+        "deletion-below-a-copied-file-is-the-base-image-s",
+        "GSL701",
+        "FROM python:3.11-slim AS build\n"
+        "RUN pip wheel --no-cache-dir -w /wheels sentencepiece==0.2.0\n"
+        "FROM python:3.11-slim\nCOPY . /app\nCOPY settings.yaml /etc/app\n"
+        "COPY --from=build /wheels /wheels\n"
+        "RUN rm -rf /etc/app/samples /app/tests /app/.pytest_cache /wheels/cache\n",
+        {"settings.yaml": "", "app.py": "", "tests/test_app.py": ""},
+        [(7, 29)],
+    ),
+    (
+        "installer-moved-then-deleted",
+        "GSL702",
+        "FROM ubuntu:22.04\nRUN wget -q https://repo.anaconda.com/miniconda/"
+        "Miniconda3-py311_24.7.1-0-Linux-x86_64.sh \\\n"
+        "    && mv Miniconda3-py311_24.7.1-0-Linux-x86_64.sh /tmp/miniconda.sh \\\n"
+        "    && bash /tmp/miniconda.sh -b -p /opt/conda && rm /tmp/miniconda.sh \\\n"
+        "    && /opt/conda/bin/conda clean -afy\n"
+        "RUN wget -q https://example.com/fa-2.7.4-cp311-cp311-linux_x86_64.whl \\\n"
+        "    && mv fa-2.7.4-cp311-cp311-linux_x86_64.whl /tmp/wheels/ \\\n"
+        "    && /opt/conda/bin/pip install --no-cache-dir "
+        "/tmp/wheels/fa-2.7.4-cp311-cp311-linux_x86_64.whl\n",
+        {},
+        [(6, 13)],
+    ),
+    (
+        "cuda-config-common-is-no-compiler",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends cuda-toolkit-12-4-config-common cuda-nvcc-12-4 "
+        "&& rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(2, 98)],
+    ),
+    (
+        "compilers-the-file-keeps-for-jit",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "# gcc and g++ stay: Triton JIT-compiles its launcher when a kernel first runs\n"
+        "RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ "
+        "&& rm -rf /var/lib/apt/lists/*\n"
+        "RUN apt-get update && apt-get install -y --no-install-recommends clang "
+        "&& rm -rf /var/lib/apt/lists/*\n",
+        {},
+        [(4, 66)],
+    ),
+    (
+        "jit-user-in-the-requirements-file",
+        "GSL402",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y "
+        "--no-install-recommends gcc cmake python3-pip && rm -rf /var/lib/apt/lists/*\n"
+        "COPY requirements.txt .\nRUN pip install --no-cache-dir -r requirements.txt\n",
+        {"requirements.txt": "vllm==0.6.3\n"},
+        [(2, 70)],
+    ),
 ]
 
 

@@ -16,7 +16,7 @@ from gpuship.lint.checks.cache import CacheOff, left_caches, pip_cache_configure
 from gpuship.lint.checks.cuda import compiles_at_install
 from gpuship.lint.checks.pinning import project_manifests
 from gpuship.lint.checks.weights import downloads, make_recipes
-from gpuship.lint.context import context_relative
+from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.packages import PythonInstall, os_install
 from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.stages import Stage, State, expand_word
@@ -361,19 +361,46 @@ def _layered_installs(analysis: Analysis) -> dict[str, dict[int, int]]:
     return {tool: first_in_chains(analysis.stages, runs) for tool, runs in by_tool.items()}
 
 
-def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
+# What a path an instruction added holds below it: nothing known (a file, or a source gpuship
+# cannot see: None), anything (a directory a RUN made, a clone or a cache: _ANYTHING), or what a
+# directory of the build context holds (its context path).
+_Holds = str | None  # a context path, _ANYTHING, or None
+_ANYTHING = "\x00"
+
+
+def _created_by_copy(
+    analysis: Analysis, instruction: Instruction, state: State
+) -> list[tuple[str, _Holds]]:
+    """The paths a COPY/ADD adds, each with what it holds below it. A directory of the context
+    is copied into the destination, which then holds what that directory holds; a file is put
+    at the destination or, when the image already has a directory there, inside it (both are
+    added, and neither holds anything: what lies below them may be the base image's). What a
+    `--from` or unmatched source is, gpuship does not know: a file, as far as it can tell."""
     args = [a for a in instruction.args if not a.startswith("<<")]
     if len(args) < 2:
         return []
     *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
     dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
-    if raw_dest.endswith("/") or len(sources) > 1:
-        return [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
-    return [dest]
+    into = raw_dest.endswith("/") or len(sources) > 1
+    context = analysis.context
+    local = instruction.flag("from") is None and context.exists
+    created: list[tuple[str, _Holds]] = []
+    for source in sources:
+        items = context.match(source) if local else []
+        for item in items or [source.rstrip("/")]:
+            if items and context.is_dir(item):
+                created.append((dest, item))
+                continue
+            created.append((posixpath.join(dest, posixpath.basename(item)), None))
+            if not into:
+                created.append((dest, None))
+    return created
 
 
-def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
-    created = left_caches(configured, run)
+def _created_by_run(configured: CacheOff, run: Run) -> list[tuple[str, _Holds]]:
+    """What a RUN adds that a later RUN may delete: caches and clones (directories holding
+    anything), curl/wget outputs (files)."""
+    created: list[tuple[str, _Holds]] = [(c, _ANYTHING) for c in left_caches(configured, run)]
     env = run.state.env
     for command in run.commands:
         argv = command.argv
@@ -381,14 +408,16 @@ def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
             if command.name in ("curl", "wget") and flag in argv:
                 index = argv.index(flag)
                 if index + 1 < len(argv):
-                    created.append(container_path(run.state.workdir, argv[index + 1], env))
+                    path = container_path(run.state.workdir, argv[index + 1], env)
+                    created.append((path, None))
         if command.name == "git" and "clone" in argv:
             positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
             if len(positional) >= 2:
-                created.append(container_path(run.state.workdir, positional[1], env))
+                path = container_path(run.state.workdir, positional[1], env)
+                created.append((path, _ANYTHING))
             elif positional:
                 name = posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
-                created.append(container_path(run.state.workdir, name, env))
+                created.append((container_path(run.state.workdir, name, env), _ANYTHING))
     return created
 
 
@@ -397,18 +426,18 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
     for stage in analysis.final_stages():
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         depths = {t.rstrip("/").count("/") + 1 for r in runs.values() for _, _, t in _removed(r)}
-        created = _Created(depths)
+        created = _Created(depths, analysis.context)
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword in ("COPY", "ADD") and not instruction.heredocs:
-                for path in _created_by_copy(instruction, state):
-                    created.add(path, instruction)
+                for path, holds in _created_by_copy(analysis, instruction, state):
+                    created.add(path, instruction, holds)
                 continue
             run = runs.get(instruction.index)
             if run is None:
                 continue
             yield from _deletions(run, created)
-            for path in _created_by_run(configured, run):
-                created.add(path, instruction)
+            for path, holds in _created_by_run(configured, run):
+                created.add(path, instruction, holds)
 
 
 def _removed(run: Run) -> Iterator[tuple[Command, Word, str]]:
@@ -442,21 +471,25 @@ def _deletions(run: Run, created: _Created) -> Iterator[Hit]:
 class _Created:
     """The paths earlier layers of a stage added, each with the instruction that last added
     it, indexed so that "which path, first added, does deleting T touch" (T itself, a path
-    below it, or one above it) costs the depth of T, not every path added so far (8,000
-    COPYs, then 8,000 RUNs deleting something). Directories are keys ending in "/";
+    below it, or one above it that holds T) costs the depth of T, not every path added so far
+    (8,000 COPYs, then 8,000 RUNs deleting something). Directories are keys ending in "/";
     `depths`: how many "/" the deleted paths hold as such a key (`_removed`), the only depths
     a path added is filed under its directories at."""
 
-    def __init__(self, depths: set[int]) -> None:
+    def __init__(self, depths: set[int], context: BuildContext) -> None:
         self._depths = depths
+        self._context = context
         self._added: dict[str, tuple[int, Instruction]] = {}  # path -> (first added, last by)
+        self._holds: dict[str, _Holds] = {}  # path -> what it holds below it
         self._as_directory: dict[str, str] = {}  # a path as "dir/" -> the first one added
         self._directory_depths: set[int] = set()
         self._below: dict[str, str] = {}  # "dir/" -> the first path added below it
 
-    def add(self, path: str, instruction: Instruction) -> None:
+    def add(self, path: str, instruction: Instruction, holds: _Holds) -> None:
         first = self._added.get(path)
         self._added[path] = (len(self._added) if first is None else first[0], instruction)
+        if self._holds.get(path) != _ANYTHING:
+            self._holds[path] = holds
         if first is not None:
             return  # filed when it was first added
         directory = path.rstrip("/") + "/"
@@ -473,10 +506,18 @@ class _Created:
         found += [below] if below is not None else []
         for directory in _directories_above(target, self._directory_depths):
             above = self._as_directory.get(directory)
-            found += [above] if above is not None else []
+            if above is not None and self._holding(above, target[len(directory) :]):
+                found.append(above)
         if not found:
             return None
         return self._added[min(found, key=lambda path: self._added[path][0])][1]
+
+    def _holding(self, path: str, relative: str) -> bool:
+        """Whether what `path` was added with holds `relative` below it."""
+        holds = self._holds.get(path)
+        if holds is None or holds == _ANYTHING:
+            return holds is not None
+        return self._context.sent(posixpath.join(holds, relative))
 
 
 def _large_copies(analysis: Analysis) -> Iterator[Hit]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import Hit, at_instruction, at_word, image_runs, image_token
 from gpuship.lint.checks.cudabase import base_cuda
+from gpuship.lint.checks.pinning import project_manifests
 from gpuship.lint.packages import Spec, os_install, os_package_name
 from gpuship.lint.shell import Command
 
@@ -48,21 +49,53 @@ def check(analysis: Analysis) -> Iterator[Hit]:
         yield from _devel_base(analysis, allowed)
     jit = _jit_users(analysis)
     for run in image_runs(analysis):
+        stated = _stated_jit(analysis, run)
         for command in run.commands:
-            yield from _compilers(run, command, allowed, jit)
+            yield from _compilers(run, command, allowed, jit, stated)
 
 
 def _jit_users(analysis: Analysis) -> list[str]:
-    """The packages of the final image that compile code at run time (`_JIT_USERS`)."""
+    """The packages of the final image that compile code at run time (`_JIT_USERS`), named on
+    an install's command line or in the requirement files and pyproject.toml it installs."""
     found: set[str] = set()
     for run in image_runs(analysis):
         for command in run.commands:
             install = run.python_install(command)
             if install is None:
                 continue
-            for spec in install.specs:
+            specs = list(install.specs)
+            env = run.env_at(command)
+            files: list[tuple[str, tuple[str, ...]]] = [
+                (w.text, ()) for w in install.requirement_files
+            ]
+            files += [(path, extras) for _, path, extras in project_manifests(install)]
+            for path, extras in files:
+                specs += [item.spec for item in analysis.file_specs(run, path, env, extras=extras)]
+            for spec in specs:
                 found.update(j for j in _JIT_USERS if _is_package(spec, j))
     return sorted(found)
+
+
+# A comment right above a RUN that says its toolchain is for compiling at run time.
+_JIT_COMMENT = re.compile(
+    r"\bjit\b|just[- ]in[- ]time|\b(triton|flashinfer|deepspeed)\b"
+    r"|compil\w*\b.{0,40}\brun[- ]?time|\brun[- ]?time\b.{0,40}\bcompil",
+    re.IGNORECASE,
+)
+
+
+def _stated_jit(analysis: Analysis, run: Run) -> str | None:
+    """The comment directly above `run` (its block of comment lines) when it says the RUN's
+    compilers are for compiling at run time ("# gcc: Triton JIT-compiles its launcher"), else
+    None: the file says so, and the toolchain that RUN installs is kept."""
+    lines = {c.line: c.text for c in analysis.parsed.comments}
+    line = run.instruction.start_line - 1
+    block = []
+    while line in lines:
+        block.append(lines[line])
+        line -= 1
+    text = " ".join(reversed(block))
+    return text if _JIT_COMMENT.search(text) else None
 
 
 def _is_package(spec: Spec, project: str) -> bool:
@@ -97,9 +130,11 @@ def _devel_base(analysis: Analysis, allowed: set[str]) -> Iterator[Hit]:
     yield at_instruction("GSL401", message, root.from_instruction, root, image_token(root))
 
 
-def _compilers(run: Run, command: Command, allowed: set[str], jit: list[str]) -> Iterator[Hit]:
+def _compilers(
+    run: Run, command: Command, allowed: set[str], jit: list[str], stated: str | None
+) -> Iterator[Hit]:
     install = os_install(command)
-    if install is None:
+    if install is None or stated is not None:
         return
     found = []
     needed = []  # C/C++ compilers the JIT users call at run time: kept, not findings
@@ -111,6 +146,8 @@ def _compilers(run: Run, command: Command, allowed: set[str], jit: list[str]) ->
         if jit and (host or name in _HOST_COMPILERS):
             needed.append(word.text)
             continue
+        if name.endswith("-config-common"):
+            continue  # NVIDIA's cuda-toolkit-X-Y-config-common: the library path, no compiler
         if (
             any(name == c or name.startswith(c + "-") for c in _TOOLCHAINS)
             or _COMPILER.match(name)
