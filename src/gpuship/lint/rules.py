@@ -263,7 +263,11 @@ RULES: tuple[Rule, ...] = (
         good_example='ENV HF_HOME=/cache/hf\nCMD ["python", "serve.py"]  # fetches on start',
         limits="Makefile recipes are read with simple variables substituted; pattern rules, make "
         "functions, conditionals and includes are not evaluated, so a download hidden behind "
-        "them is not seen." + _TRIGGERS,
+        "them is not seen. A Python script is read when run as `python x.py`, `python -m "
+        "pkg.mod` (pkg/mod.py or its __main__.py) or `./x.py`, from the directory the RUN's "
+        "`cd`s lead to (from a shell script the RUN runs, from the WORKDIR; from a recipe, the "
+        "Makefile's directory); `urlretrieve` counts when it fetches a weight file (a weight "
+        "suffix, a Hub `/resolve/` URL)." + _TRIGGERS,
     ),
     Rule(
         id="GSL301",
@@ -313,7 +317,12 @@ RULES: tuple[Rule, ...] = (
         "into PREFIX/pkgs and keep it there.",
         fix="End the RUN with `conda clean -afy` (or `micromamba clean --all --yes`), or mount "
         "a cache on the pkgs directory.",
-        limits=_TRIGGERS[1:],
+        limits="A `COPY --from=STAGE DIR` into the final image that takes a conda pkgs/ "
+        "directory STAGE (or a stage it is built FROM) filled and did not clean is reported at "
+        "the COPY: the prefix is an installer's `-p` (else its default under $HOME), an "
+        "install's `-p`/`--prefix`, else the root conda of the installer or of the conda "
+        "images (continuumio, condaforge, mambaorg/micromamba: /opt/conda); elsewhere it is "
+        "unknown and not reported." + _TRIGGERS,
         bad_example="RUN conda install -y pytorch=2.5.1",
         good_example="RUN conda install -y pytorch=2.5.1 && conda clean -afy",
     ),
@@ -400,6 +409,10 @@ RULES: tuple[Rule, ...] = (
         limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
         "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers. "
         "NVIDIA's `cuda-toolkit-*-config-common` packages hold the library path, no compiler. "
+        "conda's `cuda` metapackage (cuda-runtime with cuda-toolkit), `cuda-toolkit`, "
+        "`cuda-nvcc`, `cuda-compiler` and `cudatoolkit-dev` bring nvcc, its `compilers`, "
+        "`cxx-compiler`, `gcc` and `gxx` a C/C++ compiler; `cuda-runtime` and "
+        "`cuda-libraries` none. "
         "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
         "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line, or in "
         "the requirement files or pyproject.toml it installs), the C/C++ compiler (gcc, g++, "
@@ -642,8 +655,8 @@ RULES: tuple[Rule, ...] = (
         summary="Dependencies are installed after the source is copied (`COPY .`, `COPY src/`, "
         "`COPY handler.py`).",
         rationale="Every code edit invalidates the COPY layer and re-runs the install of torch & "
-        "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
-        "source in this sense.",
+        "co. (minutes, GBs) on each build. A copied script the install itself runs (directly or "
+        "through the recipes of a `make TARGET`) is not source in this sense.",
         fix="COPY only the requirement/lock files, install, then `COPY . .`.",
         limits="The documented layering passes: `uv sync --no-install-project` (or `poetry "
         "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
@@ -718,6 +731,25 @@ RULES: tuple[Rule, ...] = (
         "in) counts, and a download made inside a script the RUN runs is not "
         "judged. A file the RUN moves (`mv x.sh /tmp/i.sh`) is followed to where it went, "
         "into a directory of that name too. Weight files are GSL202's." + _TRIGGERS,
+    ),
+    Rule(
+        id="GSL703",
+        name="tree-stored-again-by-chown",
+        category="waste",
+        severity=W,
+        summary="A later RUN changes the owner or mode of a whole tree an earlier instruction "
+        "added (`chown -R`, `chmod -R`): its layer stores every file again.",
+        rationale="A layer records each file whose owner or mode changed in full, content "
+        "included: `COPY . /app` then `RUN chown -R app:app /app` ships the application twice, "
+        "and a virtualenv or model under it too.",
+        fix="Set owner and mode as the files arrive (`COPY --chown=app:app`, `COPY "
+        "--chmod=755`), or in the RUN that creates them.",
+        limits="Read for `chown`, `chgrp` and `chmod` with `-R`/`--recursive` in a RUN of the "
+        "final image, on a path an earlier COPY/ADD or RUN of the stage added, or a directory "
+        "holding one (as GSL701 traces them). Trees of the base image are not judged: what "
+        "they weigh is unknown to gpuship.",
+        bad_example="COPY . /app\nRUN chown -R app:app /app",
+        good_example="COPY --chown=app:app . /app",
     ),
     Rule(
         id="GSL801",

@@ -257,6 +257,82 @@ CASES = [
         {"requirements.txt": "vllm==0.6.3\n"},
         [(2, 70)],
     ),
+    # Weights and toolchains behind indirection: scripts run as programs, modules or from
+    # another directory, urlretrieve, a make target, conda's metapackages and pkgs/ copied.
+    (
+        "download-scripts-run-three-ways",
+        "GSL202",
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY tools/ tools/\n"
+        "RUN chmod +x tools/fetch_sam.py && ./tools/fetch_sam.py\n"
+        "RUN python -m tools.fetch_llm\nRUN cd tools && python fetch_clip.py --variant base\n",
+        {
+            "tools/__init__.py": "",
+            "tools/fetch_sam.py": "#!/usr/bin/env python3\nfrom huggingface_hub import "
+            "hf_hub_download\nhf_hub_download('facebook/sam', 'sam_vit_b.pth')\n",
+            "tools/fetch_llm.py": "from huggingface_hub import snapshot_download\n"
+            "snapshot_download('org/llm', local_dir='/models/llm')\n",
+            "tools/fetch_clip.py": "import open_clip\n"
+            "open_clip.create_model_and_transforms('ViT-B-32', pretrained='laion2b')\n",
+        },
+        [(4, 36), (5, 15), (6, 24)],
+    ),
+    (
+        "urlretrieve-of-a-checkpoint",
+        "GSL202",
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY fetch_assets.py fetch_vocab.py ./\n"
+        "RUN python fetch_assets.py && python fetch_vocab.py\n",
+        {
+            "fetch_assets.py": "import urllib.request\nurllib.request.urlretrieve(\n"
+            "    'https://dl.example.com/sam/sam_vit_h_4b8939.pth', '/models/sam.pth')\n",
+            "fetch_vocab.py": "from urllib.request import urlretrieve\n"
+            "urlretrieve('https://dl.example.com/bpe/vocab.json', 'vocab.json')\n",
+        },
+        [(4, 12)],
+    ),
+    (
+        "make-target-runs-a-download-script",
+        "GSL202",
+        "FROM python:3.11-slim AS models\nWORKDIR /src\nCOPY Makefile download.py ./\n"
+        "RUN pip install --no-cache-dir huggingface-hub==0.26.2 && make models\n"
+        "FROM python:3.11-slim\nCOPY --from=models /src/models /models\n",
+        {
+            "Makefile": ".PHONY: models\nmodels:\n\tpython download.py\n",
+            "download.py": "from huggingface_hub import snapshot_download\n"
+            "snapshot_download('org/embedder', local_dir='models/embedder')\n",
+        },
+        [(4, 64)],
+    ),
+    (
+        "conda-cuda-metapackage-brings-nvcc",
+        "GSL402",
+        "FROM continuumio/miniconda3:24.7.1-0\nRUN conda install -y -c nvidia "
+        "cuda-runtime=12.4.1 cuda-libraries=12.4.1 && conda clean -afy\n"
+        "RUN conda install -y -c nvidia cuda=12.4.1 && conda clean -afy\n",
+        {},
+        [(3, 32)],
+    ),
+    (
+        "conda-pkgs-copied-into-the-final-stage",
+        "GSL303",
+        "FROM ubuntu:22.04 AS conda\nRUN wget -q https://repo.anaconda.com/miniconda/"
+        "Miniconda3-py311_24.7.1-0-Linux-x86_64.sh -O /tmp/miniconda.sh \\\n"
+        "    && bash /tmp/miniconda.sh -b -p /opt/conda && rm /tmp/miniconda.sh\n"
+        "RUN /opt/conda/bin/conda install -y -c conda-forge numpy=2.1.3\n"
+        "FROM conda AS cleaned\nRUN /opt/conda/bin/conda clean -afy\n"
+        "FROM ubuntu:22.04\nCOPY --from=cleaned /opt/conda /opt/conda-clean\n"
+        "COPY --from=conda /opt/conda /opt/conda\n",
+        {},
+        [(9, 19)],
+    ),
+    (
+        "chown-stores-the-copied-tree-again",
+        "GSL703",
+        "FROM python:3.11-slim\nRUN useradd -u 10001 app\nCOPY --chown=10001 models.yaml /srv/\n"
+        "COPY . /app\nRUN chown -R app:app /app && chmod -R g+w /usr/local/lib/python3.11\n"
+        "USER 10001\n",
+        {"serve.py": "", "models.yaml": ""},
+        [(5, 22)],
+    ),
 ]
 
 

@@ -226,6 +226,12 @@ BAD = [
         [(2, 13)],
     ),
     (
+        "GSL703",
+        "FROM python:3.12\nCOPY . /app\nRUN chown -R 10001 /app\n",
+        {"serve.py": ""},
+        [(3, 20)],
+    ),
+    (
         "GSL905",
         "FROM python:3.12\nCOPY deploy.pem /root/.ssh/id_rsa\n",
         {"deploy.pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n"},
@@ -555,6 +561,7 @@ GOOD = [
         "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl && rm pkg-*.whl\n",
         {},
     ),
+    ("GSL703", "FROM python:3.12\nCOPY --chown=10001 . /app\n", {"serve.py": ""}),
     (
         "GSL905",
         "FROM python:3.12\nCOPY id_ed25519.pub known_hosts /root/.ssh/\n",

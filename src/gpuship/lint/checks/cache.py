@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -9,21 +10,25 @@ from dataclasses import dataclass
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import (
     Hit,
+    at_instruction,
     at_word,
     first_in_chains,
     home,
+    image_reference,
     image_runs,
     removes,
     truthy,
     user_cache,
 )
+from gpuship.lint.checks.weights import copied_stage
 from gpuship.lint.packages import PythonInstall, os_download
-from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.stages import Env
+from gpuship.lint.shell import SHELLS, Command, expand_shell
+from gpuship.lint.stages import Env, expand_word
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
+    yield from _copied_pkgs(analysis)
     configured = analysis.per_file(pip_cache_configured_off)
     for run in image_runs(analysis):
         for command in run.commands:
@@ -82,6 +87,109 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 # Mambaforge-...sh, Anaconda3-...sh): they unpack every package into PREFIX/pkgs and keep it,
 # which is why continuumio/miniconda3's own Dockerfile runs `conda clean -afy` after one.
 _CONDA_INSTALLER = re.compile(r"(?i)(miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh$")
+
+
+@dataclass(frozen=True)
+class _LeftPkgs:
+    """A conda package cache a RUN left full: the pkgs/ directory and what filled it."""
+
+    pkgs: str
+    run: Run
+    what: str
+
+
+# Where the conda of these images lives (their Dockerfiles: continuumio's and conda-forge's
+# CONDA_DIR, micromamba's MAMBA_ROOT_PREFIX).
+_CONDA_IMAGES = {
+    "docker.io/continuumio/miniconda3": "/opt/conda",
+    "docker.io/continuumio/anaconda3": "/opt/conda",
+    "docker.io/condaforge/miniforge3": "/opt/conda",
+    "docker.io/condaforge/mambaforge": "/opt/conda",
+    "docker.io/mambaorg/micromamba": "/opt/conda",
+}
+# Where each installer puts conda without `-p` (its `-h`: PREFIX defaults to $HOME/<name>).
+_INSTALLER_PREFIX = {
+    "Miniconda": "miniconda3",
+    "Miniforge": "miniforge3",
+    "Mambaforge": "mambaforge",
+    "Anaconda": "anaconda3",
+}
+
+
+def _copied_pkgs(analysis: Analysis) -> Iterator[Hit]:
+    """GSL303 at a `COPY --from=STAGE DIR` of the final image that takes a conda pkgs/
+    directory a RUN of that stage's chain left full (nothing later in the chain cleaned it)."""
+    left = analysis.per_file(_left_pkgs)
+    for stage in analysis.final_stages():
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            from_stage = instruction.flag("from")
+            if instruction.keyword not in ("COPY", "ADD") or from_stage is None:
+                continue
+            index = copied_stage(analysis, from_stage, state)
+            for raw in instruction.args[:-1] if index is not None else ():
+                source = posixpath.normpath("/" + expand_word(raw, state.env)[0].lstrip("/"))
+                for found in left.get(index, ()) if index is not None else ():
+                    if found.pkgs == source or found.pkgs.startswith(source.rstrip("/") + "/"):
+                        yield at_instruction(
+                            "GSL303",
+                            f"`{instruction.keyword} --from={from_stage} {raw}` copies "
+                            f"{found.pkgs}, the package tarballs {found.what} (line "
+                            f"{found.run.instruction.start_line}) left there",
+                            instruction,
+                            stage,
+                            raw,
+                        )
+                        break
+
+
+def _left_pkgs(analysis: Analysis) -> dict[int, tuple[_LeftPkgs, ...]]:
+    """For each stage, the conda pkgs/ directories its filesystem holds full: left by a RUN
+    there or up its FROM chain, not cleaned by a later one. Once per file."""
+    found: dict[int, tuple[_LeftPkgs, ...]] = {}
+    for stage in analysis.stages:  # a parent always comes earlier in the file
+        left = list(found.get(stage.parent, ())) if stage.parent is not None else []
+        root = _CONDA_IMAGES.get(str(getattr(image_reference(stage), "repository", "")))
+        for run in analysis.runs_of(stage):
+            left = [f for f in left if not _cleans(run, f.pkgs)]
+            for command in run.commands:
+                prefix, what = _pkgs_filler(run, command, root)
+                if prefix is not None:
+                    root = root or prefix
+                    if not _conda_clean(run, command):
+                        left.append(_LeftPkgs(prefix.rstrip("/") + "/pkgs", run, what))
+        found[stage.index] = tuple(left)
+    return found
+
+
+def _pkgs_filler(run: Run, command: Command, root: str | None) -> tuple[str | None, str]:
+    """The conda prefix whose pkgs/ `command` fills (an installer's `-p`, an install's
+    `-p`/`--prefix`, else the root conda), and what fills it; (None, "") when it fills none
+    or the prefix is unknown."""
+    env = run.env_at(command)
+    installer = conda_installer(command)
+    if installer is not None:
+        argv = command.argv
+        prefix = argv[argv.index("-p") + 1] if "-p" in argv[:-1] else None
+        default = home(env) + "/" + _INSTALLER_PREFIX[installer]
+        value, known = expand_shell(prefix, env) if prefix else (default, True)
+        return (value if known else None), f"the {installer} installer"
+    install = run.python_install(command)
+    if install is None or install.tool != "conda":
+        return None, ""
+    argv = command.argv
+    option = next((o for o in ("-p", "--prefix") if o in argv[:-1]), None)
+    if option is None:
+        return root, f"`{command.name} {install.verb}`"
+    value, known = expand_shell(argv[argv.index(option) + 1], env)
+    return (value if known else None), f"`{command.name} {install.verb}`"
+
+
+def _cleans(run: Run, pkgs: str) -> bool:
+    """Whether `run` empties a conda pkgs/ directory: `conda clean --all/--tarballs`, or an rm
+    of it or of a directory holding it."""
+    return any(
+        c.name in ("conda", "mamba", "micromamba") and "clean" in c.argv for c in run.commands
+    ) or removes(run, paths=(pkgs,))
 
 
 def conda_installer(command: Command) -> str | None:

@@ -24,7 +24,7 @@ from gpuship.units import human_size
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL601/602 (layer order), GSL701/702 (waste), GSL801 (large context copies)."""
+    """GSL601/602 (layer order), GSL701-703 (waste), GSL801 (large context copies)."""
     yield from _order(analysis)
     yield from _waste(analysis)
     yield from leftovers.check(analysis)
@@ -152,12 +152,17 @@ def _later_use(analysis: Analysis, stage: Stage) -> _LaterUse:
     named: dict[str, int] = {}
     runs_below: dict[str, int] = {}
     for run in analysis.runs_of(stage):  # in file order: the last one stays
-        text = run.instruction.text.value
-        for match in _SUFFIX_AT.finditer(text):  # a name holding a suffix ends with it
-            end = match.start() + len(match.group(1))
-            for length in lengths:
-                if end >= length and text[end - length : end] in names:
-                    named[text[end - length : end]] = run.instruction.index
+        # The RUN's text, and the recipes its `make TARGET`s run (`make models` runs a script).
+        texts = [run.instruction.text.value]
+        for command in run.commands if names else ():
+            made = make_recipes(analysis, run, command)
+            texts += [recipe.text for recipe, _ in made.recipes] if made is not None else []
+        for text in texts:
+            for match in _SUFFIX_AT.finditer(text):  # a name holding a suffix ends with it
+                end = match.start() + len(match.group(1))
+                for length in lengths:
+                    if end >= length and text[end - length : end] in names:
+                        named[text[end - length : end]] = run.instruction.index
         for command in run.commands:
             for word in _program_words(command):
                 path = container_path(run.state.workdir, word.text, run.env_at(command))
@@ -436,6 +441,7 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
             if run is None:
                 continue
             yield from _deletions(run, created)
+            yield from _rewrites(run, created)
             for path, holds in _created_by_run(configured, run):
                 created.add(path, instruction, holds)
 
@@ -466,6 +472,33 @@ def _deletions(run: Run, created: _Created) -> Iterator[Hit]:
                 command,
                 word,
             )
+
+
+_OWNERSHIP = frozenset({"chown", "chgrp", "chmod"})
+
+
+def _rewrites(run: Run, created: _Created) -> Iterator[Hit]:
+    """GSL703: a recursive chown/chgrp/chmod of a tree an earlier instruction added."""
+    for command in run.commands:
+        if command.name not in _OWNERSHIP:
+            continue
+        options = [w.text for w in command.words[1:] if w.text.startswith("-")]
+        if not any(o == "--recursive" or (not o.startswith("--") and "R" in o) for o in options):
+            continue
+        operands = [w for w in command.words[1:] if not w.text.startswith("-")]
+        reference = any(o.startswith("--reference") for o in options)
+        for word in operands if reference else operands[1:]:  # the owner or mode first
+            target = container_path(run.state.workdir, word.text, run.env_at(command))
+            origin = created.touched(target)
+            if origin is not None and target != "/":
+                yield at_word(
+                    "GSL703",
+                    f"`{command.name} -R` rewrites {target}, which line {origin.start_line} "
+                    f"({origin.keyword}) added: this layer stores every file under it again",
+                    run,
+                    command,
+                    word,
+                )
 
 
 class _Created:

@@ -47,7 +47,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
     for run in image_runs(analysis):
         commands = list(run.commands)
-        cwds = _working_dirs(run, commands)
+        cwds = working_dirs(run, commands)
         # The RUN's deletions (and where they are): a download looks only at those after it,
         # not at every later command (a RUN of thousands of downloads).
         deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS | {"mv"}]
@@ -68,7 +68,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                     )
 
 
-def _working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
+def working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
     """The working directory each command runs in: WORKDIR, moved by `cd`/`pushd`; None where
     unknown (a script's own `cd`s are not followed: its paths are unknown)."""
     cwd: str | None = run.state.workdir

@@ -22,6 +22,7 @@ from gpuship.lint.checks.base import (
     home_path,
     is_python,
 )
+from gpuship.lint.checks.leftovers import output_path, working_dirs
 from gpuship.lint.context import ContextFile
 from gpuship.lint.shell import Command, ShellParser, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, State, expand_word
@@ -159,7 +160,8 @@ def _all_downloads(analysis: Analysis) -> tuple[Download, ...]:
 
 def _downloads(analysis: Analysis) -> Iterator[Download]:
     for run in executed_runs(analysis):
-        for command in run.commands:
+        commands = list(run.commands)
+        for command, cwd in zip(commands, working_dirs(run, commands), strict=True):
             found = _command_download(command)
             if found is not None:
                 word_index, what = found
@@ -173,8 +175,19 @@ def _downloads(analysis: Analysis) -> Iterator[Download]:
                     fix=FIX,
                 )
                 yield Download(run, hit, _lands(run, command))
-            elif is_python(command):
-                yield from _python_script(analysis, run, command)
+            elif (
+                fetch := _script_fetch(analysis, run, command, _cwd(run, command, cwd))
+            ) is not None:
+                hit = at_word(
+                    "GSL202",
+                    f"`{fetch.script}` calls {fetch.call}() at build time: the model lands in a "
+                    "layer and downloads again whenever an earlier layer changes",
+                    run,
+                    command,
+                    fetch.word,
+                    fix=FIX,
+                )
+                yield Download(run, hit, fetch.lands)
             elif command.name in ("make", "gmake"):
                 yield from _make_download(analysis, run, command)
         for text in run.python:
@@ -214,49 +227,116 @@ def _command_download(command: Command) -> tuple[int, str] | None:
     return None
 
 
-def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[Download]:
-    """A `python x.py` whose script (from the context) downloads weights."""
-    for word in command.words[1:]:
-        if word.text.startswith("-"):
-            if word.text in ("-c", "-m"):
-                return
-            continue
-        if not word.text.endswith(".py"):
-            return
-        container = container_path(run.state.workdir, word.text, run.state.env)
+def _cwd(run: Run, command: Command, cwd: str | None) -> str | None:
+    """Where a command looks for a script: the RUN's working directory as its `cd`s move it; a
+    command in a script the RUN runs, from the WORKDIR (the script's own `cd`s are not read)."""
+    return run.state.workdir if command.file is not None else cwd
+
+
+@dataclass(frozen=True)
+class _ScriptFetch:
+    """A Python script from the context, run by a command, that fetches weights."""
+
+    word: Word  # the script's word in the command
+    script: str  # the command as shown: `python download.py`, `python -m tools.fetch`
+    call: str  # what it calls: snapshot_download, urlretrieve...
+    lands: str | None  # where the files land, when known
+
+
+def _script_fetch(
+    analysis: Analysis, run: Run, command: Command, cwd: str | None
+) -> _ScriptFetch | None:
+    """What the Python script `command` runs fetches: `python x.py`, `python -m pkg.mod`
+    (pkg/mod.py or its __main__.py) or `./x.py`, read from the context at the path the working
+    directory `cwd` (None: unknown) gives it."""
+    target = _script_target(command)
+    if target is None:
+        return None
+    word, shown, paths = target
+    env = run.env_at(command)
+    for path in paths:
+        if cwd is None and not path.startswith("/"):
+            return None
+        container = container_path(cwd or "/", path, env)
         source = analysis.context_source(run.stage, run.instruction, container)
         text = analysis.context.read_text(source) if source else None
-        if text is None or source is None:
-            return
-        match = _PY_DOWNLOAD.search(text)
-        if match:
-            hit = at_word(
-                "GSL202",
-                f"`{command.name} {word.text}` calls {match.group(1)}() at build time: the model "
-                "lands in a layer and downloads again whenever an earlier layer changes",
-                run,
-                command,
-                word,
-                fix=FIX,
-            )
-            yield Download(run, hit, _python_lands(run, command, text))
-        return
+        if text is None:
+            continue
+        call = python_fetch(text)
+        if call is None:
+            return None
+        base = cwd or run.state.workdir
+        return _ScriptFetch(word, shown, call, _python_lands(env, base, text, call))
+    return None
+
+
+def _script_target(command: Command) -> tuple[Word, str, list[str]] | None:
+    """The word naming the script a command runs, the command as shown, and the paths the
+    script may be at."""
+    words = command.words
+    if command.name.endswith(".py"):
+        return words[0], words[0].text, [words[0].text]
+    if not is_python(command):
+        return None
+    index = 1
+    while index < len(words):
+        text = words[index].text
+        if text == "-m" and index + 1 < len(words):
+            module = words[index + 1]
+            path = module.text.replace(".", "/")
+            shown = f"{command.name} -m {module.text}"
+            return module, shown, [path + ".py", path + "/__main__.py"]
+        if text == "-c" or not text.startswith("-"):
+            break
+        index += 2 if text in ("-W", "-X") else 1
+    if index < len(words) and words[index].text.endswith(".py"):
+        word = words[index]
+        return word, f"{command.name} {word.text}", [word.text]
+    return None
+
+
+# `urllib.request.urlretrieve(URL, FILE)` of a weight file (a weight suffix, a Hub /resolve/ URL).
+_URLRETRIEVE = re.compile(r"\burlretrieve\s*\(([^)]*)\)")
+_QUOTED = re.compile(r"""["']([^"'$]+)["']""")
+
+
+def python_fetch(text: str) -> str | None:
+    """The call by which Python code fetches weights (snapshot_download, from_pretrained,
+    urlretrieve of a weight file...), or None."""
+    found = _fetch_at(text)
+    return found[0] if found else None
+
+
+def _fetch_at(text: str) -> tuple[str, int] | None:
+    """python_fetch's call with where it stands in `text`."""
+    match = _PY_DOWNLOAD.search(text)
+    if match:
+        return match.group(1), match.start(1)
+    for call in _URLRETRIEVE.finditer(text):
+        arguments = call.group(1).lower()
+        if "/resolve/" in arguments or any(
+            q.lower().endswith(WEIGHT_SUFFIXES) for q in _QUOTED.findall(call.group(1))
+        ):
+            return "urlretrieve", call.start()
+    return None
 
 
 def _python_text(run: Run, text: Text) -> Iterator[Download]:
-    match = _PY_DOWNLOAD.search(text.value)
-    if match:
-        span = text.span(match.start(1), match.end(1))
+    found = _fetch_at(text.value)
+    if found is not None:
+        call, at = found
+        span = text.span(at, at + len(call))
         hit = Hit(
             "GSL202",
-            f"{match.group(1)}() runs at build time: the model lands in a layer "
+            f"{call}() runs at build time: the model lands in a layer "
             "and downloads again whenever an earlier layer changes",
             span,
             run.instruction,
             run.stage,
             fix=FIX,
         )
-        yield Download(run, hit, _python_lands(run, None, text.value))
+        env = run.state.env
+        yield Download(run, hit, _python_lands(env, run.state.workdir, text.value, call))
 
 
 _LOCAL_DIR = re.compile(r"""\b(?:local_dir|cache_dir)\s*=\s*["']([^"'$]+)["']""")
@@ -292,8 +372,6 @@ def _lands(run: Run, command: Command) -> str | None:
                 else posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
             )
     elif name in ("curl", "wget"):
-        from gpuship.lint.checks.leftovers import output_path
-
         target = output_path(command)
     if target is None:
         return None
@@ -303,12 +381,17 @@ def _lands(run: Run, command: Command) -> str | None:
     return container_path(run.state.workdir, home_path(value, env), env)
 
 
-def _python_lands(run: Run, command: Command | None, text: str) -> str | None:
-    """`snapshot_download(local_dir="/models/x")` or the HF cache for a hub download in Python."""
-    env = run.env_at(command) if command is not None else run.state.env
+def _python_lands(env: Env, cwd: str, text: str, call: str) -> str | None:
+    """Where Python code puts what it fetches: `snapshot_download(local_dir="/models/x")`, the
+    file `urlretrieve` writes, torch.hub's home, else the Hugging Face cache."""
+    if call == "urlretrieve":
+        retrieved = _URLRETRIEVE.search(text)
+        quoted = _QUOTED.findall(retrieved.group(1)) if retrieved else []
+        target = quoted[1] if len(quoted) > 1 else None
+        return container_path(cwd, home_path(target, env), env) if target else None
     match = _LOCAL_DIR.search(text)
     if match:
-        return container_path(run.state.workdir, home_path(match.group(1), env), env)
+        return container_path(cwd, home_path(match.group(1), env), env)
     if "torch.hub" in text:
         return env.get("TORCH_HOME") or home(env) + "/.cache/torch"
     return hf_cache(env)
@@ -330,6 +413,7 @@ def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[D
         return
     found = analysis.per_file(_Makefiles).download(made.source, made.targets)
     if found is None:
+        yield from _make_script_fetch(analysis, run, command, made)
         return
     recipe, inner, what = found
     hit = at_word(
@@ -343,6 +427,30 @@ def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[D
         fix=FIX,
     )
     yield Download(run, hit, _lands(run, _in_run(inner, command)))
+
+
+def _make_script_fetch(
+    analysis: Analysis, run: Run, command: Command, made: Made
+) -> Iterator[Download]:
+    """A `make TARGET` whose recipe runs a Python script of the context that fetches weights
+    (the recipe runs in the Makefile's directory: `-C DIR`, else the working directory)."""
+    directory = _option_value(command.argv, "-C") or "."
+    cwd = container_path(run.state.workdir, directory, run.env_at(command))
+    for recipe, inner in made.recipes:
+        fetch = _script_fetch(analysis, run, inner, cwd)
+        if fetch is not None:
+            hit = at_word(
+                "GSL202",
+                f"`make {recipe.target}` runs `{fetch.script}` ({made.source} line "
+                f"{recipe.line}), which calls {fetch.call}() at build time: the model lands in "
+                "a layer and downloads again whenever an earlier layer changes",
+                run,
+                command,
+                made.word,
+                fix=FIX,
+            )
+            yield Download(run, hit, fetch.lands)
+            return
 
 
 @dataclass(frozen=True)
@@ -499,9 +607,14 @@ def _download_under(
     """The download of stage `from_stage` that `COPY --from` takes."""
     if from_stage is None:
         return None
-    name = expand_word(from_stage, state.env)[0].lower()
-    index = analysis.per_file(_stage_indexes).get(name)
+    index = copied_stage(analysis, from_stage, state)
     return None if index is None else landings.copied(index, _copied_from_stage(source))
+
+
+def copied_stage(analysis: Analysis, from_stage: str, state: State) -> int | None:
+    """The stage a `--from=` value names (a name or a number), or None for an image."""
+    name = expand_word(from_stage, state.env)[0].lower()
+    return analysis.per_file(_stage_indexes).get(name)
 
 
 class _Landings:
