@@ -868,4 +868,70 @@ RULES: tuple[Rule, ...] = (
         good_example="RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz",
         security_severity=5.0,
     ),
+    Rule(
+        id="GSL907",
+        name="package-signature-check-disabled",
+        category="security",
+        severity=W,
+        summary="A package install accepts packages without a valid signature "
+        "(`--allow-unauthenticated`, `[trusted=yes]`, `apk --allow-untrusted`, "
+        "`dnf --nogpgcheck`).",
+        rationale="Package signatures are what tie a package to its distribution: without "
+        "them a mirror, a proxy or anyone on the network path can serve the build another "
+        "package, which then runs as root in the image.",
+        fix="Install the repository's signing key (`signed-by=` a keyring fetched over HTTPS "
+        "and checked) and keep the checks on.",
+        limits="Read from apt-get/apt/aptitude (`--allow-unauthenticated`, "
+        "`--allow-insecure-repositories`, the deprecated `--force-yes` that implies them, "
+        "`-o APT::Get::AllowUnauthenticated=true`, `-o Acquire::AllowInsecureRepositories=true`), "
+        "apt sources written by a RUN with `[trusted=yes]`, `apk --allow-untrusted`, "
+        "dnf/yum/microdnf `--nogpgcheck` or `--setopt=gpgcheck=0`, and `rpm --nosignature`; "
+        "settings in apt.conf or .repo files copied from the context are not read." + _TRIGGERS,
+        bad_example="RUN apt-get update && apt-get install -y --allow-unauthenticated "
+        "libnccl2=2.21.5-1+cuda12.4",
+        good_example="RUN apt-get update && apt-get install -y libnccl2=2.21.5-1+cuda12.4",
+        security_severity=7.5,
+    ),
+    Rule(
+        id="GSL908",
+        name="signing-key-over-http",
+        category="security",
+        severity=W,
+        summary="A package signing key is fetched over plain HTTP and trusted (`curl http://... "
+        "| apt-key add -`, `rpm --import http://...`).",
+        rationale="The signing key decides which packages the image trusts; fetched without "
+        "TLS, anyone on the network path can put their own key in its place and then sign "
+        "whatever packages they serve.",
+        fix="Fetch the key over HTTPS (and check its fingerprint), or copy it from the build "
+        "context.",
+        limits="Read for curl/wget of an `http://` URL piped into `apt-key add`, `gpg "
+        "--import`/`--dearmor` or a `tee` into a keyring, or written into one (/etc/apt/"
+        "trusted.gpg.d, /etc/apt/keyrings, /usr/share/keyrings, /etc/pki/rpm-gpg); `apt-key "
+        "adv --fetch-keys http://...`; `rpm --import http://...`; `ADD http://...` into a "
+        "keyring. Keys fetched from a keyserver by fingerprint are not judged." + _TRIGGERS,
+        bad_example="RUN curl -fsSL http://repo.example.com/key.gpg | apt-key add -",
+        good_example="RUN curl -fsSL https://repo.example.com/key.gpg "
+        "| gpg --dearmor -o /usr/share/keyrings/example.gpg",
+        security_severity=7.0,
+    ),
+    Rule(
+        id="GSL909",
+        name="ssh-key-generated-at-build",
+        category="security",
+        severity=W,
+        summary="`ssh-keygen` runs at build time and leaves a private key in the image.",
+        rationale="A key generated while the image builds is the same in every container "
+        "started from it, and anyone who can pull the image has it: host keys made by "
+        "`ssh-keygen -A` let one container impersonate all the others, a user key gives "
+        "everyone who pulls the image its access.",
+        fix="Generate host keys when the container starts (an entrypoint `ssh-keygen -A`), "
+        "mount user keys as secrets, or use `RUN --mount=type=ssh`.",
+        limits="Read in the RUNs of the final image; a key the same RUN deletes, or writes to "
+        "a mounted directory, is not reported, nor `ssh-keygen` modes that write no new "
+        "private key (`-l`, `-y`, `-R`, `-p`...). Host keys that installing openssh-server "
+        "generates (Debian's postinst) are not judged." + _TRIGGERS,
+        bad_example="RUN apt-get install -y openssh-server && ssh-keygen -A",
+        good_example='ENTRYPOINT ["/bin/sh", "-c", "ssh-keygen -A && exec /usr/sbin/sshd -D"]',
+        security_severity=7.5,
+    ),
 )

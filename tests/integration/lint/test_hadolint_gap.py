@@ -106,6 +106,10 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
         ("llama-cpp-native-arch", {"GSL506"}),  # ggml's native CUDA arch
         ("ssh-key-and-sudo", {"GSL905", "GSL906"}),  # deploy key and NOPASSWD sudo
         ("torch-extra-index-cu118", {"GSL510"}),  # PyPI's torch wins over the cu118 index
+        # Issue #37: what hides behind a project, a make target, a builder stage, a mirror.
+        ("editable-install-after-copy", {"GSL601"}),  # `pip install -e ".[serve]"` after COPY .
+        ("conda-builder-models", {"GSL202", "GSL303", "GSL201"}),  # make's script, conda pkgs/
+        ("lab-mirror-ssh", {"GSL907", "GSL908", "GSL909"}),  # unsigned, key over HTTP, host keys
     ],
 )
 def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str]) -> None:

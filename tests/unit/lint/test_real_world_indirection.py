@@ -333,6 +333,45 @@ CASES = [
         {"serve.py": "", "models.yaml": ""},
         [(5, 22)],
     ),
+    # Supply chain: signatures off, signing keys over plain HTTP, keys generated at build.
+    (
+        "package-signatures-turned-off",
+        "GSL907",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN echo 'deb [trusted=yes] http://mirror.lab.local/cuda /' "
+        "> /etc/apt/sources.list.d/lab-mirror.list\n"
+        "RUN apt-get -o Acquire::AllowInsecureRepositories=true update \\\n"
+        "    && apt-get install -y --no-install-recommends libnccl2=2.21.5-1+cuda12.4 "
+        "&& rm -rf /var/lib/apt/lists/*\n"
+        "FROM registry.access.redhat.com/ubi9/ubi-minimal:9.5\n"
+        "RUN microdnf install -y --nogpgcheck python3.11-3.11.9 && microdnf clean all\n",
+        {},
+        [(2, 10), (3, 16), (6, 25)],
+    ),
+    (
+        "signing-keys-over-plain-http",
+        "GSL908",
+        "FROM ubuntu:22.04\n"
+        "RUN curl -fsSL http://developer.example.com/repo/key.asc | gpg --dearmor "
+        "-o /usr/share/keyrings/vendor.gpg \\\n"
+        "    && curl -fsSL https://download.example.com/linux/gpg | gpg --dearmor "
+        "-o /usr/share/keyrings/other.gpg\n"
+        "RUN apt-key adv --fetch-keys http://developer.example.com/repo/3bf863cc.pub\n",
+        {},
+        [(2, 16), (4, 30)],
+    ),
+    (
+        "ssh-keys-generated-into-the-image",
+        "GSL909",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y --no-install-recommends "
+        "openssh-server=1:8.9p1-3ubuntu0.10 && rm -rf /var/lib/apt/lists/* && ssh-keygen -A\n"
+        "RUN ssh-keygen -t ed25519 -N '' -f /tmp/deploy && cat /tmp/deploy.pub "
+        "&& rm -f /tmp/deploy /tmp/deploy.pub\n"
+        "RUN --mount=type=tmpfs,target=/scratch ssh-keygen -q -N '' -f /scratch/k\n"
+        "RUN ssh-keygen -q -t ed25519 -N '' -C worker -f /root/.ssh/id_ed25519\n",
+        {},
+        [(2, 135), (5, 5)],
+    ),
 ]
 
 

@@ -226,6 +226,20 @@ BAD = [
         [(2, 13)],
     ),
     (
+        "GSL907",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y --allow-unauthenticated "
+        "curl=7.81.0-1ubuntu1.20\n",
+        {},
+        [(2, 42)],
+    ),
+    (
+        "GSL908",
+        "FROM ubuntu:22.04\nRUN curl -fsSL http://repo.example.com/key.gpg | apt-key add -\n",
+        {},
+        [(2, 16)],
+    ),
+    ("GSL909", "FROM ubuntu:22.04\nRUN ssh-keygen -A\n", {}, [(2, 5)]),
+    (
         "GSL703",
         "FROM python:3.12\nCOPY . /app\nRUN chown -R 10001 /app\n",
         {"serve.py": ""},
@@ -562,6 +576,22 @@ GOOD = [
         {},
     ),
     ("GSL703", "FROM python:3.12\nCOPY --chown=10001 . /app\n", {"serve.py": ""}),
+    (
+        "GSL907",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y curl=7.81.0-1ubuntu1.20\n",
+        {},
+    ),
+    (
+        "GSL908",
+        "FROM ubuntu:22.04\nRUN curl -fsSL https://repo.example.com/key.gpg "
+        "| gpg --dearmor -o /usr/share/keyrings/example.gpg\n",
+        {},
+    ),
+    (
+        "GSL909",
+        'FROM ubuntu:22.04\nENTRYPOINT ["/bin/sh", "-c", "ssh-keygen -A && exec sshd -D"]\n',
+        {},
+    ),
     (
         "GSL905",
         "FROM python:3.12\nCOPY id_ed25519.pub known_hosts /root/.ssh/\n",
