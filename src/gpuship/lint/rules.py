@@ -81,6 +81,27 @@ RULES: tuple[Rule, ...] = (
         good_example="[a-z]*.tmp",
     ),
     Rule(
+        id="GSL005",
+        name="run-shell-syntax-error",
+        category="metadata",
+        severity=E,
+        summary="A RUN's shell script is a syntax error: no POSIX shell parses it.",
+        rationale="`/bin/sh -c` refuses the script and the build fails at that RUN, however "
+        "right each command in it is. The usual cause is a missing `;` before `fi`, `done` or "
+        "`}` once the lines are joined: `then echo ok fi` makes `fi` an argument of `echo` and "
+        "leaves the `if` open (hadolint reports these through ShellCheck's parse errors).",
+        fix="Put a `;` (or a line break) before the closing word: `then echo ok; fi`.",
+        limits="Judged: a compound command left open at the end of the script (`if`, `while`, "
+        "`until`, `for`, `case`, `{`, `(`) and a closing word that closes nothing, in a "
+        "shell-form RUN or ONBUILD RUN run by a POSIX shell (the default /bin/sh, or a SHELL "
+        "of sh, bash, dash, ash, ksh or zsh). A script with what the check does not model is "
+        "not judged rather than guessed: heredocs, backquotes, arithmetic, `[[ ]]`, arrays, "
+        "functions, process substitution, `exit`, `;&`, or a command substitution holding "
+        "quotes, comments, escapes or parentheses; scripts a RUN runs are not judged.",
+        bad_example="RUN if [ -f /tmp/extra.txt ]; then pip install -r /tmp/extra.txt fi",
+        good_example="RUN if [ -f /tmp/extra.txt ]; then pip install -r /tmp/extra.txt; fi",
+    ),
+    Rule(
         id="GSL101",
         name="base-image-untagged",
         category="pinning",

@@ -372,6 +372,21 @@ CASES = [
         {},
         [(2, 135), (5, 5)],
     ),
+    # A RUN no shell parses: the `;` before `fi` lost when the lines were joined.
+    (
+        "run-missing-semicolon-before-fi",
+        "GSL005",
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nARG WITH_FLASH_ATTN=0\n"
+        'RUN if [ "$WITH_FLASH_ATTN" = 1 ]; then \\\n'
+        "        pip install --no-cache-dir flash-attn==2.7.4.post1 --no-build-isolation; \\\n"
+        "    fi\n"
+        'RUN if [ "$(uname -m)" = x86_64 ]; then \\\n'
+        "        pip install --no-cache-dir xformers==0.0.28.post3 \\\n"
+        "    fi\n"
+        'SHELL ["/usr/bin/pwsh", "-Command"]\nRUN if ($true) { Write-Output fi\n',
+        {},
+        [(6, 5)],
+    ),
 ]
 
 

@@ -226,6 +226,12 @@ BAD = [
         [(2, 13)],
     ),
     (
+        "GSL005",
+        "FROM python:3.12\nRUN if [ -f /tmp/x.txt ]; then pip install -r /tmp/x.txt fi\n",
+        {},
+        [(2, 5)],
+    ),
+    (
         "GSL907",
         "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y --allow-unauthenticated "
         "curl=7.81.0-1ubuntu1.20\n",
@@ -576,6 +582,11 @@ GOOD = [
         {},
     ),
     ("GSL703", "FROM python:3.12\nCOPY --chown=10001 . /app\n", {"serve.py": ""}),
+    (
+        "GSL005",
+        "FROM python:3.12\nRUN if [ -f /tmp/x.txt ]; then pip install -r /tmp/x.txt; fi\n",
+        {},
+    ),
     (
         "GSL907",
         "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y curl=7.81.0-1ubuntu1.20\n",

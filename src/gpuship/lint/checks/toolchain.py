@@ -87,11 +87,16 @@ _JIT_COMMENT = re.compile(
 )
 
 
+def _comment_lines(analysis: Analysis) -> dict[int, str]:
+    """The file's comment lines by number. Once per file."""
+    return {c.line: c.text for c in analysis.parsed.comments}
+
+
 def _stated_jit(analysis: Analysis, run: Run) -> str | None:
     """The comment directly above `run` (its block of comment lines) when it says the RUN's
     compilers are for compiling at run time ("# gcc: Triton JIT-compiles its launcher"), else
     None: the file says so, and the toolchain that RUN installs is kept."""
-    lines = {c.line: c.text for c in analysis.parsed.comments}
+    lines = analysis.per_file(_comment_lines)
     line = run.instruction.start_line - 1
     block = []
     while line in lines:
