@@ -212,6 +212,7 @@ class Analysis:
         # cached_property values: computed once per file, whatever the number of targets.
         other.__dict__["runs"] = self.runs
         other.__dict__["_runs_by_stage"] = self._runs_by_stage
+        other.__dict__["_triggers_by_stage"] = self._triggers_by_stage
         other.__dict__["stage_names"] = self.stage_names
         other.__dict__["_copies"] = self._copies
         return other
@@ -269,6 +270,31 @@ class Analysis:
         (a target of a file of a thousand stages reads only its own)."""
         for index in sorted(indexes):
             yield from self._runs_by_stage.get(index, ())
+
+    def triggers_in(self, indexes: Iterable[int]) -> Iterator[Run]:
+        """The `ONBUILD RUN` triggers of the stages at `indexes`, in file order.
+
+        A trigger runs in every image built FROM its stage's image (a base for per-model
+        images is where they live), after that image's own instructions: it sees the ENV the
+        stage leaves in its image (not its ARGs), its last WORKDIR and USER; the scripts it
+        runs are followed where the stage's COPYs before the ONBUILD line put them. Checks
+        about what a command does (pinning, caches, downloads,
+        toolchains, security) read them as RUNs of such an image; checks about this file's
+        layer order do not."""
+        for index in sorted(indexes):
+            yield from self._triggers_by_stage.get(index, ())
+
+    @cached_property
+    def _triggers_by_stage(self) -> dict[int, list[Run]]:
+        grouped: dict[int, list[Run]] = {}
+        for stage in self.build.stages:
+            final = stage.final_state
+            state = State(stage.image_env, final.workdir, final.user)
+            for instruction in stage.instructions:
+                if instruction.keyword == "ONBUILD" and instruction.sub_keyword == "RUN":
+                    run = self._run(stage, instruction, state)
+                    grouped.setdefault(stage.index, []).append(run)
+        return grouped
 
     @cached_property
     def _runs_by_stage(self) -> dict[int, list[Run]]:
@@ -450,10 +476,11 @@ class Analysis:
         *,
         conda: bool = False,
         visited: set[str] | None = None,
+        extras: tuple[str, ...] = (),
     ) -> Iterator[FileSpec]:
         """Each requirement of a file `run` installs from (`-r path`, `-f env.yml`,
-        `pip install ./dir` -> dir/pyproject.toml), found through the COPY that brought it, with
-        the files it includes (`-r` inside it)."""
+        `pip install ./dir` -> dir/pyproject.toml, with the optional dependencies of `extras`),
+        found through the COPY that brought it, with the files it includes (`-r` inside it)."""
         visited = set() if visited is None else visited
         container = container_path(run.state.workdir, path, env)
         source = self.context_source(run.stage, run.instruction, container)
@@ -477,7 +504,7 @@ class Analysis:
                 )
             return
         if source.endswith("pyproject.toml"):
-            for requirement in parse_pyproject(text):
+            for requirement in parse_pyproject(text, extras):
                 yield FileSpec(
                     requirement.spec, source, requirement.line, requirement.column, None, ()
                 )

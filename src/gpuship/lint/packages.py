@@ -8,6 +8,7 @@ time" and never reported as unpinned.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
@@ -120,6 +121,11 @@ _VALUE_OPTIONS = frozenset(
         "--torch-backend",
         "--report",
         "--root-user-action",
+        # pipx install (`pipx install --help`)
+        "--pip-args",
+        "--suffix",
+        "--spec",
+        "--preinstall",
         "-n",
         "--name",
         "-c",
@@ -178,7 +184,7 @@ class Spec:
 class PythonInstall:
     """A pip/uv/conda/poetry command that installs Python packages."""
 
-    tool: str  # "pip" | "uv" | "conda" | "poetry"
+    tool: str  # "pip" | "uv" | "conda" | "poetry" | "pipx"
     command: Command
     verb: str  # install | sync | add | create | env
     specs: tuple[Spec, ...]
@@ -242,7 +248,22 @@ def _python_install(command: Command, env: Env) -> PythonInstall | None:
         return _conda(command, words, env)
     if name == "poetry" and len(words) >= 2 and words[1].text in ("add", "install"):
         return _pip_like("poetry", command, words[1].text, words[2:], env, project=True)
+    if name == "pipx":
+        return _pipx(command, words, env)
     return None
+
+
+def _pipx(command: Command, words: list[Word], env: Env) -> PythonInstall | None:
+    """`pipx install PACKAGE` (an application in its own venv). With `--spec` the requirement
+    is that option's value and the positional word only names the app: not judged here."""
+    found = _after_verb(words[1:], ("install",))
+    if found is None:
+        return None
+    before, rest = found
+    install = _pip_like("pipx", command, "install", rest, env, before)
+    if "--spec" in install.options:
+        return dataclasses.replace(install, specs=())
+    return install
 
 
 def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> tuple[list[Word], list[Word]] | None:
@@ -631,6 +652,8 @@ class OsInstall:
     manager: str  # apt | dnf | apk
     command: Command
     packages: tuple[Word, ...]
+    # `dnf module install nodejs:20`: the words are modules, pinned by their stream.
+    modules: bool = False
 
 
 _OS_VALUE_OPTIONS = frozenset(
@@ -641,30 +664,105 @@ _OS_VALUE_OPTIONS = frozenset(
         "--option",
         "-c",
         "--config-file",
+        "--config",
         "--virtual",
         "-X",
         "--repository",
         "--setopt",
         "--enablerepo",
         "--disablerepo",
+        "--repo",
+        "--repoid",
+        "-x",
+        "--exclude",
         "--installroot",
         "--releasever",
     ]
 )
+_DNF_FAMILY = frozenset({"dnf", "dnf5", "yum", "microdnf", "tdnf"})
+# dnf/yum subcommands (and their documented aliases, dnf(8) and yum(8)) that install what the
+# command line names: their words are packages whose versions GSL107 reads.
+_DNF_INSTALL = frozenset({"install", "in", "localinstall"})
+# Subcommands that download packages into the cache (GSL305): installs, upgrades, reinstalls,
+# downgrades, distro-syncs and swaps, also of groups and modules.
+_DNF_DOWNLOADS = _DNF_INSTALL | frozenset(
+    {
+        "reinstall",
+        "rei",
+        "upgrade",
+        "up",
+        "update",
+        "upgrade-minimal",
+        "up-min",
+        "update-minimal",
+        "distro-sync",
+        "distrosync",
+        "dsync",
+        "downgrade",
+        "dg",
+        "swap",
+        "groupinstall",
+        "groupupdate",
+    }
+)
 
 
 def os_install(command: Command) -> OsInstall | None:
-    """The OS package install a command performs, if any."""
+    """The OS package install a command performs, if any. A group install (`dnf group install
+    "Development Tools"`, `dnf install @core`) names no package and is none."""
     name = command.name
-    words = command.words
     if name in ("apt-get", "apt", "aptitude"):
-        manager, verbs = "apt", ("install",)
-    elif name in ("dnf", "yum", "microdnf", "tdnf"):
-        manager, verbs = "dnf", ("install",)
-    elif name == "apk":
-        manager, verbs = "apk", ("add",)
-    else:
+        return _os_packages("apt", command, ("install",))
+    if name == "apk":
+        return _os_packages("apk", command, ("add",))
+    if name not in _DNF_FAMILY:
         return None
+    verbs = _dnf_verbs(command)
+    if len(verbs) >= 2 and verbs[0][1].text == "module" and verbs[1][1].text == "install":
+        packages = [w for _, w in verbs[2:]]
+        return OsInstall("dnf", command, tuple(packages), modules=True)
+    if not verbs or verbs[0][1].text not in _DNF_INSTALL:
+        return None
+    packages = [w for _, w in verbs[1:] if not w.text.startswith("@")]
+    return OsInstall("dnf", command, tuple(packages))
+
+
+def os_download(command: Command) -> Word | None:
+    """The subcommand word of a dnf/yum/microdnf/tdnf command that downloads packages into the
+    package cache (`install`, `in`, `upgrade`, `group install`...), or None."""
+    if command.name not in _DNF_FAMILY:
+        return None
+    verbs = _dnf_verbs(command)
+    if not verbs:
+        return None
+    first = verbs[0][1]
+    if first.text in _DNF_DOWNLOADS:
+        return first
+    if first.text in ("group", "groups", "module") and len(verbs) > 1:
+        second = verbs[1][1]
+        return second if second.text in _DNF_DOWNLOADS else None
+    return None
+
+
+def _dnf_verbs(command: Command) -> list[tuple[int, Word]]:
+    """The words of a dnf-like command that are neither options nor option values (the
+    subcommand first), with their index in the command."""
+    found: list[tuple[int, Word]] = []
+    words = command.words
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word.text.startswith("-"):
+            if word.text in _OS_VALUE_OPTIONS:
+                index += 1
+        else:
+            found.append((index, word))
+        index += 1
+    return found
+
+
+def _os_packages(manager: str, command: Command, verbs: tuple[str, ...]) -> OsInstall | None:
+    words = command.words
     verb_index = next((i for i, w in enumerate(words) if w.text in verbs), None)
     if verb_index is None:
         return None
@@ -681,10 +779,13 @@ def os_install(command: Command) -> OsInstall | None:
     return OsInstall(manager, command, tuple(packages))
 
 
-def os_package_pinned(manager: str, text: str) -> bool:
-    """hadolint's notion of a pinned OS package (DL3008/DL3018/DL3041)."""
+def os_package_pinned(manager: str, text: str, *, module: bool = False) -> bool:
+    """hadolint's notion of a pinned OS package (DL3008/DL3018/DL3041); a dnf module is pinned
+    by its stream (`nodejs:20`, DL3041)."""
     if "$" in text:
         return True
+    if module:
+        return ":" in text
     if manager == "apt":
         return "=" in text or "/" in text or text.endswith(".deb")
     if manager == "apk":
@@ -705,29 +806,52 @@ def is_version_tag(ref: str) -> bool:
     return bool(_VERSION_TAG.match(ref) or _PREFIXED_TAG.match(ref))
 
 
-def parse_pyproject(text: str) -> list[FileRequirement]:
-    """`[project].dependencies` of a pyproject.toml, with the line of each entry.
+def parse_pyproject(text: str, extras: tuple[str, ...] = ()) -> list[FileRequirement]:
+    """`[project].dependencies` of a pyproject.toml, and the optional dependencies of `extras`
+    (`pip install ".[serve]"`), with the line of each entry. An extra that names the project
+    itself (`all = ["proj[serve,dev]"]`) adds nothing of its own and is skipped.
 
     Needs `tomllib` (Python 3.11+); on 3.10 the file is not read (no finding, never a guess).
     """
     document = _load_toml(text)
     project = document.get("project") if document else None
-    dependencies = project.get("dependencies") if isinstance(project, dict) else None
-    if not isinstance(dependencies, list):
+    if not isinstance(project, dict):
         return []
+    entries = _strings(project.get("dependencies"))
+    optional = project.get("optional-dependencies")
+    for extra in extras:
+        entries += _strings(optional.get(extra)) if isinstance(optional, dict) else []
+    own = str(project.get("name", "")).lower().replace("_", "-")
     lines = text.splitlines()
     result = []
-    for dependency in dependencies:
-        if not isinstance(dependency, str):
-            continue
+    for dependency in entries:
         line, column = 1, 1
         for number, content in enumerate(lines, start=1):
             found = content.find(dependency)
             if found >= 0:
                 line, column = number, found + 1
                 break
-        result.append(FileRequirement(classify(dependency, None, {}), line, column))
+        spec = classify(dependency, None, {})
+        if own and spec.name == own:
+            continue
+        result.append(FileRequirement(spec, line, column))
     return result
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+_EXTRAS = re.compile(r"^(?P<path>.*?)\[(?P<extras>[A-Za-z0-9_.,\- ]*)\]$")
+
+
+def project_path(text: str) -> tuple[str, tuple[str, ...]]:
+    """A local project argument without its extras: `.[serve,dev]` -> (`.`, (`serve`, `dev`))."""
+    match = _EXTRAS.match(text)
+    if match is None:
+        return text, ()
+    extras = tuple(e.strip().lower() for e in match.group("extras").split(",") if e.strip())
+    return match.group("path"), extras
 
 
 def _load_toml(text: str) -> dict[str, object] | None:

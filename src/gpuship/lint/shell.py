@@ -398,6 +398,12 @@ def inline_script(command: Command) -> tuple[int, int] | None:
     return None
 
 
+def shell_tokens(text: str) -> Iterator[tuple[str, int, int, bool]]:
+    """(token, start, end, is_operator) for a shell text: its words unquoted, a newline as `;`
+    (for the syntax check in `lint.shellsyntax`)."""
+    return _tokenize(text)
+
+
 def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
     """(token, start, end, is_operator) for `text`, honouring quotes, escapes and comments."""
     index = 0

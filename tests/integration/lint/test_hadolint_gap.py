@@ -110,6 +110,10 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
         ("inference-cuda-bound-packages", {"GSL509"}),  # onnxruntime-gpu, cupy for CUDA 11
         ("xformers-flash-attn-wheels", {"GSL511"}),  # xformers for torch 2.4; cp311 on 3.10
         ("conda-env-cudnn8-beside-torch", {"GSL509"}),  # conda's cuDNN 8 beside torch's 9
+        # Issue #37: what hides behind a project, a make target, a builder stage, a mirror.
+        ("editable-install-after-copy", {"GSL601"}),  # `pip install -e ".[serve]"` after COPY .
+        ("conda-builder-models", {"GSL202", "GSL303", "GSL201"}),  # make's script, conda pkgs/
+        ("lab-mirror-ssh", {"GSL907", "GSL908", "GSL909"}),  # unsigned, key over HTTP, host keys
     ],
 )
 def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str]) -> None:

@@ -235,3 +235,23 @@ def first_in_chains(stages: Iterable[Stage], runs: Iterable[Run]) -> dict[int, i
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs the build of the target executes."""
     return analysis.runs_in(analysis.build.reachable)
+
+
+def triggers(analysis: Analysis) -> Iterator[Run]:
+    """The `ONBUILD RUN` triggers of the stages the target builds: RUNs of every image built
+    FROM one of them, which is that image's final filesystem (see `Analysis.triggers_in`)."""
+    return analysis.triggers_in(analysis.build.reachable)
+
+
+def image_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs whose layers an image ships: the final image's, then the triggers that run in the
+    images built FROM this file's stages."""
+    yield from final_runs(analysis)
+    yield from triggers(analysis)
+
+
+def executed_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs the build of the target executes, then the triggers images built FROM its stages
+    execute."""
+    yield from reachable_runs(analysis)
+    yield from triggers(analysis)
