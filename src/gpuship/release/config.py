@@ -124,6 +124,16 @@ class ReleaseConfig(Section):
             "itself is read as the history index older gpuship versions kept."
         ),
     )
+    consistency_window: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description=(
+            "Seconds a release keeps reading a tag it wrote while the tag still reads as it was "
+            "before (an eventually consistent registry: replicated, behind a CDN, geo-"
+            "replicated ACR) before it concludes the write did not land; 0: one read."
+        ),
+    )
     history_limit: int = Field(
         default=500,
         ge=1,

@@ -53,6 +53,7 @@ from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequest
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
+from gpuship.release.consistency import digest_of, read_after_write, read_tag
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import (
     RecordUncertain,
@@ -176,14 +177,6 @@ class ReleaseOutcome:
             self.exit_code = EXIT_ENVIRONMENT
 
 
-def read_tag(client: RegistryClient, repo: Repository, tag: str) -> FetchedManifest | None:
-    """What `tag` holds now, its digest checked against its bytes (None: no such tag)."""
-    try:
-        return client.get_manifest(repo.tag(tag))
-    except NotFound:
-        return None
-
-
 def release(
     client: RegistryClient,
     request: ReleaseRequest,
@@ -199,7 +192,7 @@ def release(
     manifest = client.get_manifest(request.source)
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
-    before = {tag: _digest(fetched) for tag, fetched in old.items()}
+    before = {tag: digest_of(fetched) for tag, fetched in old.items()}
     unfinished, later = _unfinished(client, target, config)
     resumed = resumable(unfinished, later, request.kind, manifest.digest, before)
     if resumed is not None:
@@ -252,7 +245,7 @@ def _carry_out(
 ) -> None:
     """Everything after the reads: refuse, copy, intent, tags, record, re-check."""
     target = request.target
-    if _refused(request, outcome, {tag: _digest(fetched) for tag, fetched in old.items()}):
+    if _refused(request, outcome, {tag: digest_of(fetched) for tag, fetched in old.items()}):
         return
     if target != request.source.repository and not _copy(
         client, request, manifest, outcome, progress
@@ -262,7 +255,7 @@ def _carry_out(
         return  # every tag already at the digest: nothing to record
     if outcome.resumed is None and not _store_intent(client, target, config, manifest, outcome):
         return
-    if not _write_all(client, target, outcome.writes, manifest, outcome):
+    if not _write_all(client, target, outcome.writes, manifest, outcome, config.consistency_window):
         _undo(client, target, outcome.writes, old, manifest, outcome)
         _settle_intent(client, target, config, outcome)
         return
@@ -363,8 +356,10 @@ def _write_all(
     writes: list[TagStep],
     manifest: FetchedManifest,
     outcome: ReleaseOutcome,
+    window: float,
 ) -> bool:
-    """Write each tag and read it back; False (outcome failed) at the first that fails."""
+    """Write each tag and read it back (within the consistency window: `consistency.py`);
+    False (outcome failed) at the first that fails."""
     for step in writes:
         result = outcome.tags[step.tag]
         result.fate = TagFate.PENDING  # from the PUT on it may be written (a signal, no answer)
@@ -373,18 +368,28 @@ def _write_all(
         except GpushipError as error:
             # The PUT may have landed with its answer lost (a registry holding the tag
             # immutable, ECR, then refuses the retry): the read below tells.
-            if not _holds(client, repo, step.tag, manifest.digest):
+            if not _holds(client, repo, step, window):
                 outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
                 result.in_flight = isinstance(error, EnvironmentUnavailable)
                 return False
         try:
-            now = _read_back(client, repo, step.tag, manifest)
+            now = _read_back(client, repo, step, manifest, window)
         except GpushipError as error:
             outcome.fail(f"reading tag {step.tag} back after writing it failed: {error}", error)
             return False
-        result.now = _digest(now)
+        result.now = digest_of(now)
         if result.now == manifest.digest:
             result.fate = TagFate.WRITTEN
+        elif result.now == step.before:
+            # Not a lost write for sure: a registry lagging longer than the window reads the
+            # same. The tag may yet show the digest, so the intent stays (a re-run completes).
+            result.in_flight = True
+            outcome.fail(
+                f"tag {step.tag} still reads as {step.before or 'nothing'} {window:g} s after "
+                "it was written: the write did not land, or the registry shows writes later "
+                "than release.consistency-window"
+            )
+            return False
         elif step.kind is TagKind.IMMUTABLE:
             result.fate = TagFate.LEFT
             result.note = "another writer created it at the same time"
@@ -400,15 +405,20 @@ def _write_all(
 
 
 def _read_back(
-    client: RegistryClient, repo: Repository, tag: str, manifest: FetchedManifest
+    client: RegistryClient,
+    repo: Repository,
+    step: TagStep,
+    manifest: FetchedManifest,
+    window: float,
 ) -> FetchedManifest | None:
-    """The tag just written, read back. Gone already: a prune's DELETE of the digest (planned
-    before this release) took effect after the write, and took the tag with it; it is written
-    once more (this run's intent, stored before, keeps prune from deleting it again)."""
-    found = read_tag(client, repo, tag)
-    if found is None:
-        client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
-        found = read_tag(client, repo, tag)
+    """The tag just written, read back within the consistency window. Gone: a prune's DELETE
+    of the digest (planned before this release) took effect after the write, and took the tag
+    with it; it is written once more (this run's intent, stored before, keeps prune from
+    deleting it again)."""
+    found = read_after_write(client, repo, step.tag, old=step.before, window=window)
+    if found is None and step.before is not None:
+        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
+        found = read_after_write(client, repo, step.tag, old=None, window=window)
     return found
 
 
@@ -527,7 +537,7 @@ def _close_superseded(
             continue
         try:
             others = [c.tag for c in intent.tags if c.tag not in mine]
-            now = {tag: _digest(read_tag(client, repo, tag)) for tag in others} | mine
+            now = {tag: digest_of(read_tag(client, repo, tag)) for tag in others} | mine
             if superseded(intent, later, now) and close_unfinished(
                 client, repo, config.history_tag, intent
             ):
@@ -677,7 +687,7 @@ def _restore(
     right before), then read where it is."""
     step = result.step
     try:
-        current = _digest(read_tag(client, repo, step.tag))
+        current = digest_of(read_tag(client, repo, step.tag))
     except GpushipError as error:
         result.fate, result.known = TagFate.UNKNOWN, False
         result.note = f"could not be read to put it back: {error}"
@@ -705,7 +715,7 @@ def _restore(
     except GpushipError as error:
         result.note = f"putting it back failed: {error}"
     try:
-        result.now = _digest(read_tag(client, repo, step.tag))
+        result.now = digest_of(read_tag(client, repo, step.tag))
     except GpushipError as error:
         result.fate, result.known = TagFate.UNKNOWN, False
         result.note = f"{result.note}; could not be read afterwards: {error}".lstrip("; ")
@@ -719,16 +729,14 @@ def _restore(
         result.note = f"another writer moved it to {result.now or 'nothing'} meanwhile"
 
 
-def _holds(client: RegistryClient, repo: Repository, tag: str, digest: str) -> bool:
-    """True if `tag` reads as `digest` now; False if not, or if it cannot be read."""
+def _holds(client: RegistryClient, repo: Repository, step: TagStep, window: float) -> bool:
+    """True if `step`'s tag reads as its new digest (a write whose answer was lost may show
+    late: read within the consistency window); False if not, or if it cannot be read."""
     try:
-        return _digest(read_tag(client, repo, tag)) == digest
+        found = read_after_write(client, repo, step.tag, old=step.before, window=window)
     except GpushipError:
         return False
-
-
-def _digest(fetched: FetchedManifest | None) -> str | None:
-    return fetched.digest if fetched is not None else None
+    return digest_of(found) == step.after
 
 
 def remove_tag(
@@ -775,6 +783,6 @@ def remove_tag(
     except NotFound:
         return
     except GpushipError:
-        if fallback is not None and _digest(read_tag(client, repo, tag)) == digest:
+        if fallback is not None and digest_of(read_tag(client, repo, tag)) == digest:
             client.put_manifest(repo.tag(tag), fallback.data, fallback.media_type)
         raise

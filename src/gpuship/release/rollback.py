@@ -9,10 +9,11 @@ from gpuship.errors import InputError
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.reference import Repository, is_digest
 from gpuship.release.config import ReleaseConfig
+from gpuship.release.consistency import read_tag
 from gpuship.release.history import explain, find_release, load_history
 from gpuship.release.intent import unfinished_rollback
 from gpuship.release.policy import TagAction, classify_tags
-from gpuship.release.promote import ReleaseRequest, read_tag
+from gpuship.release.promote import ReleaseRequest
 from gpuship.release.record import ReleaseRecord
 from gpuship.release.targets import release_targets
 
