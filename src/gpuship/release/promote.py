@@ -4,7 +4,9 @@ Order: read the source manifest (digest verified) and every target tag (GET: the
 checked against the bytes, and the old bytes are kept for a restore); refuse immutable
 conflicts before writing anything; copy content to another repository if needed (untagged, so
 harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
-SBOMs); store the release's intent; write each tag and read it back; store the complete release
+SBOMs); store the release's intent; give way if another release publishes one of its new
+immutable tags at another digest (`contention.py`: the intents arbitrate); write each tag and
+read it back (within `release.consistency-window`: `consistency.py`); store the complete release
 record under its own tag; read the written tags once more (a prune that deleted the digest
 meanwhile took them away: they are written again); remove the intent; close the unfinished
 releases it leaves nothing of (`intent.superseded`). A complete record exists only for a
@@ -54,6 +56,7 @@ from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
 from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.consistency import digest_of, read_after_write, read_tag
+from gpuship.release.contention import arbitrate
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import (
     RecordUncertain,
@@ -76,6 +79,8 @@ from gpuship.release.record import (
     provenance,
 )
 from gpuship.release.referrers import ReferrerCopy, copy_referrers
+from gpuship.release.signing import Signer, signer_from
+from gpuship.release.trust import Trust
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,8 @@ class ReleaseRequest:
     """Put the manifest `source` (pinned by digest) under tags of `target`.
 
     `expected`: digests some tags must still have when the release reads them (a rollback
-    decided from them); otherwise nothing is written.
+    decided from them); otherwise nothing is written. `refusal`: why nothing may be written,
+    decided before (a rollback whose tag moved after it started); the release reports it.
     """
 
     source: Reference
@@ -92,6 +98,7 @@ class ReleaseRequest:
     kind: Literal["promote", "rollback"] = "promote"
     rollback_of: str | None = None
     expected: Mapping[str, str | None] = field(default_factory=dict)
+    refusal: str | None = None
 
 
 class TagFate(str, enum.Enum):
@@ -155,6 +162,8 @@ class ReleaseOutcome:
     unfinished: list[ReleaseRecord] = field(default_factory=list)
     later: list[ReleaseRecord] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
+    # Signs every record this run stores (GPUSHIP_SIGNING_KEY), if set.
+    signer: Signer | None = None
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -189,6 +198,7 @@ def release(
 ) -> ReleaseOutcome:
     """Promote (or roll back) and record it; see the module docstring for the guarantees."""
     assert request.source.digest is not None, "releases are by digest"
+    signer = signer_from(environ)
     manifest = client.get_manifest(request.source)
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
@@ -202,6 +212,7 @@ def release(
         record = _record(request, manifest, steps, provenance(environ), now, config_digest)
     resumed_id = resumed.id if resumed is not None else None
     outcome = ReleaseOutcome(steps, record, resumed=resumed_id, unfinished=unfinished, later=later)
+    outcome.signer = signer
     outcome.tags = {step.tag: _first(step, before[step.tag], resumed) for step in steps}
     outcome.writes = [s for s in steps if s.writes and before[s.tag] != s.after]
     try:
@@ -220,10 +231,11 @@ def _unfinished(
         tags = client.list_tags(repo)
     except NotFound:
         return [], []  # a repository promote --to creates
-    unfinished = unfinished_releases(client, repo, config.history_tag, tags)
+    trust = Trust.of(config.signatures)
+    unfinished = unfinished_releases(client, repo, config.history_tag, tags, trust)
     if not unfinished:
         return [], []
-    return unfinished, records_since(client, repo, config.history_tag, tags, unfinished[0])
+    return unfinished, records_since(client, repo, config.history_tag, tags, unfinished[0], trust)
 
 
 def _first(step: TagStep, now: str | None, resumed: ReleaseRecord | None) -> TagResult:
@@ -253,8 +265,12 @@ def _carry_out(
         return
     if not outcome.writes and outcome.resumed is None:
         return  # every tag already at the digest: nothing to record
-    if outcome.resumed is None and not _store_intent(client, target, config, manifest, outcome):
-        return
+    if outcome.resumed is None:
+        if not _store_intent(client, target, config, manifest, outcome):
+            return
+        if not _uncontested(client, target, config, outcome):
+            _settle_intent(client, target, config, outcome)
+            return
     if not _write_all(client, target, outcome.writes, manifest, outcome, config.consistency_window):
         _undo(client, target, outcome.writes, old, manifest, outcome)
         _settle_intent(client, target, config, outcome)
@@ -338,6 +354,9 @@ def _refused(
         names = ", ".join(f"{s.tag} (at {s.before})" for s in outcome.conflicts)
         outcome.error = f"immutable tags already point at another digest: {names}; nothing written"
         return True
+    if request.refusal is not None:
+        outcome.error = f"{request.refusal}; nothing written"
+        return True
     moved = {tag: digest for tag, digest in request.expected.items() if before.get(tag) != digest}
     if moved:
         outcome.error = "; ".join(
@@ -348,6 +367,31 @@ def _refused(
         outcome.error += "; nothing written, run it again to decide from the new state"
         return True
     return False
+
+
+def _uncontested(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
+) -> bool:
+    """True if no other release publishes this one's new immutable tags at another digest
+    (`contention.py`: the intents arbitrate); else the release fails, nothing written."""
+    try:
+        contest = arbitrate(
+            client,
+            repo,
+            config.history_tag,
+            outcome.record,
+            config.contention_wait,
+            Trust.of(config.signatures),
+        )
+    except GpushipError as error:
+        outcome.fail(
+            f"reading the other releases under way failed: {error}; no tag was written", error
+        )
+        return False
+    if contest.reason:
+        outcome.fail(f"{contest.reason}; this release gives way, no tag was written")
+        return False
+    return True
 
 
 def _write_all(
@@ -439,7 +483,7 @@ def _store_intent(
     outcome.intent_sent = True
     try:
         outcome.intent_digest = store_record(
-            client, repo, config.history_tag, intent, _subject(manifest)
+            client, repo, config.history_tag, intent, _subject(manifest), signer=outcome.signer
         )
         return True
     except RecordUncertain as error:
@@ -472,6 +516,7 @@ def _store(
             outcome.record,
             _subject(manifest),
             config_present=outcome.intent_digest is not None,
+            signer=outcome.signer,
         )
         outcome.record_state = "stored"
         return
@@ -494,7 +539,7 @@ def _remove_record(
 ) -> None:
     """Remove the complete record a failed run may have stored (its answer lost)."""
     tag = tag_of(config.history_tag, outcome.record)
-    digest = sha256_digest(record_manifest(outcome.record, _subject(manifest)))
+    digest = sha256_digest(record_manifest(outcome.record, _subject(manifest), outcome.signer))
     with client.deadline.cleanup():
         try:
             delete_record(client, repo, tag, digest)
@@ -538,8 +583,9 @@ def _close_superseded(
         try:
             others = [c.tag for c in intent.tags if c.tag not in mine]
             now = {tag: digest_of(read_tag(client, repo, tag)) for tag in others} | mine
-            if superseded(intent, later, now) and close_unfinished(
-                client, repo, config.history_tag, intent
+            closing = superseded(intent, later, now, after=(outcome.record.id,))
+            if closing and close_unfinished(
+                client, repo, config.history_tag, intent, outcome.signer
             ):
                 outcome.closed.append(intent.id)
         except GpushipError as error:
@@ -584,7 +630,9 @@ def _drop_intent(
                 digest = head.digest if head is not None else None
             if outcome.record_state != "stored" and digest is not None:
                 subject = _subject(client.get_manifest(repo.at(intent.digest)))
-                close_intent(client, repo, config.history_tag, intent, subject, digest)
+                close_intent(
+                    client, repo, config.history_tag, intent, subject, digest, outcome.signer
+                )
             elif digest is not None:
                 delete_record(client, repo, tag, digest)
             outcome.intent_sent, outcome.intent_digest = False, None
