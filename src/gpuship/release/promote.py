@@ -455,14 +455,21 @@ def _read_back(
     manifest: FetchedManifest,
     window: float,
 ) -> FetchedManifest | None:
-    """The tag just written, read back within the consistency window. Gone: a prune's DELETE
-    of the digest (planned before this release) took effect after the write, and took the tag
-    with it; it is written once more (this run's intent, stored before, keeps prune from
-    deleting it again)."""
+    """The tag just written, read back within the consistency window. Gone (404): a prune's
+    DELETE of the digest (planned before this release) took effect after the write and took
+    the tag with it, or a registry that lags shows no new tag yet; it is written once more
+    at once either way (the same bytes; this run's intent, stored before, keeps prune from
+    deleting it again), then read within the window."""
+    found = read_tag(client, repo, step.tag)
+    if digest_of(found) == step.after:
+        return found
+    if found is None:
+        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
     found = read_after_write(client, repo, step.tag, old=step.before, window=window)
     if found is None and step.before is not None:
+        # Gone during the wait (a DELETE that landed then): written once more, as above.
         client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
-        found = read_after_write(client, repo, step.tag, old=None, window=window)
+        found = read_tag(client, repo, step.tag)
     return found
 
 

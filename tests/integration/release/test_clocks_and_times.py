@@ -111,7 +111,10 @@ def test_an_image_created_without_an_offset_has_an_unknown_age(registry: Registr
     name = "clock/naive-image"
     image = dated_image("clock-naive", "2020-01-01T00:00:00")
     push(registry.url, name, image, tag="sha-0000001")
-    config = 'release:\n  retention:\n    keep:\n      - pattern: "sha-.*"\n        newest: 0\n'
+    config = (
+        'release:\n  retention:\n    keep:\n      - pattern: "sha-.*"\n'
+        "        younger-than-days: 30\n"
+    )
     result = run_cli("prune", f"{registry.host}/{name}", config=config)
     assert result.code == 0, result
     decisions = {t["tag"]: t for t in result.report["result"]["tags"]}
