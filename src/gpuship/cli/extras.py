@@ -21,7 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "image": ("requests", "docker", "isal", "zstandard", "elftools"),
     "verify": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml"),
     "build": ("requests", "docker"),
-    "release": ("requests", "docker"),
+    "release": ("requests", "docker", "cryptography"),
     "probe": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml", "h11"),
 }
 COMMAND_EXTRAS: dict[str, str] = {

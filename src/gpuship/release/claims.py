@@ -158,7 +158,7 @@ class Claims:
             for tag, found in zip(fresh, read, strict=True):
                 if found is not None:
                     self.seen.add(tag)
-                    self._learn(found[0])
+                    self._learn(found.record)
             if all(found is not None for found in read):
                 return tags
         return None

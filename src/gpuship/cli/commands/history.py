@@ -26,13 +26,25 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.registry.reference import parse_reference
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.history import explain, gone_digests, load_history
+    from gpuship.release.report import record_findings
     from gpuship.release.result import HistoryResult
+    from gpuship.release.rules import RULES
+    from gpuship.release.trust import Trust, chain_breaks
+    from gpuship.report.catalog import rules_by_id
 
     reference = parse_reference(args.repository, default_tag=None)
     repo = reference.repository
     config = ctx.config.section(ReleaseConfig)
     with ctx.registry_client() as client:
-        history = load_history(client, repo, config.history_tag, newest=config.history_limit)
+        trust = Trust.of(config.signatures)
+        history = load_history(
+            client, repo, config.history_tag, newest=config.history_limit, keys=trust.keys
+        )
+        # Records never followed are listed, marked, with a finding; tags are explained by
+        # the others only (`release/trust.py`).
+        vetted, doubts = history.vetted(config.history_tag, trust)
+        doubts += chain_breaks(vetted.entries)
+        doubted = {(record.id, record.state) for record, _ in doubts}
         current = client.head_manifest(reference) if reference.tag is not None else None
         # Unfinished releases (running, or interrupted) are listed too: they may have moved
         # tags; and abandoned ones (undone or superseded), which moved nothing that stays.
@@ -40,7 +52,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         placed = None
         if reference.tag is not None:
             records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
-            live = [r for r in records if r.state != "abandoned"]
+            live = [r for r in vetted.entries if any(c.tag == reference.tag for c in r.tags)]
+            live = [r for r in live if (r.id, r.state) not in doubted]
             placed = explain(live, reference.tag, current.digest) if current else None
         shown = list(reversed(records))[: max(args.limit, 0)]
         gone = gone_digests(client, repo, shown)  # only the records shown: --limit bounds it
@@ -52,9 +65,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         (
             record.id,
             record.time.isoformat(timespec="seconds"),
-            record.kind
-            if record.state == "complete"
-            else f"{record.kind} ({_STATE[record.state]})",
+            (
+                record.kind
+                if record.state == "complete"
+                else f"{record.kind} ({_STATE[record.state]})"
+            )
+            + (" (NOT FOLLOWED)" if (record.id, record.state) in doubted else ""),
             record.actor or "-",
             digest(record.digest),
             ", ".join(
@@ -65,7 +81,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         )
         for record in shown
     )
-    report = Report(command=NAME, subject=str(reference))
+    report = Report(command=NAME, subject=str(reference), rules=rules_by_id(RULES))
+    for finding in record_findings(str(repo), doubts):
+        report.add(finding)
     report.tables.append(
         Table("Releases", ("release", "time", "kind", "actor", "digest", "tags"), rows)
     )
