@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuship.cuda.errors import InvalidRequirement
-from gpuship.errors import shown
+from gpuship.redaction import shown
 
 REQUIRE_PREFIX = "NVIDIA_REQUIRE_"
 JETPACK_PREFIX = "NVIDIA_REQUIRE_JETPACK"

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuship.documents import load_json
-from gpuship.errors import InputError, shown
+from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.redaction import shown
 from gpuship.registry.reference import is_digest
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuship.errors import InputError, shown
+from gpuship.errors import InputError
+from gpuship.redaction import shown
 from gpuship.registry.errors import UnsupportedDigest
 
 if TYPE_CHECKING:
