@@ -23,13 +23,13 @@ from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.platforms import PlatformMissing
+from gpuship.reference import content_matches
 from gpuship.registry.manifest import (
     Descriptor,
     ImageIndex,
     ImageManifest,
     parse_manifest,
 )
-from gpuship.registry.reference import content_matches
 
 _MAX_INDEX_DEPTH = 4
 # What `inspect` reads as an image (image-spec media types; Docker image manifest v2.2).

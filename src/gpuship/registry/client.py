@@ -21,6 +21,14 @@ from gpuship import __version__
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.reference import (
+    Reference,
+    Repository,
+    UnsupportedDigest,
+    check_digest,
+    content_matches,
+    sha256_digest,
+)
 from gpuship.registry.access import RetryPolicy
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
@@ -30,7 +38,6 @@ from gpuship.registry.errors import (
     NotFound,
     RegistryAuthError,
     RegistryRequestError,
-    UnsupportedDigest,
 )
 from gpuship.registry.manifest import (
     MANIFEST_MEDIA_TYPES,
@@ -41,13 +48,6 @@ from gpuship.registry.manifest import (
 )
 from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
-from gpuship.registry.reference import (
-    Reference,
-    Repository,
-    check_digest,
-    content_matches,
-    sha256_digest,
-)
 from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error, speaks_tls
 from gpuship.registry.transport import Transport, document_of, ended_by_close, uses_plain_http
 

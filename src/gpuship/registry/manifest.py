@@ -12,7 +12,7 @@ from gpuship.documents import load_json
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.redaction import shown
-from gpuship.registry.reference import is_digest
+from gpuship.reference import is_digest
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"

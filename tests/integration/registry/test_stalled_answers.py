@@ -26,9 +26,9 @@ from bed.registry import Registry
 from bed.servers import answering, serving
 from gpuship.cli.main import main
 from gpuship.errors import RegistryUnavailable
+from gpuship.reference import Repository
 from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 
