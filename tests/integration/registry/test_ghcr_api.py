@@ -18,7 +18,7 @@ import pytest
 
 from gpuship.reference import Repository
 from gpuship.registry.errors import NotFound, RegistryAuthError
-from gpuship.release.ghcr import GhcrPackages
+from gpuship.registry.ghcr import GhcrPackages
 
 pytestmark = pytest.mark.integration
 
