@@ -29,7 +29,6 @@ from gpuship.reference import (
     content_matches,
     sha256_digest,
 )
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.blob import BlobReader
 from gpuship.registry.deadline import Deadline
@@ -48,6 +47,7 @@ from gpuship.registry.manifest import (
 )
 from gpuship.registry.origin import Origin
 from gpuship.registry.redirects import follow_redirects
+from gpuship.registry.retry import VERIFY_ATTEMPTS, RetryPolicy
 from gpuship.registry.tls import TlsTrust, UntrustedCertificate, certificate_error, speaks_tls
 from gpuship.registry.transport import Transport, document_of, ended_by_close, uses_plain_http
 
@@ -57,10 +57,6 @@ DELETE = "delete"
 _ACCEPT = ", ".join(MANIFEST_MEDIA_TYPES)
 _ERROR_BODY_LIMIT = 300
 DEFAULT_CHUNK_SIZE = 16 << 20
-# Content that does not match its digest (a body cut short, a wrong Docker-Content-Digest) is
-# read again this many times in all before it is an error: a proxy or a registry node can
-# garble one answer.
-VERIFY_ATTEMPTS = 3
 
 
 class FetchedManifest(NamedTuple):

@@ -18,9 +18,9 @@ import requests
 
 from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Repository
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
+from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.transport import Transport
 
 API_VERSION = "2022-11-28"

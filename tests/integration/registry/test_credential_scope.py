@@ -19,9 +19,9 @@ from bed.oci import make_image, push
 from bed.topology import RegistryTopology
 from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Repository
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
+from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.tls import UntrustedCertificate
 from gpuship.registry.transport import Transport
 

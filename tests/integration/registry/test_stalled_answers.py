@@ -27,8 +27,8 @@ from bed.servers import answering, serving
 from gpuship.cli.main import main
 from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Repository
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
+from gpuship.registry.retry import RetryPolicy
 
 pytestmark = pytest.mark.integration
 

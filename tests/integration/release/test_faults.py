@@ -14,8 +14,8 @@ from bed.oci import push
 from bed.registry import Registry
 from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Repository
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.client import RegistryClient
+from gpuship.registry.retry import RetryPolicy
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration
