@@ -29,9 +29,9 @@ from gpuship.reference import (
     parse_reference,
 )
 from gpuship.registry.blob import BlobReader
-from gpuship.registry.client import _header_digest
 from gpuship.registry.errors import DigestMismatch
 from gpuship.registry.manifest import MEDIA_OCI_MANIFEST, ImageManifest, parse_manifest
+from gpuship.registry.reads import _header_digest
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("GPUSHIP_HYPOTHESIS_EXAMPLES", "150")),
