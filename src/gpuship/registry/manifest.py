@@ -34,12 +34,16 @@ ATTESTATION_REFERENCE_TYPE = "vnd.docker.reference.type"
 ATTESTATION_MANIFEST = "attestation-manifest"
 
 
-class _Document(BaseModel):
+class OciDocument(BaseModel):
+    """A JSON document of the image spec (or Docker's) as read from outside: unknown fields
+    kept, fields by their JSON names or ours, frozen. Image configs (`image/source.py`) are
+    read through it too."""
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
 
 
-class Platform(_Document):
-    """The platform an index entry runs on."""
+class DescriptorPlatform(OciDocument):
+    """The platform an index entry runs on (its descriptor's `platform`)."""
 
     architecture: str
     os: str
@@ -47,13 +51,13 @@ class Platform(_Document):
     os_version: str | None = Field(default=None, alias="os.version")
 
 
-class Descriptor(_Document):
+class Descriptor(OciDocument):
     """A pointer to content by media type, digest and size."""
 
     media_type: str = Field(alias="mediaType")
     digest: str
     size: int
-    platform: Platform | None = None
+    platform: DescriptorPlatform | None = None
     annotations: dict[str, str] = Field(default_factory=dict)
     artifact_type: str | None = Field(default=None, alias="artifactType")
 
@@ -77,7 +81,7 @@ class Descriptor(_Document):
         )
 
 
-class ImageManifest(_Document):
+class ImageManifest(OciDocument):
     """A single image (or artifact) manifest: one config blob and its layers."""
 
     schema_version: int = Field(alias="schemaVersion")
@@ -94,7 +98,7 @@ class ImageManifest(_Document):
         return [self.config, *self.layers]
 
 
-class ImageIndex(_Document):
+class ImageIndex(OciDocument):
     """A multi-platform index / manifest list (may hold attestation manifests too)."""
 
     schema_version: int = Field(alias="schemaVersion")
