@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuship import labels as L
-from gpuship.builder.engine import BuildRequest
 from gpuship.builder.registry_auth import registry_of
 from gpuship.compat.cell import CellSpec
+from gpuship.docker.build import BuildRequest
 from gpuship.errors import InputError
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length

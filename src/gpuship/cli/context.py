@@ -17,9 +17,10 @@ from gpuship.limits import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from gpuship.config.load import LoadedConfig
     from gpuship.config.model import GpushipConfig
-    from gpuship.registry.access import RegistryAccess, RetryPolicy
+    from gpuship.registry.access import RegistryAccess
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.deadline import Deadline
+    from gpuship.registry.retry import RetryPolicy
     from gpuship.report.catalog import Overrides
 
 
@@ -143,7 +144,7 @@ class Context:
     @property
     def retry_policy(self) -> RetryPolicy:
         """Per-request timeout and retries for registries, from `registries:`."""
-        from gpuship.registry.access import RetryPolicy
+        from gpuship.registry.retry import RetryPolicy
 
         if not self.has_config_input:
             return RetryPolicy()

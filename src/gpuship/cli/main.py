@@ -31,12 +31,12 @@ from gpuship.errors import (
     UsageError,
     interrupt_exit_code,
     interrupt_name,
-    redact_credentials,
-    stop_signals_handled_by,
 )
+from gpuship.redaction import redact_credentials
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
+from gpuship.signals import stop_signals_handled_by
 
 DESCRIPTION = """\
 gpuship keeps GPU container images for AI/ML healthy from pull request to production:

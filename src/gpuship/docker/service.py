@@ -28,7 +28,8 @@ from gpuship.docker.engine import (
     GpuRequest,
     ImageMissing,
 )
-from gpuship.errors import DockerUnavailable, InputError, stop_signals_held
+from gpuship.errors import DockerUnavailable, InputError
+from gpuship.signals import stop_signals_held
 
 PROBE_LABEL = "io.gpuship.probe"
 _POLL_S = 0.2

@@ -21,7 +21,7 @@ from gpuship.probe.gate import Check, Status, judge
 from gpuship.probe.report import probe_report
 from gpuship.probe.requests import SHORTAGE_FIELD, load_requests
 from gpuship.probe.run import Running, Workload, load_steps, run_trials
-from gpuship.registry.reference import parse_reference
+from gpuship.reference import parse_reference
 from gpuship.report import Report
 
 CANDIDATE, STABLE = "candidate", "stable"

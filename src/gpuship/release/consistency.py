@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 
+from gpuship.reference import Repository
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound
-from gpuship.registry.reference import Repository
 
 _FIRST_PAUSE_S = 0.05
 _MAX_PAUSE_S = 1.0

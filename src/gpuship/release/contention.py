@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.consistency import digest_of, read_tag
 from gpuship.release.history import (
     intent_tag,

@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.reference import Repository, sha256_digest
 from gpuship.registry.artifact import artifact_manifest, ensure_empty_config, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
@@ -52,7 +53,6 @@ from gpuship.registry.manifest import (
     ImageManifest,
     parse_manifest,
 )
-from gpuship.registry.reference import Repository, sha256_digest
 from gpuship.release.policy import TagAction
 from gpuship.release.record import ReleaseRecord
 from gpuship.release.signing import SIGNATURE_ANNOTATION, Signer, verified

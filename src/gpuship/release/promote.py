@@ -49,11 +49,11 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
+from gpuship.reference import Reference, Repository, sha256_digest
 from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
-from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.consistency import digest_of, read_after_write, read_tag
 from gpuship.release.contention import arbitrate

@@ -32,11 +32,11 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
+from gpuship.reference import Repository
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import ImageIndex
-from gpuship.registry.reference import Repository
 from gpuship.release.claims import Claims, ContentReader, claims_at_plan
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import is_history_tag, load_history, unfinished_releases

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuship.errors import InputError
+from gpuship.reference import Repository, is_digest
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound
-from gpuship.registry.reference import Repository, is_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.consistency import read_tag
 from gpuship.release.history import explain, find_release, load_history, record_tag

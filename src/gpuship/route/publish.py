@@ -18,8 +18,8 @@ from gpuship.compat.audit import HostAudit, RunnerIdentity
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.verdict import judged_reading
 from gpuship.config.duration import format_duration
+from gpuship.reference import parse_repository
 from gpuship.registry.access import RegistryAccess
-from gpuship.registry.reference import parse_repository
 from gpuship.report import Finding, Severity
 from gpuship.route import rules
 from gpuship.route.inventory import InventoryEntry, entry_tag, publish_audit, read_entry

@@ -36,7 +36,8 @@ from bed.probe_server import (
 )
 from gpuship.docker.engine import Container, Engine
 from gpuship.docker.service import PROBE_LABEL, ServiceSpec, running_service
-from gpuship.errors import STOP_SIGNALS, Interrupted
+from gpuship.errors import Interrupted
+from gpuship.signals import STOP_SIGNALS
 from json_results import checked
 
 pytestmark = pytest.mark.integration

@@ -17,10 +17,10 @@ from bed import faults
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.errors import GpushipError
+from gpuship.reference import Repository
 from gpuship.registry.artifact import artifact_manifest, ensure_empty_config
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import MEDIA_OCI_MANIFEST
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import RECORD_ANNOTATION, RECORD_TYPE, load_history, record_tag
 from gpuship.release.policy import TagKind, TagRequest

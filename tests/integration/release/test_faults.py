@@ -13,9 +13,9 @@ from bed import faults
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.errors import RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration

@@ -21,9 +21,9 @@ from release_images import RunCli, candidate_image, stable_and_candidate, tag_di
 
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.history import RECORD_ANNOTATION, record_tag, store_record
 from gpuship.release.policy import TagAction, TagKind
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id

@@ -17,8 +17,8 @@ from release_images import RunCli, candidate_image, tag_digest
 from bed import faults
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from gpuship.cli.context import Context
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.registry.access import RegistryAccess, RetryPolicy
+from gpuship.registry.access import RegistryAccess
+from gpuship.registry.retry import RetryPolicy
 
 CONFIG = """\
 deadline: 300

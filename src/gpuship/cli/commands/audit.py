@@ -60,10 +60,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
-    from gpuship.compat.audit import this_runner
     from gpuship.compat.config import VerifyConfig
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
+    from gpuship.host.system import this_runner
     from gpuship.report.catalog import rules_by_id
     from gpuship.route.publish import label_findings, publish_or_skip
     from gpuship.route.result import Published, PublishSkipped

@@ -23,7 +23,7 @@ _STATE = {"intent": "UNFINISHED", "abandoned": "abandoned"}
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
-    from gpuship.registry.reference import parse_reference
+    from gpuship.reference import parse_reference
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.history import explain, gone_digests, load_history
     from gpuship.release.report import record_findings

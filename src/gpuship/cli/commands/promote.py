@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Promote, store the release record in the target repository, report every tag."""
-    from gpuship.registry.reference import parse_reference, parse_repository
+    from gpuship.reference import parse_reference, parse_repository
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.policy import classify_tags
     from gpuship.release.promote import ReleaseRequest, release

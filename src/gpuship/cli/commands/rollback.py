@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the rollback target from the registry-held history and move the tag there."""
-    from gpuship.registry.reference import is_digest, parse_reference
+    from gpuship.reference import is_digest, parse_reference
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.promote import release
     from gpuship.release.report import release_report
