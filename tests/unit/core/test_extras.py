@@ -24,6 +24,7 @@ IMPORT_NAMES = {
     "pyelftools": "elftools",
     "nvidia-ml-py": "pynvml",
     "h11": "h11",
+    "prometheus-client": "prometheus_client",
 }
 
 
