@@ -22,7 +22,16 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "verify": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml"),
     "build": ("requests", "docker"),
     "release": ("requests", "docker", "cryptography"),
-    "probe": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml", "h11"),
+    "probe": (
+        "requests",
+        "docker",
+        "isal",
+        "zstandard",
+        "elftools",
+        "pynvml",
+        "h11",
+        "prometheus_client",
+    ),
 }
 COMMAND_EXTRAS: dict[str, str] = {
     "inspect": "image",
