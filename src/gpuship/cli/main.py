@@ -12,7 +12,6 @@ import math
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -211,6 +210,8 @@ def main(
             )
         return interrupt_exit_code(interrupt)
     except Exception:
+        import traceback  # only for a bug: every start pays for an import at the top
+
         traceback.print_exc(file=log)
         log.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
