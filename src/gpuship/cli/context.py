@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON, has_config_input
+from gpuship.cli.stages import rule_switches, section_keys
+from gpuship.config.locate import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_FAIL_ON,
+    SHARED_KEYS,
+    has_config_input,
+)
 from gpuship.errors import ConfigError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
@@ -67,26 +73,29 @@ class Context:
 
     @functools.cached_property
     def rule_overrides(self) -> Overrides:
-        """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
+        """The severities gpuship.yaml sets for rules (`rules:`, and the sections that switch
+        their stage's rules: `lint:`); none without config."""
         if not self.has_config_input:
             return {}
-        from gpuship.lint.config import LintConfig
+        from gpuship.cli.config_catalog import section_of
 
-        lint = self.config.section(LintConfig).settings()
-        if not (self.config.rules or lint.enable or lint.disable or lint.severity):
+        switches = {key: section_of(self.config, key) for key in rule_switches()}
+        switched = any(s.enable or s.disable or s.severity for s in switches.values())
+        if not (self.config.rules or switched):
             return {}  # nothing overridden: no need to load every stage's catalog
         from gpuship.cli.rules_catalog import rule_overrides
         from gpuship.report.catalog import RuleKeyError
 
         try:
-            return rule_overrides(self.config.rules, lint)
+            return rule_overrides(self.config.rules, switches)
         except RuleKeyError as error:  # name the line, or the variable, that set the key
             raise ConfigError(f"{self._loaded.where(error.path)}: {error}") from None
 
     @functools.cached_property
     def has_config_input(self) -> bool:
         """Whether the file or a `GPUSHIP_*` variable may change any default."""
-        return has_config_input(self.config_path, self.environ)
+        keys = SHARED_KEYS | section_keys()
+        return has_config_input(self.config_path, self.environ, keys)
 
     @property
     def limits(self) -> Limits:

@@ -19,7 +19,7 @@ from typing import NoReturn, TextIO
 from gpuship import __version__, gha
 from gpuship.cli import extras
 from gpuship.cli.context import Context
-from gpuship.cli.registry import MODULES, Command, load_commands
+from gpuship.cli.registry import MODULES, CommandModule, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import (
     EXIT_OK,
@@ -278,7 +278,7 @@ def _run(
     parser = build_parser(argv)
     with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
         args = parser.parse_args(argv)
-    command: Command | None = getattr(args, "_command", None)
+    command: CommandModule | None = getattr(args, "_command", None)
     if command is None:
         parser.print_help(stdout)
         return EXIT_USAGE

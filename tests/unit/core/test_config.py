@@ -114,7 +114,7 @@ def test_one_rule_severity_from_the_environment_joins_the_files(tmp_path: Path) 
     assert config.rules == {"GSR201": "warning", "GSL103": "note", "gsr201": "off",
                             "prune-delete": "error"}  # fmt: skip
     assert config.lint.severity == {"gsl104": "off"}
-    overrides = rule_overrides(config.rules, config.lint.settings())
+    overrides = rule_overrides(config.rules, {"lint": config.lint})
     # The environment's key comes after the file's for the same rule id: it wins.
     assert overrides["GSR201"] is None
     assert overrides["GSL104"] is None

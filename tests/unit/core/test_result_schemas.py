@@ -17,7 +17,8 @@ import jsonschema
 import pytest
 
 from gpuship.cli.main import main
-from gpuship.cli.registry import command_names, load_command
+from gpuship.cli.registry import load_command
+from gpuship.cli.stages import command_names
 from gpuship.report.result import JsonDocument, flattened, omitted_if_none, to_json
 from gpuship.report.result_schema import document_schema
 from json_results import checked, validator
