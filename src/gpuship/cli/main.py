@@ -290,8 +290,7 @@ def _run(
     ctx = Context(
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,
-        fail_on_flag=args.fail_on,
-        deadline_flag=args.deadline,
+        flags=_config_flags(args, command),
         registry_work_done=stop.hold,
     )
     ctx.validate_config()
@@ -318,6 +317,16 @@ def _run(
         if gha.in_github_actions(environ):
             stdout.write(gha.workflow_command("warning", message, {"title": "gpuship"}) + "\n")
     return exit_code
+
+
+# Global flags that set a shared key of gpuship.yaml: argparse dest -> config key.
+_GLOBAL_CONFIG_FLAGS = {"fail_on": "fail-on", "deadline": "deadline"}
+
+
+def _config_flags(args: argparse.Namespace, command: CommandModule) -> dict[str, object]:
+    """Config key -> the value its flag gave (None: not given), for `config.options`."""
+    flags = {**_GLOBAL_CONFIG_FLAGS, **getattr(command, "CONFIG_FLAGS", {})}
+    return {key: getattr(args, dest) for dest, key in flags.items()}
 
 
 def _after_the_report(name: str, unwritten: list[str], stop: _Stop) -> list[str]:

@@ -3,10 +3,12 @@
 The commands are the stages' (`cli/stages.py`) and the CLI's own. Each module defines `NAME`,
 `HELP`, `add_arguments(parser)`, `run(args, ctx) -> Report` and `result_type()`, the type of
 its `Report.result` (from which `gpuship schema --result NAME` publishes the JSON Schema of its
-`--format json` document). Heavy imports stay inside `run` and `result_type`. A command line
-names one command, so only that module is imported (`gpuship lint` starts without the
-others); `gpuship --help` imports them all for their help lines. A command module reads like
-this (see `cli/commands/lock.py`):
+`--format json` document); optionally `FORMATS`, the document formats it writes besides the
+report (`route`: k8s, arc), and `CONFIG_FLAGS`, argparse dest -> the gpuship.yaml key its flag
+sets (`config/options.py` resolves them). Heavy imports stay inside `run` and `result_type`.
+A command line names one command, so only that module is imported (`gpuship lint` starts
+without the others); `gpuship --help` imports them all for their help lines. A command module
+reads like this (see `cli/commands/lock.py`):
 
     NAME = "lock"
     HELP = "resolve base image tags to digests into gpuship.lock (--check: fail when stale)"
