@@ -53,7 +53,7 @@ config:     --config PATH, else ./gpuship.yaml; GPUSHIP_<KEY> environment variab
 """
 
 
-class _Parser(argparse.ArgumentParser):
+class _CommandLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are a `UsageError`, reported at the boundary."""
 
     def error(self, message: str) -> NoReturn:
@@ -136,7 +136,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command-line parser for `argv`: the command it names gets its full subparser, the
     others only their name (their modules stay unimported); no command named: all in full."""
     wanted = command_named(argv) if argv is not None else None
-    parser = _Parser(
+    parser = _CommandLineParser(
         prog="gpuship",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -144,7 +144,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gpuship {__version__}")
     _global_options(parser, defaults=True)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_CommandLineParser
+    )
     loaded = {c.NAME: c for c in load_commands(None if wanted is None else (wanted,))}
     for name in [*MODULES, *(name for name in loaded if name not in MODULES)]:
         command = loaded.get(name)
