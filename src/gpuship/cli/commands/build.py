@@ -29,8 +29,7 @@ from gpuship.report import Report
 from gpuship.report.progress import Progress
 
 if TYPE_CHECKING:
-    from gpuship.builder.report import ImageCheckResult
-    from gpuship.builder.run_build import ImageCheck
+    from gpuship.image.run import ImageCheck
 
 NAME = "build"
 HELP = "build one matrix cell with its labels and push its candidate tag"
@@ -133,24 +132,16 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     # The builder's output, a line each, on a terminal as in CI logs.
     progress = Progress(prefix=f"[{cell.id}] ")
-    return execute(plan, ctx.environ, progress.line, _image_check(ctx))
+    check = _image_check(ctx) if plan.push and plan.image_checks else None
+    return execute(plan, ctx.environ, progress.line, check)
 
 
 def _image_check(ctx: Context) -> ImageCheck:
-    """The image stage's checks of a pushed image, as the `inspect:` config sets them."""
+    """The image stage's checks of the pushed image, as the `inspect:` config sets them."""
     from gpuship.image.config import ImageStageConfig
-    from gpuship.image.run import inspect_and_judge
+    from gpuship.image.run import image_check
 
-    def check(image: str, dockerfile: Path) -> ImageCheckResult:
-        judgement = inspect_and_judge(
-            image,
-            ctx.config.section(ImageStageConfig),
-            access=ctx.registry_access(),
-            dockerfile=dockerfile,
-        )
-        return judgement.findings, judgement.rules, judgement.result
-
-    return check
+    return image_check(ctx.config.section(ImageStageConfig), ctx.registry_access())
 
 
 def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
