@@ -29,7 +29,7 @@ from gpuship.errors import GpushipError
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
@@ -333,10 +333,59 @@ class LibraryWheelSet:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CudaPackageRow:
+    """The CUDA and cuDNN a CUDA-bound PyPI package's release series are built for.
+
+    `cuda` "12": any CUDA 12 (as the project states it); "11.8": built with 11.8. `releases`
+    are series: "1.19" is every 1.19.x."""
+
+    package: str
+    releases: tuple[str, ...]
+    cuda: str
+    cudnn_major: int | None = None
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "cuda")
+        _check_source(self.source)
+        for release in self.releases:
+            if not re.fullmatch(r"[0-9]+\.[0-9]+", release):
+                raise _Invalid("releases", f"{release!r} is not a release series (major.minor)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TorchBuildRow:
+    """A release of a package whose binary wheels are built against one torch release."""
+
+    package: str
+    version: str
+    torch: str
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "torch")
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OsPythonRow:
+    """The Python 3 an OS release installs as `python3`."""
+
+    os: str
+    release: str
+    python: str
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "release", "python")
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
 class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[3]  # the builder's Literal check rejects any other SCHEMA_VERSION
+    schema_version: Literal[4]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]
@@ -349,6 +398,9 @@ class KnowledgeBase:
     torch: TorchData
     cuda_image_libraries: CudaImageLibraries
     cuda_library_wheels: tuple[LibraryWheelSet, ...]
+    cuda_packages: tuple[CudaPackageRow, ...]
+    torch_builds: tuple[TorchBuildRow, ...]
+    os_pythons: tuple[OsPythonRow, ...]
 
 
 class KnowledgeBaseError(GpushipError):

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from gpuship.lint.shell import Command, Word, expand_shell
 
 if TYPE_CHECKING:
+    import yaml
+
     from gpuship.lint.stages import Env
 
 _PIP = re.compile(r"^pip[0-9.]*$")
@@ -169,6 +171,7 @@ class Spec:
     name: str  # canonical-ish project name ("" for paths/urls)
     version: str | None  # the pinned version, when pinned with ==
     specifier: str = ""  # the version specifier as written (`>=2`), "" for a bare name
+    extras: frozenset[str] = frozenset()  # `jax[cuda12]` -> {"cuda12"}
 
 
 @dataclass(frozen=True)
@@ -463,6 +466,7 @@ def classify(text: str, word: Word | None, env: Env) -> Spec:
         requirement.name.lower().replace("_", "-"),
         version if exact else None,
         str(requirement.specifier),
+        frozenset(e.lower() for e in requirement.extras),
     )
 
 
@@ -560,6 +564,10 @@ class EnvFileSpec:
     line: int
     column: int
     pip: bool
+    # The index URLs its `pip:` section sets (`- --extra-index-url URL`), which conda hands
+    # to pip with the requirements: those of a pip dependency only.
+    index_urls: tuple[str, ...] = ()
+    primary_index_urls: tuple[str, ...] = ()  # those of them set by `--index-url`
 
 
 def parse_conda_env(text: str) -> list[EnvFileSpec]:
@@ -591,20 +599,29 @@ def parse_conda_env(text: str) -> list[EnvFileSpec]:
             elif isinstance(item, yaml.MappingNode):
                 for sub_key, sub_value in item.value:
                     if sub_key.value == "pip" and isinstance(sub_value, yaml.SequenceNode):
-                        for pip_item in sub_value.value:
-                            text_value = str(pip_item.value)
-                            if text_value.startswith("-"):
-                                continue
-                            mark = pip_item.start_mark
-                            result.append(
-                                EnvFileSpec(
-                                    classify(text_value, None, {}),
-                                    mark.line + 1,
-                                    mark.column + 1,
-                                    True,
-                                )
-                            )
+                        result.extend(_pip_section(sub_value.value))
     return result
+
+
+def _pip_section(items: list[yaml.Node]) -> Iterator[EnvFileSpec]:
+    """The requirements of an environment file's `pip:` list, with the index URLs its option
+    lines set (conda writes the whole list to one requirements file for pip)."""
+    parsed = parse_requirements(
+        "\n".join(str(i.value) for i in items if str(i.value).startswith("-"))
+    )
+    for item in items:
+        text_value = str(item.value)
+        if text_value.startswith("-"):
+            continue
+        mark = item.start_mark
+        yield EnvFileSpec(
+            classify(text_value, None, {}),
+            mark.line + 1,
+            mark.column + 1,
+            True,
+            parsed.index_urls,
+            parsed.primary_index_urls,
+        )
 
 
 @dataclass(frozen=True)

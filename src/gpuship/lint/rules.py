@@ -14,6 +14,24 @@ from __future__ import annotations
 from gpuship.report import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+# How every rule reads shell branches: said in the limits of the rules they matter most to.
+_BRANCHES = (
+    " Shell `if`/`case` on build args is evaluated with the ARG defaults (and --build-arg "
+    "values): a branch the build does not take is not checked, and a finding in a branch a "
+    "--build-arg selects says so. A condition gpuship cannot decide (a file test, a command's "
+    "exit status, an ARG without a value) keeps every branch it may take, and the finding says "
+    "so."
+)
+# Where the CUDA rules find torch: the indirections a Dockerfile takes to install it.
+_TORCH_FOUND = (
+    "torch is found on RUN lines, in scripts a RUN runs (also through `conda run` in exec "
+    "form), in the requirement files it installs from and in a conda environment file's "
+    "`pip:` section (with its index lines), through ARG/ENV/shell variables and files read "
+    "with `.`/`source`, and through what the shell computes from them: `${CUDA//./}`, "
+    "`$(echo $CUDA | tr -d .)`, `cut`/`sed`/`awk` pipelines, `$(python -c ...)` string "
+    "operations. A value the build computes otherwise (`$(nvcc --version ...)`, a file's "
+    "content) is unknown, and what depends on it is not judged."
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -169,7 +187,7 @@ RULES: tuple[Rule, ...] = (
         "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
         "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
-        "not.",
+        "not." + _BRANCHES,
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -391,6 +409,7 @@ RULES: tuple[Rule, ...] = (
         "gpuship's knowledge base is complete; elsewhere a variant gpuship does not list is "
         "unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
+        limits=_TORCH_FOUND + _BRANCHES,
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",
         good_example="RUN pip install torch==2.6.0 \\\n"
@@ -404,10 +423,10 @@ RULES: tuple[Rule, ...] = (
         summary="torch's bundled CUDA differs from the base image's CUDA.",
         rationale="CUDA wheels bundle their own runtime: the image carries two CUDA runtimes, and "
         "the driver it really needs is the higher one, while NVIDIA_REQUIRE_CUDA states the "
-        "base's. torch is found on RUN lines, in requirement files the RUN installs and through "
-        "ARG/ENV/shell variables; without an index URL it is PyPI's default variant of that "
-        "release (torch 2.7 from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the "
-        "torch index) are the usual cause.",
+        "base's. Without an index URL torch is PyPI's default variant of its release (torch 2.7 "
+        "from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the torch index) are the "
+        "usual cause.",
+        limits=_TORCH_FOUND + _BRANCHES,
         fix="Use the torch variant of the base's CUDA, or a base of torch's CUDA (or a plain "
         "OS/`-base` image, since the wheel brings its own runtime).",
         bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
@@ -525,27 +544,41 @@ RULES: tuple[Rule, ...] = (
         name="cuda-package-for-other-cuda",
         category="cuda",
         severity=W,
-        summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
-        "CUDA than the base image's, or brings another cuDNN major than the image's.",
+        summary="A CUDA-bound package (apt, conda or pip) is built for another CUDA than the base "
+        "image's, or brings or needs another cuDNN major than the image's.",
         rationale="`libcudnn8=8.9.7.29-1+cuda11.8` on a CUDA 12 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
         "`+cudaX.Y` suffix of the package version, compared by major (a library built for 12.2 "
         "runs on any CUDA 12 thanks to minor version compatibility: `+cuda12.2` is the only "
         "CUDA 12 build of cuDNN 8.9.7), and from `-X-Y` / `-cuda-X` package names, a toolkit "
-        "minor itself. "
-        "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
-        "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
-        "that torch never loads.",
-        fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
-        "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
+        "minor itself. Python packages other than torch are compared with the base's CUDA by "
+        "major: `cupy-cuda11x`, `nvidia-*-cu11` wheels, `tensorrt-cu12`, `jax[cuda12]` and "
+        "`paddlepaddle-gpu==2.6.1.post120` by what their names say, `onnxruntime-gpu` and "
+        "`tensorflow` releases by gpuship's knowledge base (the CUDA and cuDNN each PyPI "
+        "release is built for). One that loads the system's CUDA cannot use the GPU on another "
+        "major; one that brings its CUDA from pip (`jax[cuda12]`, `tensorflow[and-cuda]`, "
+        "`nvidia-*` wheels) adds a second CUDA stack. "
+        "Likewise cuDNN 8 from apt (`libcudnn8`), conda (`cudnn=8.9`) or pip "
+        "(`nvidia-cudnn-cu11==8.*`, `tensorflow[and-cuda]` 2.17 or older) on a cuDNN 9 stack (a "
+        "`cudnn9` base tag, or a torch whose PyPI wheel pins cuDNN 9: 2.4 and later, from "
+        "gpuship's knowledge base) adds a second cuDNN that torch never loads, and a package "
+        "that needs a cuDNN major the image lacks (onnxruntime-gpu 1.18 or older needs cuDNN 8) "
+        "cannot load it.",
+        fix="Install the package build for the base's CUDA and the image's cuDNN, or use a "
+        "base of the CUDA the packages need (nvidia/cuda `-cudnn-` tags carry a matching "
+        "cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
         "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda11.8",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
         limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
-        "another index than PyPI's default leave the image's cuDNN major unknown; software that "
-        "needs cuDNN 8 beside torch (an older TensorRT or onnxruntime) is the user's call: "
-        "suppress with the reason.",
+        "another index than PyPI's default leave the image's cuDNN major unknown. A cuDNN that "
+        "a package of the image needs (onnxruntime-gpu 1.17 and `libcudnn8`) is reported on "
+        "neither. Releases the knowledge base does not hold (onnxruntime-gpu 1.21, tensorflow "
+        "2.19), a bare `tensorrt` or `cupy` (their names state no CUDA), onnxruntime-gpu and "
+        "tensorflow installed from another index than PyPI, and conda's torch and toolkit "
+        "packages are unknown and not judged; other software that needs cuDNN 8 beside torch "
+        "is the user's call: suppress with the reason." + _BRANCHES,
     ),
     Rule(
         id="GSL510",
@@ -565,10 +598,12 @@ RULES: tuple[Rule, ...] = (
         "    --extra-index-url https://download.pytorch.org/whl/cu118",
         good_example="RUN pip install torch==2.7.1 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu118",
-        limits="Judged for variants gpuship knows torch retired (cu118 after 2.7); while a "
-        "variant may still come in a later release, its index may hold the newest torch and "
-        "nothing is said. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
-        "index pip prefers the `+cuXXX` build of the same version).",
+        limits="Judged for the variants gpuship's knowledge base records torch retired "
+        "(cu118 after 2.7, cu121 after 2.5, cu124 after 2.6); while a variant may still come "
+        "in a later release, its index may hold the newest torch and nothing is said. An index "
+        "URL assembled in the shell (`INDEX=.../cu$(echo $CUDA | tr -d .)`) is read as the "
+        "build computes it. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
+        "index pip prefers the `+cuXXX` build of the same version)." + _BRANCHES,
     ),
     Rule(
         id="GSL511",
@@ -591,10 +626,16 @@ RULES: tuple[Rule, ...] = (
         "flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
         limits="The image's torch is a pinned torch of the same stage chain (one release, its "
         "CUDA from the index or the PyPI default gpuship records) or a pytorch/pytorch base "
-        "tag; its Python is that of an official python:X.Y base that installs no other "
-        "interpreter. An unpinned torch, two different torches, or any other base leave the "
-        "fact unknown, and nothing is said. CUDA is compared by major version only (a cu124 "
-        "build with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged.",
+        "tag; an unpinned torch installed with a range (`torch>=2.5`) is judged only where the "
+        "range admits no release of the wheel's torch. xformers installed by version is "
+        "judged on the torch gpuship's knowledge base records for it (0.0.23 to 0.0.33); a "
+        "release it does not record is unknown. The image's Python is that of an official "
+        "python:X.Y base, or the apt `python3` of an Ubuntu base (nvidia/cuda `-ubuntu22.04`, "
+        "`ubuntu:24.04`; 3.10 and 3.12) that the stage chain installs, when no other "
+        "interpreter is installed. Two different torches or any other base leave the fact "
+        "unknown, and nothing is said. CUDA is compared by major version only (a cu124 build "
+        "with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged."
+        + _BRANCHES,
     ),
     Rule(
         id="GSL601",

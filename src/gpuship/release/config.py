@@ -86,6 +86,20 @@ class RetentionConfig(Section):
         default=False,
         description="Also protect every tag matching `release.tags.immutable`.",
     )
+    # 5: a plain rollback needs only the newest move's previous digest; the rest cover a bad
+    # release found after more releases landed on it (`rollback --to` past them) and undoing
+    # a rollback (itself a release of the tag). A kept target is a whole image, so the cost
+    # is bounded: 5 digests per floating tag besides its current one when each release starts
+    # where the one before left it (docs/operations/registry-access.md#retention).
+    keep_releases: int = Field(
+        default=5,
+        ge=0,
+        description=(
+            "Never delete a rollback target of a floating tag's newest N releases: the digest "
+            "each moved the tag from (`rollback`) and its own (`rollback --to RELEASE`). Older "
+            "targets are not kept (0: none)."
+        ),
+    )
 
     @field_validator("protect")
     @classmethod

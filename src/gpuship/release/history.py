@@ -54,6 +54,7 @@ from gpuship.registry.manifest import (
 from gpuship.registry.reference import Repository, sha256_digest
 from gpuship.release.policy import TagAction
 from gpuship.release.record import ReleaseRecord
+from gpuship.release.targets import release_targets
 
 RECORD_TYPE = "application/vnd.gpuship.release.v1+json"
 HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
@@ -409,6 +410,19 @@ def _legacy_records(client: RegistryClient, repo: Repository, tag: str) -> list[
             raise InputError(f"release history {where} is not a record")
         records.append(_record_of(client, repo, parsed, where))
     return records
+
+
+def gone_digests(
+    client: RegistryClient, repo: Repository, records: Sequence[ReleaseRecord]
+) -> frozenset[str]:
+    """The digests `records` name (each release's own, and those it moved a floating tag
+    from: `targets.release_targets`) that `repo` no longer holds. One HEAD per distinct
+    digest, READ_WORKERS at a time: at most one plus one per floating tag moved, per record."""
+    named = {record.digest for record in records}
+    named |= {target.digest for record in records for target in release_targets(record)}
+    digests = sorted(named)
+    heads = read_each(lambda digest: client.head_manifest(repo.at(digest)), digests)
+    return frozenset(d for d, head in zip(digests, heads, strict=True) if head is None)
 
 
 def explain(records: Sequence[ReleaseRecord], tag: str, digest: str) -> ReleaseRecord | None:

@@ -50,6 +50,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
         failed=dict(plan.failed),
         unknown=dict(plan.unknown),
         restored=dict(plan.restored),
+        rollback_targets=dict(plan.targets),
         tags=tuple(plan.tags),
     )
     report.outputs = {
@@ -74,7 +75,8 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
     report.failed = bool(plan.failed or plan.unknown or plan.interrupted)
     report.changes = applied
     kept = sum(d.keep for d in plan.tags)
-    report.headline = f"{kept} of {len(plan.tags)} tags kept; " + (
+    targets = f", {len(plan.targets)} rollback targets kept" if plan.targets else ""
+    report.headline = f"{kept} of {len(plan.tags)} tags kept{targets}; " + (
         f"{len(plan.deleted)} of {len(selected)} selected digests deleted"
         if applied
         else f"{len(selected)} digests would be deleted (dry run; --apply deletes)"

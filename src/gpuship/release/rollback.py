@@ -14,8 +14,13 @@ from gpuship.release.intent import unfinished_rollback
 from gpuship.release.policy import TagAction, classify_tags
 from gpuship.release.promote import ReleaseRequest, read_tag
 from gpuship.release.record import ReleaseRecord
+from gpuship.release.targets import release_targets
 
 _GIVE_TO = "give --to DIGEST or --to RELEASE (see `gpuship history`)"
+_NOTHING = (
+    "nothing was moved; give --to a digest or release the repository still holds "
+    "(`gpuship history` marks the gone ones GONE)"
+)
 
 
 def previous_digest(records: Sequence[ReleaseRecord], tag: str, current: str) -> tuple[str, str]:
@@ -73,6 +78,33 @@ def rollback_target(
     return previous_digest(records, tag, current)
 
 
+def target_gone(
+    repo: Repository,
+    tag: str,
+    digest: str,
+    records: Sequence[ReleaseRecord],
+    release_id: str | None,
+) -> str:
+    """The one line refusing a rollback of `tag` to `digest`, which `repo` does not hold:
+    the release that makes it a target (`release_id`, else the newest naming it), if any.
+    Nothing records a delete, so who removed it is said to be unknown."""
+    for record in reversed(records):
+        if release_id is not None and record.id != release_id:
+            continue
+        named = [t for t in release_targets(record) if (t.tag, t.digest) == (tag, digest)]
+        if named or record.digest == digest:
+            why = named[0].reason if named else f"the digest of release {record.id}"
+            return (
+                f"cannot roll back {repo}:{tag} to {digest} ({why}): the repository no longer "
+                "holds that manifest, and who removed it is unknown (gpuship records no "
+                f"deletes: a prune that did not keep it, or a delete outside gpuship); {_NOTHING}"
+            )
+    return (
+        f"cannot roll back {repo}:{tag} to {digest}: the repository holds no such manifest and "
+        f"no recorded release names it; {_NOTHING}"
+    )
+
+
 def rollback_request(
     client: RegistryClient, repo: Repository, tag: str, to: str | None, config: ReleaseConfig
 ) -> ReleaseRequest:
@@ -82,7 +114,8 @@ def rollback_request(
     Decided from the tag's digest read here and every release, unfinished ones included (an
     interrupted promote's moves can be rolled back; an interrupted rollback that already
     moved the tag is completed, not rolled back further); the release refuses to write if the
-    tag has moved by the time it reads it again (another writer).
+    tag has moved by the time it reads it again (another writer). A target the repository no
+    longer holds is refused here, before anything is written (`target_gone`).
     """
     requests = tuple(classify_tags(config.tags, [], [tag]))
     history = load_history(client, repo, config.history_tag, newest=config.history_limit)
@@ -93,6 +126,9 @@ def rollback_request(
         digest, rollback_of = stopped.digest, stopped.rollback_of
     else:
         digest, rollback_of = rollback_target(history.entries, tag, current, to)
+    if client.head_manifest(repo.at(digest)) is None:
+        named = stopped.id if stopped is not None else rollback_of
+        raise InputError(target_gone(repo, tag, digest, history.entries, named))
     return ReleaseRequest(
         repo.at(digest), repo, requests, "rollback", rollback_of, expected={tag: current}
     )

@@ -203,6 +203,19 @@ def _kernel_clones_built_later(n: int) -> str:
     return f"FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n{clones}{builds}"
 
 
+def _branches_in_one_run(n: int) -> str:
+    """Issue #37: one RUN of n `if`s on a build arg; each command looked for its arms among
+    every arm of the text."""
+    chains = " \\\n".join(f'if [ "$V" = {i} ]; then echo {i}; fi;' for i in range(n))
+    return f"FROM alpine:3.19\nARG V=3\nRUN {chains} true\n"
+
+
+def _case_arms_in_one_run(n: int) -> str:
+    """Issue #37: one RUN whose `case` has n arms."""
+    arms = " \\\n".join(f"  v{i}) echo {i} ;;" for i in range(n))
+    return f'FROM alpine:3.19\nARG V=v3\nRUN case "$V" in \\\n{arms} \\\nesac\n'
+
+
 # Files the shapes' COPYs take from the build context.
 _CONTEXT = {"a": "a\n", "scripts/install.py": "print(1)\n"}
 
@@ -222,6 +235,8 @@ _SHAPES = (
     _downloads_in_one_run,
     _uv_layers_up_a_chain,
     _script_dirs_run_last,
+    _branches_in_one_run,
+    _case_arms_in_one_run,
 )
 # Shapes whose quadratic step is a small part of the work at 150: measured larger.
 _LARGER = (

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Read the release records from the registry and list them, newest first."""
     from gpuship.registry.reference import parse_reference
     from gpuship.release.config import ReleaseConfig
-    from gpuship.release.history import explain, load_history
+    from gpuship.release.history import explain, gone_digests, load_history
     from gpuship.release.result import HistoryResult
 
     reference = parse_reference(args.repository, default_tag=None)
@@ -34,15 +34,20 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     with ctx.registry_client() as client:
         history = load_history(client, repo, config.history_tag, newest=config.history_limit)
         current = client.head_manifest(reference) if reference.tag is not None else None
-    # Unfinished releases (running, or interrupted) are listed too: they may have moved tags;
-    # and abandoned ones (undone or superseded), which moved nothing that stays.
-    records = sorted([*history.entries, *history.abandoned], key=lambda r: (r.time, r.id))
-    placed = None
-    if reference.tag is not None:
-        records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
-        live = [r for r in records if r.state != "abandoned"]
-        placed = explain(live, reference.tag, current.digest) if current else None
-    shown = list(reversed(records))[: max(args.limit, 0)]
+        # Unfinished releases (running, or interrupted) are listed too: they may have moved
+        # tags; and abandoned ones (undone or superseded), which moved nothing that stays.
+        records = sorted([*history.entries, *history.abandoned], key=lambda r: (r.time, r.id))
+        placed = None
+        if reference.tag is not None:
+            records = [r for r in records if any(c.tag == reference.tag for c in r.tags)]
+            live = [r for r in records if r.state != "abandoned"]
+            placed = explain(live, reference.tag, current.digest) if current else None
+        shown = list(reversed(records))[: max(args.limit, 0)]
+        gone = gone_digests(client, repo, shown)  # only the records shown: --limit bounds it
+
+    def digest(value: str | None) -> str:
+        return "none" if value is None else value[:19] + (" (GONE)" if value in gone else "")
+
     rows = tuple(
         (
             record.id,
@@ -51,9 +56,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             if record.state == "complete"
             else f"{record.kind} ({_STATE[record.state]})",
             record.actor or "-",
-            record.digest[:19],
+            digest(record.digest),
             ", ".join(
-                f"{c.tag}: {(c.before or 'none')[:19]} -> {c.after[:19]} ({c.action.value})"
+                f"{c.tag}: {digest(c.before)} -> {digest(c.after)} ({c.action.value})"
                 for c in record.tags
                 if reference.tag is None or c.tag == reference.tag
             ),
@@ -70,6 +75,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         current_digest=current.digest if current is not None else None,
         current_release=placed.id if placed is not None else None,
         records=tuple(shown),
+        gone=tuple(sorted(gone)),
     )
     unfinished = sum(record.state == "intent" for record in records)
     abandoned = sum(record.state == "abandoned" for record in records)
@@ -80,6 +86,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         else ""
     )
     report.headline += f" ({abandoned} abandoned: undone or superseded)" if abandoned else ""
+    report.headline += (
+        f"; {len(gone)} digests they name are GONE from the repository (a rollback to one is "
+        "refused)"
+        if gone
+        else ""
+    )
     report.headline += f"; {reference.tag} is at {current.digest}" if current is not None else ""
     if current is not None:
         report.headline += (

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.dockerfile.source import Instruction, Span
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, FileSpec, Run
 from gpuship.lint.shell import Command, Word
 from gpuship.lint.stages import Env, Stage, State, expand
 from gpuship.registry.reference import Reference, parse_reference
@@ -54,15 +54,44 @@ class Hit:
 def at_word(
     rule: str, message: str, run: Run, command: Command, word: Word, **extra: object
 ) -> Hit:
-    """A hit on a word of a command inside a RUN (or a script it runs)."""
+    """A hit on a word of a command inside a RUN (or a script it runs); the message says when
+    the command runs in a shell branch gpuship cannot decide, or one a --build-arg selects."""
     return Hit(
         rule,
-        message,
+        message + run.note(command),
         command.span(word),
         run.instruction,
         run.stage,
         command.file,
         **extra,  # type: ignore[arg-type]
+    )
+
+
+def at_spec(
+    rule: str,
+    message: str,
+    run: Run,
+    command: Command,
+    word: Word | None,
+    file: FileSpec | None,
+    file_path: Path | None,
+    severity: Severity | None = None,
+) -> Hit:
+    """A hit on a requirement: its word on the command line, or its line in the file the
+    command installs from (the message then says which Dockerfile line installs it)."""
+    if word is not None:
+        return at_word(rule, message, run, command, word, severity=severity)
+    assert file is not None  # a requirement is on the command line or in a file
+    line, column = file.line, file.column
+    return Hit(
+        rule,
+        f"{message} (installed by line {run.instruction.start_line} of the Dockerfile)"
+        + run.note(command),
+        Span(line, column, line, column + len(file.spec.text)),
+        run.instruction,
+        run.stage,
+        file_path,
+        severity,
     )
 
 
