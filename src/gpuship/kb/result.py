@@ -9,9 +9,9 @@ what it says and published under the name the schema has always given it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from gpuship.cuda.require import FailedFactor, Requirement
-from gpuship.report.result import published_as
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,11 @@ class DriverFor:
     source: str | None
 
 
-@published_as("TorchVariant")
 @dataclass(frozen=True)
 class TorchWheel:
     """One CUDA wheel variant of a torch release."""
+
+    PUBLISHED_NAME: ClassVar[str] = "TorchVariant"
 
     name: str
     cuda: str
@@ -40,10 +41,11 @@ class TorchWheel:
     source: str
 
 
-@published_as("TorchRelease")
 @dataclass(frozen=True)
 class TorchWheels:
     """`kb torch VERSION`: its CUDA variants, and the one plain `pip install torch` gets."""
+
+    PUBLISHED_NAME: ClassVar[str] = "TorchRelease"
 
     torch: str
     pypi_default: str | None
@@ -53,10 +55,11 @@ class TorchWheels:
     source: str
 
 
-@published_as("GpuModel")
 @dataclass(frozen=True)
 class GpuCapability:
     """`kb gpu NAME`: a GPU model's compute capability."""
+
+    PUBLISHED_NAME: ClassVar[str] = "GpuModel"
 
     name: str
     model: str
@@ -66,10 +69,11 @@ class GpuCapability:
     source: str
 
 
-@published_as("KnowledgeBase")
 @dataclass(frozen=True)
 class KnowledgeSummary:
     """`kb show`: what the knowledge base holds."""
+
+    PUBLISHED_NAME: ClassVar[str] = "KnowledgeBase"
 
     schema_version: int
     updated: str

@@ -63,6 +63,8 @@ def judge(
         checks += _slo_checks(step, config.slo, step.name in behind)
     checks += _throughput(candidate.steps[-1], config.slo)
     checks += _gpu_memory(candidate, config.slo)
+    checks += _server_queue(candidate, config)
+    checks += _cold_start(candidate, config.slo)
     checks += _overload(candidate, config.slo)
     comparisons: list[Comparison] = []
     if stable is not None:
@@ -186,6 +188,57 @@ def _gpu_memory(result: ImageFigures, slo: SloConfig) -> Iterator[GateCheck]:
         "GPU",
         f"peak GPU memory {peak:.1%} of total ({'<=' if ok else '>'} "
         f"{slo.max_gpu_memory_fraction:.0%})",
+    )
+
+
+def _server_queue(result: ImageFigures, config: ProbeConfig) -> Iterator[GateCheck]:
+    queue = result.queue
+    limit = config.slo.server_queue_max
+    asked = config.metrics_url is not None or config.queue_metric is not None
+    if queue.server_unknown and asked:
+        yield GateCheck(
+            rules.SERVER_METRICS,
+            GateStatus.WARN,
+            "server queue",
+            f"the server's queue is unknown: {queue.server_unknown}",
+        )
+    if limit is None:
+        return
+    if queue.server_peak is None:
+        why = queue.server_unknown or "not read"
+        message = f"server queue unknown ({why}); set probe.metrics-url or probe.queue-metric"
+        yield GateCheck(rules.SERVER_QUEUE, GateStatus.WARN, "server queue", message)
+        return
+    ok = queue.server_peak <= limit
+    yield GateCheck(
+        rules.SERVER_QUEUE,
+        GateStatus.OK if ok else GateStatus.FAIL,
+        "server queue",
+        f"{queue.server_metric} peaked at {queue.server_peak:g} during the load steps "
+        f"({'<=' if ok else '>'} {limit:g})",
+    )
+
+
+def _cold_start(result: ImageFigures, slo: SloConfig) -> Iterator[GateCheck]:
+    limit = slo.cold_start_max_s
+    if limit is None:
+        return
+    seconds = result.queue.cold_start
+    if seconds is None:
+        why = result.queue.cold_start_failure or "not measured"
+        yield GateCheck(
+            rules.COLD_START, GateStatus.WARN, "cold start", f"cold start unknown: {why}"
+        )
+        return
+    ok = seconds <= limit
+    load = result.queue.model_load
+    loaded = "" if load is None else f"; the model loaded in {load:.1f} s"
+    yield GateCheck(
+        rules.COLD_START,
+        GateStatus.OK if ok else GateStatus.FAIL,
+        "cold start",
+        f"first successful response {seconds:.2f} s after docker start "
+        f"({'<=' if ok else '>'} {limit:g} s){loaded}",
     )
 
 

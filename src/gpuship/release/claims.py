@@ -4,8 +4,9 @@ or under way since the plan.
 Registries have no compare-and-swap, and `prune --apply` runs beside promotes and rollbacks.
 Right before each DELETE, the tags are listed again and every tag is read (HEAD), and the
 release history is read again (records and intents added since the plan, and intents still
-unfinished). A digest that any tag points at, or that any of those releases names, or that is
-reachable from one of them (an index child, a referrer), is not deleted.
+unfinished). A digest that any tag points at, or that any of those releases names or moved a
+floating tag from (a rollback target: `release/targets.py`), or that is reachable from one of
+them (an index child, a referrer), is not deleted.
 
 Between that check and the DELETE taking effect, a release can still tag the digest (more so
 on a registry slow to delete). So after each DELETE the history is read once more: if a
@@ -28,14 +29,15 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from gpuship.errors import GpushipError
+from gpuship.reference import Repository
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.history import RECORD_TYPE, is_history_tag, read_history_tag
 from gpuship.release.record import ReleaseRecord
 from gpuship.release.retention import DigestDecision, closure
+from gpuship.release.targets import release_targets
 
 # How often the tags are listed again when an intent read from the list has gone (removed once
 # its complete record is stored, so the next list has that record).
@@ -120,7 +122,7 @@ class Claims:
         roots: dict[str, str] = {}
         for tag, digest in now.items():
             if not (digest == target.digest and tag in target.tags):
-                roots.setdefault(digest, f"tag {tag}")
+                roots.setdefault(digest, f"tag {tag} now points at")
         roots.update(self._released())
         return self._holder(roots, target.digest)
 
@@ -156,7 +158,7 @@ class Claims:
             for tag, found in zip(fresh, read, strict=True):
                 if found is not None:
                     self.seen.add(tag)
-                    self._learn(found[0])
+                    self._learn(found.record)
             if all(found is not None for found in read):
                 return tags
         return None
@@ -169,12 +171,20 @@ class Claims:
             self.releases[record.id] = record
 
     def _released(self) -> dict[str, str]:
-        """The digests releases claim: complete and unfinished ones, not abandoned ones."""
-        return {
-            record.digest: f"release {record.id} ({_state(record)})"
-            for record in self.releases.values()
-            if record.state != "abandoned"
-        }
+        """The digests releases claim (complete and unfinished ones, not abandoned ones): each
+        one's own, and those it moved a floating tag from (a rollback returns there), each
+        mapped to who claims it, as `_holder` words it."""
+        claims: dict[str, str] = {}
+        for record in self.releases.values():
+            if record.state == "abandoned":
+                continue
+            who = f"release {record.id} ({_state(record)})"
+            claims[record.digest] = f"{who} points at"
+            for target in release_targets(record):
+                if target.moved_from:
+                    rollback = f"a rollback of {target.tag} past {who} returns to"
+                    claims.setdefault(target.digest, rollback)
+        return claims
 
     def _tags_released_at(self, digest: str) -> list[str]:
         """The tags complete records wrote to `digest` (never an intent's: see the module)."""
@@ -189,12 +199,13 @@ class Claims:
         )
 
     def _holder(self, roots: Mapping[str, str], digest: str) -> str:
-        """Which root holds `digest` (itself, or by reference), as a reason; "" if none."""
+        """Which root holds `digest` (itself, or by reference), as a reason; "" if none.
+        `roots` maps a digest to who holds it, worded up to the digest ("tag T now points at")."""
         if digest in roots:
-            return f"{roots[digest]} points at it now"
+            return f"{roots[digest]} it"
         for root, who in roots.items():
             if digest in self.reader.reachable(root):
-                return f"{who} points at {root[:19]}, which refers to it"
+                return f"{who} {root[:19]}, which refers to it"
         return ""
 
 

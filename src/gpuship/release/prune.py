@@ -3,13 +3,16 @@
 Times: the release record that put the tag on its digest (newest), else the image config's
 `created` (for an index, its first runnable child's config). References: index children
 (recursively) and referrers (referrers API, else the `sha256-<hex>` tag) of every kept digest,
-and of every digest an unfinished release names (every intent without its record, however old:
-`release.history-limit` bounds the records read for release times, not what is protected).
-Right before each delete, the tags and the release history are read again
+of every digest an unfinished release names (every intent without its record, however old:
+`release.history-limit` bounds the records read for release times, not what is protected),
+and of every rollback target (`release/targets.py`: from the same history, the digests the
+newest `release.retention.keep-releases` releases of each floating tag moved it from, and
+their own). Right before each delete, the tags and the release history are read again
 (`release/claims.py`): a digest any tag points at now, or a release recorded or under way since
-the plan names, or whose tags moved, is skipped; after each delete the history is read once
-more, and a digest a release claimed meanwhile is put back. Release records are never
-touched: their tags are left out, and records that refer to a deleted image are not its orphans.
+the plan names or moved a floating tag from, or whose tags moved, is skipped; after each
+delete the history is read once more, and a digest a release claimed meanwhile is put back.
+Release records are never touched: their tags are left out, and records that refer to a
+deleted image are not its orphans.
 
 A DELETE whose answer was lost is settled by reading the digest again: gone is deleted, there
 is failed, unreadable is reported as unknown.
@@ -29,11 +32,11 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
+from gpuship.reference import Repository
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import ImageIndex
-from gpuship.registry.reference import Repository
 from gpuship.release.claims import Claims, ContentReader, claims_at_plan
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import is_history_tag, load_history, unfinished_releases
@@ -46,6 +49,7 @@ from gpuship.release.retention import (
     select_digests,
     select_tags,
 )
+from gpuship.release.targets import rollback_targets
 
 Deleter = Callable[[str, tuple[str, ...]], None]
 
@@ -63,6 +67,8 @@ class PrunePlan:
     unknown: dict[str, str] = field(default_factory=dict)
     # Digests deleted, then put back because a release claimed them meanwhile.
     restored: dict[str, str] = field(default_factory=dict)
+    # Rollback targets the repository holds, each kept (digest -> which tag and release).
+    targets: dict[str, str] = field(default_factory=dict)
     # Why the run could not finish its work: the registry stopped answering, or a signal.
     interrupted: str | None = None
     # The exit code of a run stopped by a signal (128 + its number).
@@ -77,12 +83,16 @@ class PrunePlan:
 
 
 def _parse_time(value: object) -> datetime | None:
+    """An image config's `created`, which the OCI image spec (config.md) says is RFC 3339
+    section 5.6: with an offset. Without one it is local time in an unknown zone, so its
+    age is unknown (None), and retention keeps the tag (`retention._rule_keeps`)."""
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def _created(reader: ContentReader, digest: str) -> datetime | None:
@@ -129,13 +139,16 @@ def plan_prune(
     # however old (history-limit bounds what the history lists, not what it protects).
     unfinished = unfinished_releases(client, repo, prefix, tags)
     claimed = {record.digest for record in unfinished}
-    roots = [d.digest for d in decisions if d.keep] + sorted(claimed)
+    targets = rollback_targets(history.entries, config.retention.keep_releases, unfinished)
+    # A target already gone has nothing to keep (rollback to it says so itself).
+    targets = {digest: why for digest, why in targets.items() if reader.fetched(digest)}
+    roots = [d.digest for d in decisions if d.keep] + sorted(claimed) + sorted(targets)
     # Children of kept indexes need their own references too (nested indexes, referrers).
     references = {digest: reader.references(digest) for digest in closure(roots, reader.references)}
-    digests = select_digests(states, decisions, references, claimed)
+    digests = select_digests(states, decisions, references, claimed, targets)
     claims = claims_at_plan(client, repo, prefix, reader, tags, unfinished)
     orphans = _orphans(reader, digests, set(references))
-    return PrunePlan(decisions, digests + orphans, claims=claims)
+    return PrunePlan(decisions, digests + orphans, targets=targets, claims=claims)
 
 
 def _orphans(

@@ -4,7 +4,7 @@ what a failed or interrupted delete left behind (exit 3 when the registry stoppe
 from __future__ import annotations
 
 from gpuship.errors import EXIT_ENVIRONMENT
-from gpuship.registry.reference import Repository
+from gpuship.reference import Repository
 from gpuship.release.prune import PrunePlan
 from gpuship.release.result import PruneResult
 from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, PRUNE_RESTORED, RULES
@@ -50,6 +50,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
         failed=dict(plan.failed),
         unknown=dict(plan.unknown),
         restored=dict(plan.restored),
+        rollback_targets=dict(plan.targets),
         tags=tuple(plan.tags),
     )
     report.outputs = {
@@ -74,7 +75,8 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
     report.failed = bool(plan.failed or plan.unknown or plan.interrupted)
     report.changes = applied
     kept = sum(d.keep for d in plan.tags)
-    report.headline = f"{kept} of {len(plan.tags)} tags kept; " + (
+    targets = f", {len(plan.targets)} rollback targets kept" if plan.targets else ""
+    report.headline = f"{kept} of {len(plan.tags)} tags kept{targets}; " + (
         f"{len(plan.deleted)} of {len(selected)} selected digests deleted"
         if applied
         else f"{len(selected)} digests would be deleted (dry run; --apply deletes)"

@@ -102,6 +102,9 @@ class HistoryResult:
     current_digest: str | None  # where `tag` points now
     current_release: str | None  # the recorded release that put it there; None: none did
     records: tuple[ReleaseRecord, ...]
+    # Digests these records name (released, or a floating tag moved from) that the repository
+    # no longer holds: a rollback to one is refused.
+    gone: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -116,4 +119,6 @@ class PruneResult:
     failed: Mapping[str, str]  # digest -> why deleting it failed (it is still there)
     unknown: Mapping[str, str]  # digest -> why whether it is gone is unknown
     restored: Mapping[str, str]  # digest -> deleted, then put back: the release that claimed it
+    # digest -> the floating tag and release it is a rollback target of (never deleted)
+    rollback_targets: Mapping[str, str]
     tags: tuple[TagDecision, ...]

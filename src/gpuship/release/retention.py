@@ -3,7 +3,8 @@
 Deleting works on digests (a manifest DELETE removes every tag on it), so a digest is only
 deleted when every tag on it is to be deleted and nothing kept references it: it is not a
 child of a kept index, not a referrer of a kept digest, not a release record (reference §0.6,
-§4.7). Tags no keep rule covers are never touched.
+§4.7), not a rollback target (`targets.py`: where a floating tag's recent releases moved it
+from). Tags no keep rule covers are never touched.
 """
 
 from __future__ import annotations
@@ -128,19 +129,22 @@ def select_digests(
     decisions: Sequence[TagDecision],
     references: Mapping[str, Iterable[str]],
     claimed: Iterable[str] = (),
+    targets: Mapping[str, str] | None = None,
 ) -> list[DigestDecision]:
     """Which digests to delete.
 
     `references` maps a digest to the digests it keeps alive (index children, referrers,
-    records); the closure over the kept tags' digests and the `claimed` ones (named by a
-    release under way or interrupted) is protected.
+    records); the closure over the kept tags' digests, the `claimed` ones (named by a
+    release under way or interrupted) and the rollback `targets` (digest -> why,
+    `targets.rollback_targets`) is protected.
     """
     keep_tag = {d.tag: d.keep for d in decisions}
     tags_of: dict[str, list[str]] = {}
     for state in states:
         tags_of.setdefault(state.digest, []).append(state.tag)
     claimed = set(claimed)
-    kept_roots = {d.digest for d in decisions if d.keep} | claimed
+    targets = targets or {}
+    kept_roots = {d.digest for d in decisions if d.keep} | claimed | set(targets)
     protected = set(closure(kept_roots, lambda digest: references.get(digest, ())))
     result: list[DigestDecision] = []
     for digest, tags in tags_of.items():
@@ -152,6 +156,8 @@ def select_digests(
             reason = f"tag {kept_tags[0]} is kept"
         elif digest in claimed:
             reason = "an unfinished release names it (under way, or interrupted: run it again)"
+        elif digest in targets:
+            reason = targets[digest]
         elif digest in protected:
             reason = "referenced by a kept digest (index child, referrer or record)"
         else:

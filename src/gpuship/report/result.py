@@ -22,8 +22,6 @@ Conventions, so every result reads alike:
   which GitHub reads as `matrix.<axis>`);
 - a pydantic model read from outside (an audit, a release record) may be a field: it is
   dumped as its own JSON (`model_dump(mode="json", by_alias=True)`);
-- a type renamed inside the package keeps the name its schema was published under with
-  `@published_as("Name")`;
 - no pydantic in the results of `lint` (its start-up budget): the schema is made on demand.
 """
 
@@ -32,19 +30,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 OMIT_NONE = "gpuship.omit-none"
 FLATTEN = "gpuship.flatten"
-_T = TypeVar("_T", bound=type)
-
-# Result types published under a name that is not their class's (`published_as`): class
-# name -> published name. Read by the JSON Schema generator (report/result_schema.py).
-PUBLISHED_NAMES: dict[str, str] = {}
 
 
 class JsonModel(Protocol):
@@ -56,18 +49,6 @@ class JsonModel(Protocol):
 def omitted_if_none() -> Any:
     """A field (default None) whose key the JSON leaves out while it is None."""
     return dataclasses.field(default=None, metadata={OMIT_NONE: True})
-
-
-def published_as(name: str) -> Callable[[_T], _T]:
-    """Publish a result type in the JSON Schemas under `name` (its title and `$defs` key)
-    instead of its class name: for a type renamed inside the package, where one class name
-    means one thing, whose published name users' validators and scripts already rely on."""
-
-    def publish(cls: _T) -> _T:
-        PUBLISHED_NAMES[cls.__qualname__] = name
-        return cls
-
-    return publish
 
 
 def flattened() -> Any:

@@ -14,13 +14,15 @@ from release_images import dated_image, tag_digest
 
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import store_record
-from gpuship.release.policy import TagAction, TagKind
+from gpuship.release.policy import TagAction, TagKind, TagRequest
+from gpuship.release.promote import ReleaseRequest, release
 from gpuship.release.prune import apply_prune, plan_prune, registry_deleter
 from gpuship.release.record import ReleaseRecord, TagChange, new_release_id
+from gpuship.release.rollback import rollback_request
 
 pytestmark = pytest.mark.integration
 
@@ -129,3 +131,46 @@ def test_every_unfinished_release_protects_its_digest_beyond_the_history_limit(
     assert plan.to_delete == [], [(d.digest, d.reason) for d in plan.digests]
     apply_prune(client, repo, plan, registry_deleter(client, repo))
     assert all(client.head_manifest(repo.at(d)) is not None for d in digests)
+
+
+@pytest.mark.parametrize("when", ["before-its-check", "during-its-delete"])
+def test_a_digest_a_release_moves_a_floating_tag_from_meanwhile_is_kept(
+    registry: Registry, when: str
+):
+    """Issue #32 beside a release: after the plan, staging is put on the candidate outside
+    gpuship, then a promote moves it on. Its record says staging was there: the digest is now
+    a rollback target, so prune skips it (the release came before the check) or puts it back
+    (the release came while its DELETE ran), and the rollback gets there."""
+    name = f"claims/moved-from-{when}"
+    client = RegistryClient(environ={})
+    repo = Repository(registry.host, name)
+    old = push(registry.url, name, dated_image(f"{name}-old", "2026-01-01T00:00:00Z"), "sha-old")
+    new = push(registry.url, name, dated_image(f"{name}-new", "2026-01-02T00:00:00Z"))
+    plan = plan_prune(client, repo, _config(), NOW)
+    assert [d.digest for d in plan.to_delete] == [old]
+    moves: list[str] = []
+
+    def move_staging() -> None:
+        fetched = client.get_manifest(repo.at(old))
+        client.put_manifest(repo.tag("staging"), fetched.data, fetched.media_type)
+        request = ReleaseRequest(repo.at(new), repo, (TagRequest("staging", TagKind.FLOATING),))
+        outcome = release(client, request, _config(), environ={}, now=datetime.now(timezone.utc))
+        assert outcome.succeeded, outcome.error
+        moves.append(outcome.record.id)
+
+    real = registry_deleter(client, repo)
+
+    def deleter(digest: str, tags: tuple[str, ...]) -> None:
+        if when == "during-its-delete":
+            move_staging()
+        real(digest, tags)
+
+    if when == "before-its-check":
+        move_staging()
+    apply_prune(client, repo, plan, deleter)
+
+    assert plan.deleted == [], plan
+    why = plan.skipped.get(old) or plan.restored.get(old, "")
+    assert f"a rollback of staging past release {moves[0]}" in why, plan
+    assert client.head_manifest(repo.at(old)) is not None
+    assert rollback_request(client, repo, "staging", None, _config()).source.digest == old

@@ -12,19 +12,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import jsonschema
 import pytest
 
 from gpuship.cli.main import main
-from gpuship.cli.registry import command_names, load_command
-from gpuship.report.result import (
-    JsonDocument,
-    flattened,
-    omitted_if_none,
-    published_as,
-    to_json,
-)
+from gpuship.cli.registry import load_command
+from gpuship.cli.stages import command_names
+from gpuship.report.result import JsonDocument, flattened, omitted_if_none, to_json
 from gpuship.report.result_schema import document_schema
 from json_results import checked, validator
 
@@ -102,22 +98,33 @@ def test_to_json_writes_what_the_types_say() -> None:
     assert schema["required"] == ["name", "inner", "maybe"]
 
 
-@published_as("Published")
 @dataclass(frozen=True)
-class RenamedInside:
-    """A type renamed inside the package."""
-
-    size: int
+class _Zeta:
+    n: int
 
 
 @dataclass(frozen=True)
-class Holder:
-    item: RenamedInside
+class _Renamed:
+    PUBLISHED_NAME: ClassVar[str] = "Alpha"
+    inner: _Zeta
 
 
-def test_a_renamed_type_keeps_its_published_name() -> None:
-    schema = document_schema("sample", Holder)
-    assert "RenamedInside" not in schema["$defs"]
-    assert schema["$defs"]["Published"]["title"] == "Published"
-    assert schema["$defs"]["Holder"]["properties"]["item"] == {"$ref": "#/$defs/Published"}
-    assert to_json(Holder(RenamedInside(1))) == {"item": {"size": 1}}
+@dataclass(frozen=True)
+class _Outer:
+    first: _Renamed
+    again: tuple[_Renamed, ...]
+
+
+def test_a_renamed_result_type_keeps_the_name_it_was_published_under() -> None:
+    schema = document_schema("x", _Outer)
+    defs = schema["$defs"]
+    assert "_Renamed" not in defs and defs["Alpha"]["title"] == "Alpha"
+    assert list(defs) == sorted(defs)  # where pydantic would have put it
+    result = defs["_Outer"]["properties"]
+    assert result["first"] == {"$ref": "#/$defs/Alpha"}
+    assert result["again"]["items"] == {"$ref": "#/$defs/Alpha"}
+    assert defs["Alpha"]["properties"]["inner"] == {"$ref": "#/$defs/_Zeta"}
+    # The build stage's NotBuilt is published as BuildFailed (builder/engine.py's exception
+    # has that name now).
+    build = document_schema("build", load_command("build").result_type())
+    assert "BuildFailed" in build["$defs"] and "NotBuilt" not in json.dumps(build)

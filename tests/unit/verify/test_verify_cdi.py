@@ -15,7 +15,7 @@ from referencing.jsonschema import DRAFT7
 from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.verdict import judge
-from gpuship.verify.container import parse_cdi_spec, read_cdi_refresh_units
+from gpuship.host.container import parse_cdi_spec, read_cdi_refresh_units
 from gpuship.verify.rules import CDI_SPEC
 from unit.compat.compat_builders import A100, audit, gpu
 
