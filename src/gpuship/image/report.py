@@ -17,6 +17,7 @@ from gpuship.compat.needs import labelled_needs
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
+from gpuship.image.driverlibs import driver_libraries
 from gpuship.image.layerscan import LIMIT_PROBLEM
 from gpuship.image.requirement import (
     CudaRequirement,
@@ -169,6 +170,8 @@ def _cuda_findings(
         out.add(rules.CUDA_CLAIM_WEAKER, weak.message)
     if requirement.unknown:
         out.add(rules.CUDA_UNKNOWN, requirement.unknown)
+    for found in driver_libraries(analysis.filesystem.files):
+        out.add(rules.DRIVER_LIBRARIES, found.message, found.layer)
     for duplicate in analysis.duplicate_cuda:
         out.add(
             rules.CUDA_DUPLICATED,
