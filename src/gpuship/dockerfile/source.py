@@ -20,10 +20,10 @@ from gpuship.dockerfile import (
     Dockerfile,
     DockerfileSyntaxError,
     DockerfileTooLarge,
+    HeredocNode,
     Node,
     parse,
 )
-from gpuship.dockerfile import Heredoc as HeredocNode
 
 _KNOWN = frozenset(
     [

@@ -12,7 +12,7 @@ from gpuship.dockerfile.source import Instruction, Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run
 from gpuship.lint.shell import Command, Word
 from gpuship.lint.stages import Env, Stage, State, expand
-from gpuship.registry.reference import Reference, parse_reference
+from gpuship.reference import Reference, parse_reference
 from gpuship.report import Severity
 
 WEIGHT_SUFFIXES = (

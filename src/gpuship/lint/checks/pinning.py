@@ -33,7 +33,7 @@ from gpuship.lint.packages import (
 )
 from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, expand
-from gpuship.registry.reference import Reference, parse_reference
+from gpuship.reference import Reference, parse_reference
 from gpuship.report import Severity
 
 # The installers themselves, upgraded before use (`pip install -U pip`, `conda update conda`):

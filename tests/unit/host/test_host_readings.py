@@ -1,33 +1,16 @@
-"""Container-side readings from engine answers and CDI spec files (pure parsing)."""
+"""This host's readings: CDI spec files and os-release, read from real files."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from gpuship.compat.container import ContainerReadings
-from gpuship.verify.container import (
-    docker_reading_from_info,
-    parse_cdi_spec,
-    read_cdi_specs,
-    read_system,
-)
+import pytest
 
-# Trimmed from a real `GET /info` of Docker 28 with the NVIDIA runtime and CDI enabled.
-DOCKER_INFO = {
-    "ServerVersion": "28.2.2",
-    "Runtimes": {
-        "io.containerd.runc.v2": {"path": "runc"},
-        "nvidia": {"path": "nvidia-container-runtime"},
-        "runc": {"path": "runc"},
-    },
-    "DefaultRuntime": "runc",
-    "CDISpecDirs": ["/etc/cdi", "/var/run/cdi"],
-    "DiscoveredDevices": [
-        {"Source": "cdi", "ID": "nvidia.com/gpu=0"},
-        {"Source": "cdi", "ID": "nvidia.com/gpu=all"},
-    ],
-}
+from gpuship.compat.container import ContainerReadings
+from gpuship.docker.info import docker_reading_from_info
+from gpuship.host.container import parse_cdi_spec, read_cdi_specs
+from gpuship.host.system import read_system, this_runner
 
 # Shape of `nvidia-ctk cdi generate` output (cuda-compat.md §7.3: index,uuid names + all).
 CDI_SPEC = """\
@@ -50,22 +33,6 @@ containerEdits:
   deviceNodes:
     - path: /dev/nvidiactl
 """
-
-
-def test_docker_info_reading() -> None:
-    reading = docker_reading_from_info(DOCKER_INFO)
-    assert reading.reachable
-    assert reading.server_version == "28.2.2"
-    assert reading.runtimes == ["io.containerd.runc.v2", "nvidia", "runc"]
-    assert reading.default_runtime == "runc"
-    assert reading.cdi_devices == ["nvidia.com/gpu=0", "nvidia.com/gpu=all"]
-
-
-def test_old_engine_without_cdi_fields() -> None:
-    reading = docker_reading_from_info({"ServerVersion": "20.10.24", "Runtimes": {"runc": {}}})
-    assert reading.cdi_spec_dirs == []
-    assert reading.cdi_devices == []
-    assert reading.runtimes == ["runc"]
 
 
 def test_cdi_spec_devices_are_fully_qualified(tmp_path: Path) -> None:
@@ -109,3 +76,16 @@ def test_system_reading_names_the_os(tmp_path: Path) -> None:
     assert reading.os == "Ubuntu 24.04.1 LTS"
     assert reading.kernel
     assert read_system(tmp_path / "absent").os is None
+
+
+def test_the_runner_is_this_host_by_name_and_the_runner_name_github_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("socket.gethostname", lambda: "gpu-node-7")
+    runner = this_runner({"RUNNER_NAME": "gpu-runner-3"}, ["gpu", "h100"])
+    assert (runner.hostname, runner.runner_name, runner.labels) == (
+        "gpu-node-7",
+        "gpu-runner-3",
+        ["gpu", "h100"],
+    )
+    assert this_runner({"RUNNER_NAME": ""}).runner_name is None

@@ -16,9 +16,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from gpuship.reference import Repository
 from gpuship.registry.errors import NotFound, RegistryAuthError
-from gpuship.registry.reference import Repository
-from gpuship.release.ghcr import GhcrPackages
+from gpuship.registry.ghcr import GhcrPackages
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuship.errors import InputError
-from gpuship.registry.reference import (
+from gpuship.reference import (
     is_digest,
     parse_reference,
     parse_repository,

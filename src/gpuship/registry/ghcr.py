@@ -4,6 +4,9 @@ GHCR answers 405 to OCI manifest DELETE (reference §1.11), so prune deletes the
 `DELETE /{orgs|users}/{owner}/packages/container/{package}/versions/{id}`; the version id of a
 digest comes from the versions list (`name` = manifest digest), paged with `Link`
 (docs.github.com/rest/packages). Package names containing `/` are URL-encoded.
+
+GitHub's API is how this one registry deletes, so it is part of the registry adapter: the same
+transport (deadline, retries, bounded answers) and the same typed errors as the OCI client.
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ from urllib.parse import quote
 import requests
 
 from gpuship.errors import RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.transport import Transport
 
 API_VERSION = "2022-11-28"

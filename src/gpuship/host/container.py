@@ -1,33 +1,25 @@
-"""Container side of a GPU host: Docker engine, NVIDIA runtime, CDI specs, toolkit binaries, OS.
+"""The NVIDIA Container Toolkit on this host: CDI specs, the units that regenerate them at boot,
+and the toolkit's binaries.
 
-An adapter: it only reads (the engine through the docker SDK, spec files, `--version` output)
-and returns plain readings. Anything missing is a reading ("docker not reachable", "no CDI
-spec"), never an exception, because a host without Docker is a fact the verdict judges.
+An adapter: it only reads (spec files, unit files, `--version` output) and returns plain
+readings. Anything missing is a reading ("no CDI spec", a tool not on PATH), never an
+exception, because a host without them is a fact the verdict judges. What `docker info` says
+is the Docker adapter's reading (`docker/info.py`); `verify/host.py` puts the two together.
 """
 
 from __future__ import annotations
 
-import platform
 import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from gpuship.compat.config import DEFAULT_CDI_SPEC_DIRS, DEFAULT_UNIT_DIRS
-from gpuship.compat.container import (
-    CdiSpecReading,
-    ContainerReadings,
-    DockerReading,
-    SystemReading,
-    ToolReading,
-    UnitReading,
-)
+from gpuship.compat.container import CdiSpecReading, ToolReading, UnitReading
 from gpuship.documents import load_json, load_yaml, read_file
-from gpuship.errors import DockerUnavailable, InputError
+from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS
 
 # The binaries that decide whether a container can reach the GPUs (reference cuda-compat.md
@@ -54,55 +46,6 @@ CDI_REFRESH_UNIT = "nvidia-cdi-refresh.service"
 _GENERATE_COMMAND = re.compile(r"nvidia-ctk\s+(?:[^\n]*\s)?cdi\s+generate")
 # A unit file is a few KiB; more than this is not one to read.
 _UNIT_FILE_LIMIT = 1 << 20
-
-
-def read_container_side(
-    environ: Mapping[str, str],
-    cdi_spec_dirs: Iterable[str] = DEFAULT_CDI_SPEC_DIRS,
-    unit_dirs: Iterable[str] = DEFAULT_UNIT_DIRS,
-) -> ContainerReadings:
-    """Read the Docker engine, CDI spec dirs (configured plus the engine's), toolkit tools and
-    the systemd units that regenerate CDI specs."""
-    docker_reading = read_docker(environ)
-    dirs = list(dict.fromkeys([*cdi_spec_dirs, *docker_reading.cdi_spec_dirs]))
-    return ContainerReadings(
-        docker=docker_reading,
-        cdi_specs=read_cdi_specs(dirs),
-        tools=[read_tool(name, environ) for name in TOOLKIT_BINARIES],
-        cdi_refresh_units=read_cdi_refresh_units(unit_dirs),
-    )
-
-
-def read_docker(environ: Mapping[str, str]) -> DockerReading:
-    """`docker info` through the SDK; an unreachable engine is a reading, not an error."""
-    from gpuship.docker.engine import Engine, EngineRefused, engine_address
-
-    try:
-        with Engine.connect(environ, timeout=10) as engine:
-            info = engine.info()
-    except (DockerUnavailable, EngineRefused):
-        return DockerReading(
-            reachable=False,
-            error=f"cannot connect to the Docker engine at {engine_address(environ)}",
-        )
-    return docker_reading_from_info(info)
-
-
-def docker_reading_from_info(info: Mapping[str, Any]) -> DockerReading:
-    """Turn the engine's `/info` answer into a reading (pure, so it is tested on data)."""
-    discovered = info.get("DiscoveredDevices") or []
-    return DockerReading(
-        reachable=True,
-        server_version=info.get("ServerVersion"),
-        runtimes=sorted((info.get("Runtimes") or {}).keys()),
-        default_runtime=info.get("DefaultRuntime"),
-        cdi_spec_dirs=list(info.get("CDISpecDirs") or []),
-        cdi_devices=sorted(
-            str(device.get("ID"))
-            for device in discovered
-            if isinstance(device, Mapping) and device.get("Source") == "cdi"
-        ),
-    )
 
 
 def read_cdi_specs(directories: Iterable[str]) -> list[CdiSpecReading]:
@@ -197,25 +140,6 @@ def read_tool(name: str, environ: Mapping[str, str]) -> ToolReading:
         return ToolReading(name=name, path=path)
     match = _VERSION_PATTERN.search(output)
     return ToolReading(name=name, path=path, version=match.group(1) if match else None)
-
-
-def read_system(os_release: Path = Path("/etc/os-release")) -> SystemReading:
-    """Kernel release and machine from `uname`, the OS from os-release's PRETTY_NAME."""
-    return SystemReading(
-        kernel=platform.release(), os=_pretty_name(os_release), machine=platform.machine()
-    )
-
-
-def _pretty_name(os_release: Path) -> str | None:
-    try:
-        lines = os_release.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        key, _, value = line.partition("=")
-        if key == "PRETTY_NAME":
-            return value.strip().strip('"')
-    return None
 
 
 def _first_line(text: str) -> str:

@@ -8,13 +8,13 @@ import itertools
 import stat
 from pathlib import Path
 
-from gpuship.builder.buildx import (
+from gpuship.docker.build import BuildRequest
+from gpuship.docker.buildx import (
     BuildxOptions,
     buildx_available,
     buildx_command,
     write_secret_files,
 )
-from gpuship.builder.engine import BuildRequest
 
 
 def test_command_carries_the_cell(tmp_path: Path) -> None:

@@ -12,6 +12,9 @@ lower-case hex of a fixed length); a digest of any other algorithm is well-forme
 grammar but cannot be verified, so gpuship refuses to read content by it (`UnsupportedDigest`,
 an input error: the user or the image named it). A digest the registry sends in a header is
 the client's to judge (`registry/client.py`: a registry answer, exit 3).
+
+Pure parsing, no I/O: a contract every layer above reads (lint and matrix check references
+without the registry adapter).
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuship.errors import InputError, shown
-from gpuship.registry.errors import UnsupportedDigest
+from gpuship.errors import InputError
+from gpuship.redaction import shown
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -41,6 +44,10 @@ DIGEST_ALGORITHMS = {"sha256": 64, "sha512": 128}
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$")
 # Many clients cap `host/name` at 255 characters (distribution/reference NameTotalLengthMax).
 _MAX_NAME_LENGTH = 255
+
+
+class UnsupportedDigest(InputError):
+    """A digest that is malformed, or whose algorithm gpuship cannot verify content by."""
 
 
 def is_digest(text: str) -> bool:

@@ -8,6 +8,9 @@ directory and passed as `--secret id=ID,src=FILE` (as build-push-action does). C
 from a temporary DOCKER_CONFIG holding only the registries this build needs
 (`builder/registry_auth.py`). The image digest is read from the `--metadata-file`
 (`containerimage.digest`, as docker/build-push-action does).
+
+An adapter: it runs the command and hands back what it printed; what a failure means (which
+Dockerfile line, a refused push) is the build stage's reading (`builder/build_log.py`).
 """
 
 from __future__ import annotations
@@ -16,21 +19,21 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuship.builder.build_log import buildkit_failure
-from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
+from gpuship.docker.build import BuildRequest
 from gpuship.errors import DockerUnavailable
 
-# BuildKit's words for a push the registry turned down (vs a failed build step).
-_PUSH_REFUSED = ("failed to push", "push access denied", "unauthorized", "denied:")
 
+class BuildxFailed(Exception):
+    """`docker buildx build` exited with an error; `output` is every line it printed."""
 
-class PushRefusedByBuildx(Exception):
-    """BuildKit built the image but the registry refused the push."""
+    def __init__(self, output: Sequence[str]) -> None:
+        super().__init__("docker buildx build failed")
+        self.output = tuple(output)
 
 
 def buildx_available(environ: Mapping[str, str]) -> bool:
@@ -122,10 +125,11 @@ def build_with_buildx(
     options: BuildxOptions,
     push: bool,
     environ: Mapping[str, str],
-    progress: Progress,
+    progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """Build (and push) with BuildKit; returns the metadata file's JSON. `environ` is the
-    scoped environment (its DOCKER_CONFIG holds only this build's credentials)."""
+    """Build (and push) with BuildKit; returns the metadata file's JSON, or BuildxFailed with
+    what it printed. Each line goes to `progress` as it comes. `environ` is the scoped
+    environment (its DOCKER_CONFIG holds only this build's credentials)."""
     with tempfile.TemporaryDirectory(prefix="gpuship-buildx-") as tmp:
         metadata_file = Path(tmp) / "metadata.json"
         secret_files = write_secret_files(options.secret_values, Path(tmp))
@@ -148,9 +152,6 @@ def build_with_buildx(
             output.append(line)
             progress(line)
         if process.wait() != 0:
-            failure = buildkit_failure(output, request.dockerfile.name)
-            if any(marker in failure.message.lower() for marker in _PUSH_REFUSED):
-                raise PushRefusedByBuildx(failure.message)
-            raise BuildFailed(failure)
+            raise BuildxFailed(output)
         data: dict[str, Any] = json.loads(metadata_file.read_text(encoding="utf-8"))
         return data
