@@ -18,6 +18,7 @@ from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.coverage import sm_targets, target_coverage
+from gpuship.image.driverlibs import driver_libraries
 from gpuship.image.layerscan import LIMIT_PROBLEM
 from gpuship.image.weights import hub_cache_of
 from gpuship.report import Finding, Location, Report, Rule, Table
@@ -164,6 +165,8 @@ def _cuda_findings(
         out.add(rules.CUDA_CLAIM_WEAKER, weak.message)
     if content.unknown:
         out.add(rules.CUDA_UNKNOWN, content.unknown)
+    for found in driver_libraries(analysis.filesystem.files):
+        out.add(rules.DRIVER_LIBRARIES, found.message, found.layer)
     for duplicate in analysis.duplicate_cuda:
         out.add(
             rules.CUDA_DUPLICATED,

@@ -3,13 +3,12 @@ verify stage's report of the audit."""
 
 from __future__ import annotations
 
-from unit.compat.compat_builders import H100, audit, gpu
-
 from gpuship.compat.audit import HostAudit, RunnerIdentity
 from gpuship.report import Report
 from gpuship.route.inventory import InventoryEntry
 from gpuship.route.publish import PublishOutcome, publish_report
 from gpuship.route.result import Published, PublishSkipped
+from unit.compat.compat_builders import H100, audit, gpu
 
 FRESH = audit(550, [gpu(**H100)], labels=["gpu-h100"])
 
