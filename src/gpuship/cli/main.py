@@ -339,7 +339,9 @@ def _after_the_report(name: str, unwritten: list[str], stop: _Stop) -> list[str]
         f"{problem}; the {name} itself is done and its exit code says how" for problem in unwritten
     ]
     if stop.held:
-        names = " and ".join(dict.fromkeys(kind.name for kind in stop.held))
+        # Named in a fixed order: which signals came is the news, not the order the kernel
+        # delivered two that were sent together.
+        names = " and ".join(kind.name for kind in sorted(set(stop.held)))
         warnings.append(
             f"{names} arrived after the {name} had finished its registry work and stopped "
             "nothing: its report and outputs are written and its exit code says how it ended"
