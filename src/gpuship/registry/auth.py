@@ -37,6 +37,7 @@ import requests
 from gpuship.documents import load_json
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.redaction import hold
 from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.origin import Origin, may_carry_credentials
@@ -284,6 +285,7 @@ class Authenticator:
             raise RegistryAuthError(
                 f"token server {realm} answered without a token for {registry}", status=200
             )
+        hold(value)  # before it goes to the registry as `Bearer …`
         lifetime = body.get("expires_in") if isinstance(body, dict) else None
         seconds = (
             lifetime if isinstance(lifetime, int) and lifetime > 0 else DEFAULT_TOKEN_LIFETIME_S

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuship.errors import InputError
+from gpuship.redaction import hold, shown
 from gpuship.reference import DOCKER_HUB, normalise_registry
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.origin import Origin
@@ -71,6 +72,17 @@ class Credentials:
             return None
         raw = f"{self.username}:{self.password}".encode()
         return "Basic " + base64.b64encode(raw).decode()
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every value of this credential that a request carries: the password or identity
+        token, and the base64 of `user:password` its Basic header sends."""
+        basic = self.basic_header()
+        found = (
+            self.password,
+            self.identity_token,
+            basic.removeprefix("Basic ") if basic else None,
+        )
+        return tuple(value for value in found if value)
 
 
 class _AuthEntry(BaseModel):
@@ -133,7 +145,7 @@ def _parse_auth_variable(text: str) -> dict[str, Credentials]:
             fields = ", ".join(
                 ".".join(str(p) for p in e["loc"]) or "entry" for e in error.errors()
             )
-            raise InputError(f"{AUTH_VAR} entry {key!r}: invalid {fields}") from None
+            raise InputError(f"{AUTH_VAR} entry {shown(str(key))}: invalid {fields}") from None
         if host in found:
             raise InputError(f"{AUTH_VAR} names registry {host} twice")
         found[host] = _entry_credentials(host, entry, AUTH_VAR)
@@ -184,7 +196,14 @@ class CredentialStore:
         self._explicit = explicit_credentials(environ)
 
     def find(self, registry: str) -> Credentials | None:
-        """The credential for `registry` (a normalised host), or None to go anonymous."""
+        """The credential for `registry` (a normalised host), or None to go anonymous; held
+        (`gpuship.redaction.hold`) before anything sends it, in every form a request carries."""
+        found = self._find(registry)
+        if found is not None:
+            hold(*found.secrets())
+        return found
+
+    def _find(self, registry: str) -> Credentials | None:
         explicit = self._explicit.get(registry)
         if explicit is not None and (explicit.username or explicit.identity_token):
             return explicit
