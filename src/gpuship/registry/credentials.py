@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -230,14 +231,17 @@ def docker_config_credentials(
     if config_path is None and environ.get("DOCKER_CONFIG"):
         config_path = Path(environ["DOCKER_CONFIG"]) / "config.json"
     where = str(config_path) if config_path is not None else "~/.docker/config.json"
+    key = None if registry == DOCKER_HUB else registry
     try:
         config = docker.auth.load_config(
             config_path=str(config_path) if config_path is not None else None,
             credstore_env=dict(environ),
         )
-        entry: dict[str, Any] | None = config.resolve_authconfig(
-            None if registry == DOCKER_HUB else registry
-        )
+        if config.creds_store or config.cred_helpers:
+            _check_helper_name(config.get_credential_store(key), registry, where)
+        entry: dict[str, Any] | None = config.resolve_authconfig(key)
+    except InputError:
+        raise
     except Exception as error:  # docker.auth raises assorted errors for broken files/helpers
         raise RegistryAuthError(
             f"cannot read registry credentials for {registry} from {where}: {error}",
@@ -253,3 +257,20 @@ def docker_config_credentials(
     if username and password:
         return Credentials(where, registry, str(username), str(password))
     return None
+
+
+# A credential helper is `docker-credential-NAME` looked up on PATH: NAME is one file name.
+# docker.auth (like Docker's CLI, through Go's exec.LookPath) runs a NAME holding a "/" as a
+# path, so `credHelpers: {host: "sub/pwn"}` would run `./docker-credential-sub/pwn` from the
+# working directory (a checked-out repository); such names are refused before anything runs.
+_HELPER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def _check_helper_name(name: object, registry: str, where: str) -> None:
+    if name is None or (isinstance(name, str) and _HELPER_NAME.fullmatch(name)):
+        return
+    raise InputError(
+        f"{where}: the credential helper {shown(str(name))} for {registry} is not a helper "
+        "name (letters, digits, '.', '_', '-'; docker-credential-NAME is looked up on PATH); "
+        "it was not run"
+    )

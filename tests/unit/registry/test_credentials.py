@@ -238,3 +238,52 @@ def test_every_secret_of_registry_auth_is_masked():
     masked = "\n".join(mask_commands(environ))
     for secret in (auth, "hub-password", "r-password"):
         assert f"::add-mask::{secret}" in masked
+
+
+def _helper(directory: Path, name: str, marker: Path) -> None:
+    """An executable `docker-credential-NAME` under `directory` that leaves `marker` when run
+    and answers a credential."""
+    program = directory / f"docker-credential-{name}"
+    program.parent.mkdir(parents=True, exist_ok=True)
+    answer = json.dumps({"ServerURL": "r.io", "Username": "u", "Secret": "helper-secret"})
+    program.write_text(f"#!/bin/sh\ntouch {marker}\ncat >/dev/null\necho '{answer}'\n")
+    program.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"credHelpers": {"r.io": "sub/pwn"}},
+        {"credsStore": "sub/pwn"},
+        {"credHelpers": {"r.io": "../sub/pwn"}},
+        {"credsStore": "-x"},
+        {"credHelpers": {"r.io": 7}},
+    ],
+)
+def test_a_helper_name_that_is_not_a_plain_name_is_refused_and_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, object]
+):
+    """A checked-out repository plants `./docker-credential-sub/pwn`: it must not run."""
+    work = tmp_path / "work"
+    marker = tmp_path / "ran"
+    _helper(work, "sub/pwn", marker)
+    _helper(tmp_path / "bin", "-x", marker)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    store = CredentialStore({"DOCKER_CONFIG": str(tmp_path)})
+    with pytest.raises(InputError, match="is not a helper name") as refused:
+        store.find("r.io")
+    assert str(tmp_path / "config.json") in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert not marker.exists()
+
+
+def test_a_plain_helper_name_runs_from_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    marker = tmp_path / "ran"
+    _helper(tmp_path / "bin", "gpushiptest", marker)
+    (tmp_path / "config.json").write_text(json.dumps({"credsStore": "gpushiptest"}))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    found = CredentialStore({"DOCKER_CONFIG": str(tmp_path)}).find("r.io")
+    assert found is not None and found.password == "helper-secret"
+    assert marker.exists()
