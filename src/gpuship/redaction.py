@@ -73,10 +73,11 @@ _AUTHORIZATION = re.compile(
     r"(?P<value>[^\s\"'\[\]{}()<>,;&]+)"
 )
 # `Basic <token68>` or `Bearer <token68>` anywhere (RFC 9110 §11.4: token68 is letters,
-# digits, `-._~+/`, then `=` padding), whole: possessive, and not followed by another token
-# character (`dXNl==abc` is no token68).
+# digits, `-._~+/`, then `=` padding), whole: not followed by another token character
+# (`dXNl==abc` is no token68). Giving characters back can never satisfy that look-ahead, so
+# the match is all or nothing, as a possessive quantifier (Python 3.11+) would make it.
 _SCHEME_CREDENTIAL = re.compile(
-    r"(?P<scheme>(?i:basic|bearer))(?P<space>\s+)(?P<value>[A-Za-z0-9\-._~+/]++=*+)"
+    r"(?P<scheme>(?i:basic|bearer))(?P<space>\s+)(?P<value>[A-Za-z0-9\-._~+/]+=*)"
     r"(?![A-Za-z0-9\-._~+/=])"
 )
 # What follows `Basic`/`Bearer` in prose (`Basic authentication`, `Bearer token`, `BEARER`) or
