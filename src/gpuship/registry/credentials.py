@@ -204,6 +204,12 @@ class CredentialStore:
             hold(*found.secrets())
         return found
 
+    def token_services(self, registry: str) -> tuple[Origin, ...]:
+        """The token services an explicit entry names for `registry`, with or without a
+        credential (an entry may name only `token-services`)."""
+        explicit = self._explicit.get(registry)
+        return explicit.token_services if explicit is not None else ()
+
     def _find(self, registry: str) -> Credentials | None:
         explicit = self._explicit.get(registry)
         if explicit is not None and (explicit.username or explicit.identity_token):
