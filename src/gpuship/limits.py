@@ -169,6 +169,16 @@ class Limits:
     requests_file_max_requests: int = _limit(
         100_000, "Most requests (non-empty lines) in one probe requests file."
     )
+    metrics_max_bytes: int = _limit(
+        16 * MIB,
+        "Largest answer of a server's Prometheus endpoint the probe reads (probe.metrics-url); "
+        "a larger one is a failed read, and the server's queue unknown.",
+    )
+    probe_series_max_points: int = _limit(
+        600,
+        "Most points the probe keeps of each series over time (queue depth, server queue, "
+        "slowest request): past it, neighbouring points merge, keeping the larger value.",
+    )
     # Route.
     regions_max_verdicts: int = _limit(
         50_000,

@@ -25,6 +25,7 @@ IMPORT_NAMES = {
     "nvidia-ml-py": "pynvml",
     "h11": "h11",
     "cryptography": "cryptography",
+    "prometheus-client": "prometheus_client",
 }
 
 
