@@ -107,6 +107,8 @@ def redact_credentials(text: str) -> str:
 
 
 def _hide_authorization(match: re.Match[str]) -> str:
+    if match["value"].startswith("$"):
+        return match[0]  # `Bearer ${TOKEN}`, `$(cat secret)`: a shell expansion, no credential
     scheme = f"{match['scheme']}{match['space']}" if match["scheme"] else ""
     return f"{match['name']}{match['between']}{scheme}***"
 

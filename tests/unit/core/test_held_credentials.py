@@ -190,6 +190,15 @@ def test_a_bare_basic_or_bearer_credential_is_hidden(
         ),
         ('Basic realm="Registry Realm"', 'Basic realm="Registry Realm"'),
         ("unauthorized: authentication required", "unauthorized: authentication required"),
+        # A Dockerfile line or script a finding quotes names the credential, not its value.
+        (
+            'RUN curl -H "Authorization: Bearer ${TOKEN}" https://x',
+            'RUN curl -H "Authorization: Bearer ${TOKEN}" https://x',
+        ),
+        (
+            "Authorization: token $(cat /run/secrets/gh)",
+            "Authorization: token $(cat /run/secrets/gh)",
+        ),
         ("authorization failed", "authorization failed"),
     ],
 )
