@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuship.compat.readiness import ReadinessReadings
+
 
 class _Reading(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -25,6 +27,10 @@ class DockerReading(_Reading):
     cdi_devices: list[str] = Field(
         default_factory=list, description="Devices the engine discovered (Docker >= 28)."
     )
+    cgroup_driver: str | None = Field(
+        default=None, description="'systemd' or 'cgroupfs' (docker info CgroupDriver)."
+    )
+    cgroup_version: str | None = Field(default=None, description="'1' or '2'.")
 
 
 class CdiSpecReading(_Reading):
@@ -66,6 +72,9 @@ class ContainerReadings(_Reading):
     cdi_refresh_units: list[UnitReading] | None = Field(
         default=None,
         description="Units that run 'nvidia-ctk cdi generate'; None: not read (older audit).",
+    )
+    readiness: ReadinessReadings | None = Field(
+        default=None, description="Restarts, reloads and boot order; None: not read (older audit)."
     )
 
     def tool(self, name: str) -> ToolReading | None:

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.compat.verdict import judge
     from gpuship.platforms import host_platform
     from gpuship.verify.host import audit_this_host
+    from gpuship.verify.readiness import readiness_checks
     from gpuship.verify.report import verdict_report
 
     if args.smoke and not args.image:
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             deep=args.deep,
         )
     verdict = judge(audit, needs, config, args.gpu)
-    smoke: tuple[Check, ...] = ()
+    extra: tuple[Check, ...] = readiness_checks(audit)
     if args.smoke:
         from gpuship.verify.smoke import run_smoke
 
@@ -99,8 +100,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             for gpu in audit.nvml.gpus
             if str(gpu.index) in args.gpu or gpu.uuid in args.gpu
         )
-        smoke = (run_smoke(args.image, ctx.environ, selected),)
-    return verdict_report(NAME, verdict, audit, needs, smoke)
+        extra += (run_smoke(args.image, ctx.environ, selected),)
+    return verdict_report(NAME, verdict, audit, needs, extra)
 
 
 def result_type() -> object:
