@@ -157,7 +157,9 @@ def daemon_reload_exposure(docker: DockerReading, readiness: ReadinessReadings) 
             HOST,
             f"cgroup driver {driver}: systemd does not rewrite the containers' device rules",
         )
-    if readiness.toolkit_mode in CDI_MODES:
+    # `--gpus` goes through moby's prestart hook whatever the runtime's mode says.
+    hooked = any(c.gpus_via == "device-request" for c in readiness.gpu_containers or ())
+    if readiness.toolkit_mode in CDI_MODES and not hooked:
         return Check(
             rules.DAEMON_RELOAD,
             Status.OK,

@@ -86,6 +86,9 @@ def test_daemon_reload_exposure_needs_systemd_driver_legacy_mode_and_no_links() 
     cgroupfs = DockerReading(reachable=True, cgroup_driver="cgroupfs")
     for safe_docker, safe in ((SYSTEMD, linked), (SYSTEMD, cdi), (cgroupfs, exposed)):
         assert readiness.daemon_reload_exposure(safe_docker, safe).status is Status.OK
+    # --gpus containers go through the hook whatever the mode: still exposed
+    hooked = cdi.model_copy(update={"gpu_containers": [container("always")]})
+    assert readiness.daemon_reload_exposure(SYSTEMD, hooked).status is Status.WARN
     unread = DockerReading(reachable=False)
     assert readiness.daemon_reload_exposure(unread, exposed).status is Status.NOTE
     no_char = exposed.model_copy(update={"dev_char_links": None})
