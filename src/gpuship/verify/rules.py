@@ -20,6 +20,7 @@ from gpuship.compat.rule_ids import (
 from gpuship.report import Rule, Severity
 
 SMOKE = "GSV301"
+RUNNING = "GSV302"
 RESTART_POLICY = "GSV501"
 DOCKER_AT_BOOT = "GSV502"
 BOOT_ORDER = "GSV503"
@@ -140,6 +141,24 @@ RULES: tuple[Rule, ...] = (
         severity=Severity.ERROR,
         summary="The image starts with GPUs requested and sees a GPU (--smoke)",
         fix="See the probe output in the finding.",
+    ),
+    Rule(
+        id=RUNNING,
+        name="verify-running-containers",
+        category="runtime",
+        severity=Severity.ERROR,
+        summary="Every running container started with GPUs still reaches them (--running)",
+        rationale="After a 'systemctl daemon-reload' on a host with the systemd cgroup driver "
+        "and the legacy runtime hook, running containers lose access to the GPU device nodes "
+        "and fail with 'Failed to initialize NVML: Unknown Error' until recreated "
+        "(NVIDIA/nvidia-container-toolkit#48, #1227). A fresh container (--smoke) works, so "
+        "only a check inside the running containers sees it.",
+        fix="Recreate the container named in the finding ('docker compose up -d "
+        "--force-recreate SERVICE' or 'docker rm -f NAME' and start it again); the lasting "
+        "fix for the host is GSV504's.",
+        limits="The check runs inside the container with what it has: the device nodes, "
+        "nvidia-smi (the toolkit mounts it with the utility capability) and Python's ctypes "
+        "with libnvidia-ml; a container with none of them is checked by its device nodes only.",
     ),
     Rule(
         id=RESTART_POLICY,

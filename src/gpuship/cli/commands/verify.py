@@ -60,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also start the image with GPUs requested and run a tiny CUDA probe in it",
     )
+    parser.add_argument(
+        "--running",
+        action="store_true",
+        help="also check inside every running container started with GPUs that it still "
+        "reaches them (docker exec, no pull); names each one that lost them",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
@@ -101,6 +107,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             if str(gpu.index) in args.gpu or gpu.uuid in args.gpu
         )
         extra += (run_smoke(args.image, ctx.environ, selected),)
+    if args.running:
+        from gpuship.verify.running import check_running
+
+        extra += check_running(ctx.environ)
     return verdict_report(NAME, verdict, audit, needs, extra)
 
 
