@@ -6,16 +6,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from gpuship.compat.readings import Reading
 
 from gpuship.compat.readiness import ReadinessReadings
 
 
-class _Reading(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DockerReading(_Reading):
+class DockerReading(Reading):
     """What `docker info` says, or why it could not be asked."""
 
     reachable: bool
@@ -33,7 +31,7 @@ class DockerReading(_Reading):
     cgroup_version: str | None = Field(default=None, description="'1' or '2'.")
 
 
-class CdiSpecReading(_Reading):
+class CdiSpecReading(Reading):
     """One CDI spec file and the fully qualified devices it declares."""
 
     path: str
@@ -47,7 +45,7 @@ class CdiSpecReading(_Reading):
     )
 
 
-class ToolReading(_Reading):
+class ToolReading(Reading):
     """An NVIDIA container toolkit binary: where it is and the version it reports."""
 
     name: str
@@ -55,7 +53,7 @@ class ToolReading(_Reading):
     version: str | None = None
 
 
-class UnitReading(_Reading):
+class UnitReading(Reading):
     """A systemd unit that regenerates a CDI spec, and whether boot starts it."""
 
     name: str
@@ -63,7 +61,7 @@ class UnitReading(_Reading):
     enabled: bool = Field(description="Linked from a *.wants/ directory: started at boot.")
 
 
-class ContainerReadings(_Reading):
+class ContainerReadings(Reading):
     """Everything about how GPUs reach containers on this host."""
 
     docker: DockerReading
@@ -98,7 +96,7 @@ class ContainerReadings(_Reading):
         return sorted(found)
 
 
-class SystemReading(_Reading):
+class SystemReading(Reading):
     """Kernel, OS and machine of the host."""
 
     kernel: str
