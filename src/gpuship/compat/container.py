@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gpuship.compat.readings import Reading
-
 from gpuship.compat.readiness import ReadinessReadings
+from gpuship.compat.readings import Reading
 
 
 class DockerReading(Reading):

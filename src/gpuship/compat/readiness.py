@@ -10,14 +10,12 @@ mode, `/dev/char` links), and the restart policy of the containers given GPUs. `
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from gpuship.compat.readings import Reading
 
 
-class _Reading(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class UnitState(_Reading):
+class UnitState(Reading):
     """One systemd unit and what `systemctl is-enabled` says of it."""
 
     name: str
@@ -27,7 +25,7 @@ class UnitState(_Reading):
     )
 
 
-class GpuContainer(_Reading):
+class GpuContainer(Reading):
     """A running container that was started with GPUs, and how it comes back."""
 
     id: str
@@ -42,7 +40,7 @@ class GpuContainer(_Reading):
     compose_service: str | None = None
 
 
-class ReadinessReadings(_Reading):
+class ReadinessReadings(Reading):
     """Everything read about whether this host's GPU services survive restarts and reloads."""
 
     units: list[UnitState] | None = Field(

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.container import DockerReading
 from gpuship.compat.readiness import GpuContainer, ReadinessReadings
 from gpuship.compat.readings import GpuReading
-from gpuship.compat.verdict import Check, Status
 from gpuship.verify import rules
 
 HOST = "host"

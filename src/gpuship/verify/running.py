@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.readiness import GpuContainer
-from gpuship.compat.verdict import Check, Status
 from gpuship.docker.containers import gpu_containers
 from gpuship.docker.engine import Engine, EngineRefused
 from gpuship.errors import DockerUnavailable

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from verify_builders import audit, gpu
-
+from gpuship.compat.checks.base import Status
 from gpuship.compat.container import DockerReading
 from gpuship.compat.readiness import GpuContainer, ReadinessReadings, UnitState
-from gpuship.compat.verdict import Status
 from gpuship.verify import readiness, rules
+from unit.compat.compat_builders import audit, gpu
 
 NODES = ["nvidia-uvm", "nvidia-uvm-tools", "nvidia0", "nvidiactl"]
 SYSTEMD = DockerReading(reachable=True, cgroup_driver="systemd", cgroup_version="2")

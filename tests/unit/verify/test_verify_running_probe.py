@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from gpuship.compat.checks.base import Status
 from gpuship.compat.readiness import GpuContainer
-from gpuship.compat.verdict import Status
 from gpuship.verify import rules
 from gpuship.verify.running import PROBE_SCRIPT, judge_probe
 
