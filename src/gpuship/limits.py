@@ -169,6 +169,12 @@ class Limits:
     requests_file_max_requests: int = _limit(
         100_000, "Most requests (non-empty lines) in one probe requests file."
     )
+    probe_max_arrivals: int = _limit(
+        1_000_000,
+        "Most requests one probe trial schedules (the sum of rate x duration over warm-up, "
+        "steps, shortage and recovery); the schedule is built before the run, about 160 bytes "
+        "a request.",
+    )
     # Route.
     regions_max_verdicts: int = _limit(
         50_000,
