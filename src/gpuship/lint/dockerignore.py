@@ -44,28 +44,67 @@ class _Pattern:
     regex: str  # the RE2 expression of the cleaned pattern
     exclusion: bool
     text: str
-    literal: str | None = None  # the path it matches when it has no wildcard
+    cleaned: str  # as Go's filepath.Clean leaves it, without a leading /
+
+    @property
+    def literal(self) -> str | None:
+        """The one path the pattern matches when it has no wildcard."""
+        return None if _WILDCARD.search(self.cleaned) else self.cleaned
+
+
+class _Group:
+    """Patterns tried together as one RE2 set: the last of them to match a text (-1: none)."""
+
+    def __init__(self) -> None:
+        self._indexes: list[int] = []  # position in the set -> pattern index
+        self._set: Any = None  # an RE2 set (the binding ships no type stubs)
+
+    def add(self, index: int, regex: str) -> None:
+        if self._set is None:
+            re2, options = _re2()
+            self._set = re2.Set.FullMatchSet(options)
+        self._set.Add(regex)
+        self._indexes.append(index)
+
+    def compile(self) -> None:
+        if self._set is not None:
+            self._set.Compile()
+
+    def last(self, text: str) -> int:
+        if self._set is None:
+            return -1
+        return max((self._indexes[i] for i in self._set.Match(text) or ()), default=-1)
 
 
 class _Matcher:
-    """All patterns at once: which is the last one to match a path (-1: none)."""
+    """All patterns at once: which is the last one to match a path (-1: none).
+
+    A pattern without a wildcard is a dict entry. One with a literal (`*f12?.py` has `f12`
+    and `.py`) can only match a path with a component holding its longest literal, so
+    patterns are grouped by that literal and a path tries only the groups whose literal one
+    of its components holds (dict lookups of each component's substrings, kept per
+    component). Patterns with no literal (`*`, `?*`, `[ab]*`) form one set. A set's DFA step
+    costs in proportion to the patterns still alive in it: 10,000 patterns sharing a start
+    with the file names (`**/*f<i>?x` over files `f<n>x.py`) in one set cost 17 s for 3,000
+    files, and under a second grouped.
+    """
 
     def __init__(self, patterns: tuple[_Pattern, ...]) -> None:
         self._literals: dict[str, int] = {}
-        self._set_index: list[int] = []  # position in the RE2 set -> pattern index
-        self._set: Any = None  # an RE2 set (the binding ships no type stubs)
+        self._by_literal: dict[str, _Group] = {}
+        self._rest = _Group()
         self._last: dict[str, int] = {}  # path -> last pattern matching it or a parent
-        re2, options = _re2()
+        self._in_component: dict[str, tuple[_Group, ...]] = {}
         for index, pattern in enumerate(patterns):
             if pattern.literal is not None:
                 self._literals[pattern.literal] = index
-            else:
-                if self._set is None:
-                    self._set = re2.Set.FullMatchSet(options)
-                self._set.Add(pattern.regex)
-                self._set_index.append(index)
-        if self._set is not None:
-            self._set.Compile()
+                continue
+            literal = _longest_literal(pattern.cleaned)
+            group = self._by_literal.setdefault(literal, _Group()) if literal else self._rest
+            group.add(index, pattern.regex)
+        for group in (self._rest, *self._by_literal.values()):
+            group.compile()
+        self._lengths = sorted({len(literal) for literal in self._by_literal})
 
     def last(self, path: str) -> int:
         """The index of the last pattern that matches `path` or a directory above it."""
@@ -73,14 +112,46 @@ class _Matcher:
         if known is not None:
             return known
         parent, _, _ = path.rpartition("/")
-        found = self._literals.get(path, -1)
-        if self._set is not None:
-            for matched in self._set.Match(path) or ():
-                found = max(found, self._set_index[matched])
+        found = max(self._literals.get(path, -1), self._rest.last(path))
+        groups = {group for part in path.split("/") for group in self._groups_in(part)}
+        for group in groups:
+            found = max(found, group.last(path))
         if parent:
             found = max(found, self.last(parent))
         self._last[path] = found
         return found
+
+    def _groups_in(self, component: str) -> tuple[_Group, ...]:
+        """The groups whose literal is a substring of `component`."""
+        known = self._in_component.get(component)
+        if known is None:
+            found = []
+            for length in self._lengths:
+                for start in range(len(component) - length + 1):
+                    group = self._by_literal.get(component[start : start + length])
+                    if group is not None:
+                        found.append(group)
+            known = self._in_component[component] = tuple(found)
+        return known
+
+
+def _longest_literal(pattern: str) -> str:
+    """The longest run of plain characters, without `/`, that every match of `pattern`
+    holds within one path component ("" when there is none); read off _translate, so a
+    class or an escape is taken exactly as the regex takes it."""
+    marked = _translate(pattern, lambda char: "\0" + char)
+    runs, run = [], ""
+    index = 0
+    while index < len(marked):
+        if marked[index] == "\0" and marked[index + 1] != "/":
+            run += marked[index + 1]
+            index += 2
+            continue
+        runs.append(run)
+        run = ""
+        index += 2 if marked[index] == "\0" else 1
+    runs.append(run)
+    return max(runs, key=len)
 
 
 @dataclass(frozen=True)
@@ -144,8 +215,7 @@ class IgnoreRules:
                     reason = reason.decode("utf-8", "replace")
                 problems.append(IgnoreProblem(number, f"invalid pattern {line!r}: {reason}"))
                 continue
-            literal = None if _WILDCARD.search(cleaned) else cleaned
-            patterns.append(_Pattern(regex, exclusion, line, literal))
+            patterns.append(_Pattern(regex, exclusion, line, cleaned))
         matcher = _Matcher(tuple(patterns)) if patterns else None
         return cls(tuple(patterns), origin, tuple(problems), matcher)
 

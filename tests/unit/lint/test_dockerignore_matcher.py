@@ -26,7 +26,15 @@ def reference_excluded(rules: IgnoreRules, path: str) -> bool:
 
 # Small alphabets, so that patterns and paths meet often: every glob operator, escapes,
 # classes that can match `/`, exclusions, `**` in every position, dots for Clean.
-PATTERN = st.text(alphabet="ab/*?[]!.\\^-", min_size=1, max_size=10)
+TOKENS = ["**/", "**", "*", "?", "a", "b", "ab", "/", ".", "..", "[ab]", "[!a]", "[^/]", "[", "]"]
+PATTERN = st.one_of(
+    st.text(alphabet="ab/*?[]!.\\^-", min_size=1, max_size=10),
+    st.builds(
+        lambda bang, tokens: bang + "".join(tokens),
+        st.sampled_from(["", "!"]),
+        st.lists(st.sampled_from([*TOKENS, "\\*", "-"]), min_size=1, max_size=5),
+    ),
+)
 COMPONENT = st.sampled_from(["a", "b", "ab", "ba", "a.b", ".a", "aa", "b-a", "^", "[a]"])
 PATH = st.lists(COMPONENT, min_size=1, max_size=5).map("/".join)
 
@@ -50,3 +58,6 @@ def test_known_cases_of_docker_semantics() -> None:
     assert rules.excluded("docs/a") and not rules.excluded("docs")
     assert rules.excluded("abs/x") and not rules.excluded("src/abs")
     assert [p.line for p in rules.problems] == [7]
+    # A prefix after **/ is looked for at every component, not only the first.
+    deep = IgnoreRules.parse("**/ab*\n**/x/y?\n")
+    assert deep.excluded("q/abc") and deep.excluded("q/r/x/yz/w") and not deep.excluded("q/b")
