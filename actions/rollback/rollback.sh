@@ -7,6 +7,7 @@ set -uo pipefail
 args=(rollback "$INPUT_TAG" --record-file "$INPUT_RECORD_FILE"
   --instructions-file "$INPUT_INSTRUCTIONS_FILE")
 [ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
+[ -n "$INPUT_EXPECT" ] && args+=(--expect "$INPUT_EXPECT")
 
 is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import requests
 
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository, sha256_digest
+from gpuship.reference import Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.policy import TagKind, TagRequest
 from gpuship.release.promote import ReleaseRequest, release

@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Callable
 
-from gpuship.errors import redact_credentials
+from gpuship.redaction import redact_credentials
 
 SHAPES = {
     "a-dots": ("a.", "@"),

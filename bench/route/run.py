@@ -37,7 +37,7 @@ from bed.registry import run_registry  # noqa: E402
 from bed.tunnel import PROXY_VARIABLES, tunnelling_proxy  # noqa: E402
 from gpuship.compat.audit import audit_from_document  # noqa: E402
 from gpuship.registry.client import RegistryClient  # noqa: E402
-from gpuship.registry.reference import parse_repository  # noqa: E402
+from gpuship.reference import parse_repository  # noqa: E402
 from gpuship.registry.tls import BUNDLE_VARS  # noqa: E402
 from gpuship.route.inventory import publish_audit  # noqa: E402
 

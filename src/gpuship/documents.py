@@ -20,8 +20,9 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from gpuship.errors import InputError, LimitExceeded, shown
+from gpuship.errors import InputError, LimitExceeded
 from gpuship.limits import Limits
+from gpuship.redaction import shown
 
 if TYPE_CHECKING:
     import yaml

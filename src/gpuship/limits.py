@@ -176,6 +176,16 @@ class Limits:
         "steps, shortage and recovery); the schedule is built before the run, about 160 bytes "
         "a request.",
     )
+    metrics_max_bytes: int = _limit(
+        16 * MIB,
+        "Largest answer of a server's Prometheus endpoint the probe reads (probe.metrics-url); "
+        "a larger one is a failed read, and the server's queue unknown.",
+    )
+    probe_series_max_points: int = _limit(
+        600,
+        "Most points the probe keeps of each series over time (queue depth, server queue, "
+        "slowest request): past it, neighbouring points merge, keeping the larger value.",
+    )
     # Route.
     regions_max_verdicts: int = _limit(
         50_000,

@@ -40,6 +40,12 @@ the registry behind a client's back at a chosen moment, and pick a fault by what
 is (the fault it returns, if any, replaces the plan's for that request). `page_tags=N` serves
 tags/list in pages of N with `Link: rel="next"`, as distribution v3 does; the 2.8 registry behind
 always answers in full.
+
+`lag_s=S` makes the registry eventually consistent, as replicated registries, CDNs in front of
+one and geo-replicated ACR are (a lagging tag read): for S seconds after a tag's manifest PUT
+is applied, a GET or HEAD of that tag answers what the registry held right before the PUT, the
+old manifest (a stale digest) or 404 for a tag that did not exist. `lag_tags` (a regex, full
+match) limits it to some tags. Reads by digest and tag lists are never stale.
 """
 
 from __future__ import annotations
@@ -47,8 +53,10 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -74,6 +82,7 @@ _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connecti
 UPSTREAM_TIMEOUT_S = 30
 
 Hook = Callable[[int, str, str], "str | None"]
+_Answer = tuple[int, list[tuple[str, str]], bytes]  # status, headers, body
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,8 @@ class FaultProxy:
     delay_s: float = 0.4
     page_tags: int | None = None
     error_body: bytes = b"injected failure"
+    lag_s: float = 0.0
+    lag_tags: str = ".*"
     log: list[Request] = field(default_factory=list)
     host: str = ""
 
@@ -109,6 +120,8 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._gone = False
+        # manifest path by tag -> (until, the answer a read got right before its last PUT)
+        self._stale: dict[str, tuple[float, _Answer]] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.host = f"127.0.0.1:{self._server.server_address[1]}"
@@ -154,6 +167,24 @@ class FaultProxy:
             entry = self.log[index]
             self.log[index] = Request(entry.index, entry.method, entry.path, entry.fault, False)
 
+    def lagging(self, path: str) -> bool:
+        """True if reads of this manifest path are stale after a PUT (`lag_s`, `lag_tags`)."""
+        tag = _manifest_tag(path)
+        return bool(self.lag_s) and tag is not None and re.fullmatch(self.lag_tags, tag) is not None
+
+    def stale(self, path: str) -> _Answer | None:
+        """The stale answer a read of `path` gets now, if it is within its lag."""
+        with self._lock:
+            found = self._stale.get(urlparse(path).path)
+        if found is None or time.monotonic() >= found[0]:
+            return None
+        return found[1]
+
+    def written(self, path: str, before: _Answer) -> None:
+        """A PUT of `path` was applied: reads answer `before` for `lag_s` seconds."""
+        with self._lock:
+            self._stale[urlparse(path).path] = (time.monotonic() + self.lag_s, before)
+
     def _close_listener(self) -> None:
         # shutdown() waits for serve_forever to return, so it runs off the handler thread.
         def close() -> None:
@@ -174,6 +205,8 @@ def start(
     page_tags: int | None = None,
     error_body: bytes = b"injected failure",
     delay_s: float = 0.4,
+    lag_s: float = 0.0,
+    lag_tags: str = ".*",
 ) -> FaultProxy:
     """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
     `.stop()` or use it as a context manager."""
@@ -187,6 +220,8 @@ def start(
         page_tags=page_tags,
         error_body=error_body,
         delay_s=delay_s,
+        lag_s=lag_s,
+        lag_tags=lag_tags,
     )
 
 
@@ -244,7 +279,15 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]
                 self._reply(429, headers, b"Too Many Requests (HAP429)")
                 return
+            stale = proxy.stale(self.path) if self.command in ("GET", "HEAD") else None
+            if stale is not None and fault == "pass":
+                with suppress(OSError):
+                    self._reply(*stale)
+                return
+            before = self._read_before() if self.command == "PUT" else None
             status, answer, data = self._upstream(body)
+            if before is not None and status in (200, 201):
+                proxy.written(self.path, before)
             if fault in ("reset-after", "stall"):
                 if fault == "stall":
                     proxy._stopped.wait(proxy.stall_s)
@@ -285,11 +328,24 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             proxy._stopped.wait(proxy.stall_s)
             self._drop()
 
-        def _upstream(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        def _read_before(self) -> _Answer | None:
+            """What a read of the tag this PUT writes got right before it (when it lags)."""
+            if not proxy.lagging(self.path):
+                return None
+            skip = {"content-type", "content-length"}
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+            headers["Accept"] = _ANY_MANIFEST
+            return self._upstream(b"", "GET", headers)
+
+        def _upstream(
+            self, body: bytes, method: str | None = None, headers: dict[str, str] | None = None
+        ) -> _Answer:
             connection = http.client.HTTPConnection(*proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)
-            try:
+            if headers is None:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
-                connection.request(self.command, self.path, body=body, headers=headers)
+            headers = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
+            try:
+                connection.request(method or self.command, self.path, body=body, headers=headers)
                 response = connection.getresponse()
                 return response.status, response.getheaders(), response.read()
             finally:
@@ -298,6 +354,23 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
         do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _forward
 
     return Handler
+
+
+_ANY_MANIFEST = ", ".join(
+    (
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    )
+)
+_TAG_PATH = re.compile(r"/v2/.+/manifests/([A-Za-z0-9_][A-Za-z0-9._-]{0,127})")
+
+
+def _manifest_tag(path: str) -> str | None:
+    """The tag a manifest path names (None: a digest, or not a manifest)."""
+    found = _TAG_PATH.fullmatch(urlparse(path).path)
+    return found.group(1) if found else None
 
 
 def _is_manifest_get(method: str, path: str) -> bool:

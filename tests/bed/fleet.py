@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.compat.audit import HostAudit, audit_from_document
+from gpuship.reference import parse_repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import entry_tag, publish_audit, read_entry
 
 HostEnv = Callable[[Mapping[str, Any]], dict[str, str]]

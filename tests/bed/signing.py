@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from gpuship.reference import Repository, sha256_digest
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository, sha256_digest
 
 SIMPLE_SIGNING = "application/vnd.dev.cosign.simplesigning.v1+json"
 DSSE = "application/vnd.dsse.envelope.v1+json"

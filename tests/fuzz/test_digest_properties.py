@@ -20,17 +20,18 @@ from hypothesis import strategies as st
 from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.image.blobstream import BlobError, VerifiedReader
 from gpuship.image.source import check_digest as check_content
-from gpuship.registry.blob import BlobReader
-from gpuship.registry.client import _header_digest
-from gpuship.registry.errors import DigestMismatch, UnsupportedDigest
-from gpuship.registry.manifest import MEDIA_OCI_MANIFEST, ImageManifest, parse_manifest
-from gpuship.registry.reference import (
+from gpuship.reference import (
     Repository,
+    UnsupportedDigest,
     check_digest,
     content_matches,
     is_digest,
     parse_reference,
 )
+from gpuship.registry.blob import BlobReader
+from gpuship.registry.errors import DigestMismatch
+from gpuship.registry.manifest import MEDIA_OCI_MANIFEST, ImageManifest, parse_manifest
+from gpuship.registry.reads import _header_digest
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("GPUSHIP_HYPOTHESIS_EXAMPLES", "150")),

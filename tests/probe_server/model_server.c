@@ -5,8 +5,15 @@
  *
  * Settings (environment; times in ms, memory in MiB):
  *   PORT (8000)               TCP port, on all addresses.
- *   STARTUP_MS (0)            /health answers 503 until then ("loading the model"), then 200
- *                             and the line "model server ready" on stdout.
+ *   STARTUP_MS (0)            /health and every request answer 503 until then ("loading the
+ *                             model"); then the line vLLM logs when its weights are loaded
+ *                             ("Model loading took 13.6719 GiB memory and S seconds", S the
+ *                             STARTUP_MS in seconds), "model server ready", and answers.
+ *   MAX_RUNNING (0)           Most requests served at once; more wait in the server's own
+ *                             queue (0: no limit).
+ *   METRICS (1)               GET /metrics: Prometheus text with vLLM's gauges
+ *                             vllm:num_requests_waiting (the requests in that queue) and
+ *                             vllm:num_requests_running; "0": 404, as a server without one.
  *   LATENCY_MS (10)           Service time of a plain request; for a completion, the time to
  *                             its first token.
  *   JITTER_MS (0)             Uniform extra latency in [0, JITTER_MS).
@@ -47,7 +54,7 @@
  *                             crashing with CUDA out of memory past MEM_TOTAL_MIB, and host
  *                             memory by HOST_MEM_PER_STEP_MIB (a leak the OOM killer ends).
  *
- * Routes: GET /health; POST /v1/completions and /v1/chat/completions (OpenAI-compatible,
+ * Routes: GET /health; GET /metrics; POST /v1/completions and /v1/chat/completions (OpenAI-compatible,
  * "stream": true streams SSE chunks then a usage chunk and [DONE]); anything else is a plain
  * request answered "ok".
  */
@@ -72,12 +79,16 @@ typedef struct {
     long startup_ms, latency_ms, jitter_ms, tail_permille, tail_ms, token_ms;
     long mem_total, mem_base, mem_per_request, mem_per_body_kib;
     long shed_status, step_ms, steps, mem_per_step, host_per_request, host_per_step;
+    long max_running, metrics;
     const char *overload, *nvml_live, *mode, *stream;
 } settings;
 
 static settings S;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_freed = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t g_turn = PTHREAD_COND_INITIALIZER;
+static long g_waiting;   /* requests in the server's queue (MAX_RUNNING) */
+static long g_running;   /* requests past that queue */
 static long g_used;      /* MiB held now */
 static long g_in_flight; /* requests being served */
 static unsigned long long g_served;
@@ -154,6 +165,7 @@ static void *live_writer(void *unused) {
     int announced = 0;
     for (;;) {
         if (!announced && ms_since_start() >= S.startup_ms) {
+            say("Model loading took 13.6719 GiB memory and %.6f seconds", S.startup_ms / 1000.0);
             say("model server ready");
             announced = 1;
         }
@@ -189,6 +201,25 @@ static int admit(long mib) {
     g_in_flight++;
     pthread_mutex_unlock(&g_lock);
     return 1;
+}
+
+/* Wait in the server's own queue for one of MAX_RUNNING turns. */
+static void take_turn(void) {
+    if (S.max_running <= 0) return;
+    pthread_mutex_lock(&g_lock);
+    g_waiting++;
+    while (g_running >= S.max_running) pthread_cond_wait(&g_turn, &g_lock);
+    g_waiting--;
+    g_running++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void end_turn(void) {
+    if (S.max_running <= 0) return;
+    pthread_mutex_lock(&g_lock);
+    g_running--;
+    pthread_cond_signal(&g_turn);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* Host memory really used (every page written), as a data loader or a CPU-side cache does. */
@@ -244,6 +275,24 @@ static int chunk(int fd, const char *data) {
     int n = snprintf(size, sizeof(size), "%zx\r\n", strlen(data));
     return send_all(fd, size, (size_t)n) && send_all(fd, data, strlen(data)) &&
            send_all(fd, "\r\n", 2);
+}
+
+/* vLLM's scheduler gauges, in the Prometheus text format its prometheus_client writes. */
+static int metrics(connection *c) {
+    if (!S.metrics) return respond(c->fd, 404, "Not Found", "text/plain", "not found\n");
+    pthread_mutex_lock(&g_lock);
+    long waiting = g_waiting, running = g_in_flight;
+    pthread_mutex_unlock(&g_lock);
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+             "# TYPE vllm:num_requests_running gauge\n"
+             "vllm:num_requests_running{engine=\"0\",model_name=\"stand-in\"} %ld.0\n"
+             "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+             "# TYPE vllm:num_requests_waiting gauge\n"
+             "vllm:num_requests_waiting{engine=\"0\",model_name=\"stand-in\"} %ld.0\n",
+             running, waiting);
+    return respond(c->fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
 }
 
 static long request_latency(connection *c) {
@@ -326,13 +375,14 @@ static int completion(connection *c, const char *path, const char *body, size_t 
 /* One parsed request is in c->buffer; answer it. Returns 0 to close the connection. */
 static int handle(connection *c, const char *method, const char *path, const char *body,
                   size_t body_length) {
-    if (strcmp(path, "/health") == 0) {
-        if (ms_since_start() < S.startup_ms)
-            return respond(c->fd, 503, "Service Unavailable", "text/plain", "loading\n");
-        return respond(c->fd, 200, "OK", "text/plain", "ok\n");
-    }
+    if (strcmp(path, "/metrics") == 0) return metrics(c);
+    if (ms_since_start() < S.startup_ms)
+        return respond(c->fd, 503, "Service Unavailable", "text/plain", "loading\n");
+    if (strcmp(path, "/health") == 0) return respond(c->fd, 200, "OK", "text/plain", "ok\n");
+    take_turn();
     long mib = S.mem_per_request + (long)(body_length / 1024) * S.mem_per_body_kib;
     if (!admit(mib)) {
+        end_turn();
         const char *reason = S.shed_status == 429 ? "Too Many Requests" : "Service Unavailable";
         return respond(c->fd, (int)S.shed_status, reason, "text/plain", "overloaded\n");
     }
@@ -346,6 +396,7 @@ static int handle(connection *c, const char *method, const char *path, const cha
     }
     free(host);
     release(mib);
+    end_turn();
     return kept;
 }
 
@@ -461,6 +512,8 @@ int main(void) {
         .mem_per_step = env_long("MEM_PER_STEP_MIB", 0),
         .host_per_request = env_long("HOST_MEM_PER_REQUEST_MIB", 0),
         .host_per_step = env_long("HOST_MEM_PER_STEP_MIB", 0),
+        .max_running = env_long("MAX_RUNNING", 0),
+        .metrics = env_long("METRICS", 1),
         .overload = env_text("OVERLOAD", "shed"),
         .nvml_live = getenv("NVML_LIVE"),
         .mode = env_text("MODE", "serve"),

@@ -22,6 +22,8 @@ _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 _USING_CACHE = " ---> Using cache"
 _BUILDKIT_FILE_LINE = re.compile(r"^(?P<file>[^\s:][^\s]*?):(?P<line>\d+)$")
 _KEEP_LINES = 40
+# BuildKit's words for a push the registry turned down (vs a failed build step).
+_PUSH_REFUSED = ("failed to push", "push access denied", "unauthorized", "denied:")
 
 
 @dataclass(frozen=True)
@@ -132,3 +134,8 @@ def buildkit_failure(output: Sequence[str], dockerfile_name: str) -> BuildFailur
         if stripped.startswith("ERROR:"):
             message = stripped[len("ERROR:") :].strip()
     return BuildFailure(message=message, line=line, output=tuple(output[-_KEEP_LINES:]))
+
+
+def push_refused(failure: BuildFailure) -> bool:
+    """True when BuildKit built the image but the registry refused the push."""
+    return any(marker in failure.message.lower() for marker in _PUSH_REFUSED)

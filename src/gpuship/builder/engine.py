@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gpuship.builder.build_log import BuildFailure, ClassicBuildLog
 from gpuship.builder.registry_auth import engine_auth, registry_of
+from gpuship.docker.build import BuildRequest
 from gpuship.docker.engine import Engine, EngineRefused
 from gpuship.errors import RegistryUnavailable
 from gpuship.registry.credentials import CredentialStore
@@ -30,20 +30,6 @@ _UNREACHABLE = (
     "dial tcp",
     ": eof",
 )
-
-
-@dataclass(frozen=True)
-class BuildRequest:
-    """Everything one build of one cell needs."""
-
-    context: Path
-    dockerfile: Path
-    tags: tuple[str, ...]
-    build_args: Mapping[str, str]
-    labels: Mapping[str, str]
-    target: str | None = None
-    platform: str | None = None
-    network: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuship import labels as L
-from gpuship.builder.engine import BuildRequest
 from gpuship.builder.registry_auth import registry_of
+from gpuship.builder.secrets import check_secret_spec, check_ssh_spec, secret_ids, secret_values
+from gpuship.builder.source import build_time, source_commit
 from gpuship.compat.cell import CellSpec
-from gpuship.errors import InputError
+from gpuship.docker.build import BuildRequest
+from gpuship.errors import InputError, UsageError
 
 SHORT_SHA = 7  # docker/metadata-action's default short SHA length
 BASE_IMAGE_ARG = "BASE_IMAGE"
@@ -96,6 +98,50 @@ class BuildPlan:
             platform=self.cell.platforms[0] if len(self.cell.platforms) == 1 else None,
             network=self.network,
         )
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The options of `gpuship build` besides the cell, as given."""
+
+    commit: str | None
+    push: bool
+    builder: str
+    network: str | None
+    image_checks: bool
+    secrets: tuple[str, ...]
+    ssh: tuple[str, ...]
+    provenance: str | None
+    sbom: str | None
+
+
+def plan_build(
+    cell: CellSpec, directory: Path, options: BuildOptions, environ: Mapping[str, str]
+) -> BuildPlan:
+    """The plan for one cell built from `directory`: its commit and build time, its secrets
+    checked (relative `src=` files from the working directory); UsageError when a push has
+    no commit to tag, InputError for a secret or SSH spec BuildKit would refuse."""
+    commit = source_commit(options.commit, environ, directory)
+    if options.push and not commit:
+        raise UsageError("no commit for the candidate tag: pass --commit or set GITHUB_SHA")
+    values = secret_values(environ)
+    specs = tuple(check_secret_spec(spec, environ, Path.cwd()) for spec in options.secrets)
+    secret_ids(specs, values)
+    return BuildPlan(
+        cell=cell,
+        directory=directory,
+        commit=commit,
+        created=build_time(environ),
+        push=options.push,
+        builder=options.builder,
+        network=options.network,
+        image_checks=options.image_checks,
+        secrets=specs,
+        secret_values=values,
+        ssh=tuple(check_ssh_spec(spec) for spec in options.ssh),
+        provenance=options.provenance,
+        sbom=options.sbom,
+    )
 
 
 def _option(part: str) -> tuple[str, str]:

@@ -24,8 +24,8 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from gpuship.reference import DOCKER_HUB, parse_reference
 from gpuship.registry.credentials import Credentials, CredentialStore
-from gpuship.registry.reference import DOCKER_HUB, parse_reference
 
 # config.json's key for Docker Hub (docker/cli `registry.IndexServer`).
 DOCKER_HUB_KEY = "https://index.docker.io/v1/"

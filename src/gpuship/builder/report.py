@@ -78,7 +78,7 @@ def failure_report(head: Head, failure: BuildFailure, dockerfile: Path) -> Repor
         )
     )
     report.failed = True
-    report.result = R.BuildFailed(
+    report.result = R.NotBuilt(
         cell=head.cell,
         builder=head.builder,
         secrets=head.secrets,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from gpuship.image_result import ImageResult
 from gpuship.report.result import omitted_if_none
@@ -36,8 +37,12 @@ class Built:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BuildFailed:
+class NotBuilt:
     """The builder stopped with an error."""
+
+    # Its name in the published schema (docs/results/build.schema.json), from before
+    # `BuildFailed` came to mean only the exception a builder raises (builder/engine.py).
+    PUBLISHED_NAME: ClassVar[str] = "BuildFailed"
 
     cell: str
     builder: str
@@ -57,4 +62,4 @@ class PushRefused:
     not_pushed: tuple[str, ...]
 
 
-BuildResult = Built | BuildFailed | PushRefused
+BuildResult = Built | NotBuilt | PushRefused

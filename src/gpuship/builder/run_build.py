@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from gpuship.builder.engine import BuildFailed, BuildRequest, Progress
+from gpuship.builder.engine import BuildFailed, Progress
 from gpuship.builder.plan import BuildPlan
 from gpuship.builder.report import (
     BuildOutcome,
@@ -17,6 +17,7 @@ from gpuship.builder.report import (
     success_report,
 )
 from gpuship.builder.secrets import secret_ids
+from gpuship.docker.build import BuildRequest
 from gpuship.errors import ConfigError
 from gpuship.report import Report
 
@@ -33,7 +34,7 @@ def execute(
 ) -> Report:
     """Build and push with the chosen builder and return the Report; `check_image` runs on
     the pushed image when the plan asks for image checks."""
-    from gpuship.builder.buildx import buildx_available
+    from gpuship.docker.buildx import buildx_available
 
     request = plan.request()
     use_buildx = plan.builder == "buildx" or (plan.builder == "auto" and buildx_available(environ))
@@ -103,8 +104,9 @@ def _build_engine(
 def _build_buildx(
     plan: BuildPlan, request: BuildRequest, environ: Mapping[str, str], progress: Progress
 ) -> BuildOutcome:
-    from gpuship.builder.buildx import BuildxOptions, PushRefusedByBuildx, build_with_buildx
+    from gpuship.builder.build_log import buildkit_failure, push_refused
     from gpuship.builder.registry_auth import scoped_docker_config
+    from gpuship.docker.buildx import BuildxFailed, BuildxOptions, build_with_buildx
 
     options = BuildxOptions(
         platforms=plan.cell.platforms,
@@ -119,8 +121,12 @@ def _build_buildx(
     try:
         with scoped_docker_config(plan.registries(), environ) as scoped:
             metadata = build_with_buildx(request, options, plan.push, scoped, progress)
-    except PushRefusedByBuildx as exc:
-        return BuildOutcome(None, None, (), (request.tags[0], str(exc)), request.tags, (), ())
+    except BuildxFailed as exc:
+        failure = buildkit_failure(exc.output, request.dockerfile.name)
+        if not push_refused(failure):
+            raise BuildFailed(failure) from None
+        refused = (request.tags[0], failure.message)
+        return BuildOutcome(None, None, (), refused, request.tags, (), ())
     digest = metadata.get("containerimage.digest")
     return BuildOutcome(
         digest=str(digest) if digest and plan.push else None,

@@ -10,32 +10,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuship.config.locate import DEFAULT_DEADLINE_S, DEFAULT_FAIL_ON, has_config_input
+from gpuship.cli.stages import rule_switches, section_keys
+from gpuship.config.locate import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_FAIL_ON,
+    SHARED_KEYS,
+)
+from gpuship.config.options import Flags, Options
 from gpuship.errors import ConfigError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
-    from gpuship.config.load import LoadedConfig
     from gpuship.config.model import GpushipConfig
-    from gpuship.registry.access import RegistryAccess, RetryPolicy
+    from gpuship.registry.access import RegistryAccess
     from gpuship.registry.client import RegistryClient
     from gpuship.registry.deadline import Deadline
+    from gpuship.registry.retry import RetryPolicy
     from gpuship.report.catalog import Overrides
 
 
 @dataclass(frozen=True)
 class Context:
-    """Where config comes from, the `--fail-on` flag, and the process environment.
+    """Where config comes from, the flags that set config keys, and the process environment.
 
-    With no file and no `GPUSHIP_*` config variable there is nothing to validate: the config
-    is then built only if a command asks for it, so one that needs only defaults (`gpuship lint`
-    with no gpuship.yaml) never loads pydantic, about 0.1 s of start-up.
+    Every option is resolved by `config.options.Options` (flags > environment > file >
+    defaults). With no file and no `GPUSHIP_*` config variable there is nothing to validate:
+    the config is then built only if a command asks for it, so one that needs only defaults
+    (`gpuship lint` with no gpuship.yaml) never loads pydantic, about 0.1 s of start-up.
     """
 
     config_path: Path | None
     environ: Mapping[str, str]
-    fail_on_flag: str | None = None
-    deadline_flag: float | None = None
+    # Config key -> the value its flag gave (None: not given): `--fail-on`, `--deadline` and
+    # the command's `CONFIG_FLAGS` (`verify --gpus`: `verify.gpus`).
+    flags: Flags = field(default_factory=dict)
     # When the command started: its deadline counts from here.
     started: float = field(default_factory=time.monotonic)
     # A command that changes a registry calls this as soon as that work is done: from then on
@@ -44,20 +52,15 @@ class Context:
     registry_work_done: Callable[[], None] = field(default=lambda: None)
 
     @functools.cached_property
+    def options(self) -> Options:
+        """The one resolver of this run's options."""
+        keys = SHARED_KEYS | section_keys()
+        return Options(self.config_path, self.environ, self.flags, keys, _config_model)
+
+    @property
     def config(self) -> GpushipConfig:
-        """The validated config: defaults < file < environment < `--fail-on`."""
-        from gpuship.config.load import with_overrides
-
-        loaded = self._loaded.config
-        if self.fail_on_flag is None:
-            return loaded
-        return with_overrides(loaded, {"fail-on": self.fail_on_flag})
-
-    @functools.cached_property
-    def _loaded(self) -> LoadedConfig:
-        from gpuship.cli.config_catalog import load_config
-
-        return load_config(self.config_path, self.environ)
+        """The validated config: defaults < file < environment < flags."""
+        return self.options.config
 
     def validate_config(self) -> None:
         """Validate now if there is anything to validate, so a broken file stops every command
@@ -67,26 +70,30 @@ class Context:
 
     @functools.cached_property
     def rule_overrides(self) -> Overrides:
-        """The severities gpuship.yaml sets for rules (`rules:`, `lint:`); none without config."""
+        """The severities gpuship.yaml sets for rules (`rules:`, and the sections that switch
+        their stage's rules: `lint:`); none without config. No flag sets one: they are read
+        from the file and the environment, validated before any flag is applied."""
         if not self.has_config_input:
             return {}
-        from gpuship.lint.config import LintConfig
+        from gpuship.cli.config_catalog import section_of
 
-        lint = self.config.section(LintConfig).settings()
-        if not (self.config.rules or lint.enable or lint.disable or lint.severity):
+        loaded = self.options.loaded
+        switches = {key: section_of(loaded.config, key) for key in rule_switches()}
+        switched = any(s.enable or s.disable or s.severity for s in switches.values())
+        if not (loaded.config.rules or switched):
             return {}  # nothing overridden: no need to load every stage's catalog
         from gpuship.cli.rules_catalog import rule_overrides
         from gpuship.report.catalog import RuleKeyError
 
         try:
-            return rule_overrides(self.config.rules, lint)
+            return rule_overrides(loaded.config.rules, switches)
         except RuleKeyError as error:  # name the line, or the variable, that set the key
-            raise ConfigError(f"{self._loaded.where(error.path)}: {error}") from None
+            raise ConfigError(f"{loaded.where(error.path)}: {error}") from None
 
-    @functools.cached_property
+    @property
     def has_config_input(self) -> bool:
         """Whether the file or a `GPUSHIP_*` variable may change any default."""
-        return has_config_input(self.config_path, self.environ)
+        return self.options.has_input
 
     @property
     def limits(self) -> Limits:
@@ -96,9 +103,7 @@ class Context:
     @property
     def fail_on(self) -> str:
         """The lowest severity that fails the command (`never` for none)."""
-        if self.fail_on_flag is not None:
-            return self.fail_on_flag
-        return self.config.fail_on if self.has_config_input else DEFAULT_FAIL_ON
+        return self.options.value("fail-on", DEFAULT_FAIL_ON)
 
     def registry_access(self) -> RegistryAccess:
         """How this command reaches registries: `registries:`, its deadline, `limits:`, its
@@ -135,15 +140,12 @@ class Context:
         `GPUSHIP_DEADLINE` or `deadline:` in gpuship.yaml, else 600 s."""
         from gpuship.registry.deadline import Deadline
 
-        seconds = self.deadline_flag
-        if seconds is None:
-            seconds = self.config.deadline if self.has_config_input else DEFAULT_DEADLINE_S
-        return Deadline(seconds, start=self.started)
+        return Deadline(self.options.value("deadline", DEFAULT_DEADLINE_S), start=self.started)
 
     @property
     def retry_policy(self) -> RetryPolicy:
         """Per-request timeout and retries for registries, from `registries:`."""
-        from gpuship.registry.access import RetryPolicy
+        from gpuship.registry.retry import RetryPolicy
 
         if not self.has_config_input:
             return RetryPolicy()
@@ -153,3 +155,9 @@ class Context:
             backoff_s=registries.backoff,
             timeout_s=registries.request_timeout,
         )
+
+
+def _config_model() -> type[GpushipConfig]:
+    from gpuship.cli.config_catalog import config_model  # pydantic, every stage's section
+
+    return config_model()

@@ -1,10 +1,10 @@
 """Optional dependency groups (the package's extras) and the commands that need them.
 
 `pip install gpuship` brings what lint, matrix, fleet (of audit files), rules, kb, docs and
-schema need. The
-registry client, Docker SDK, layer decompressors, ELF reader and NVML come with an extra, so
-a pre-commit hook or an editor linting Dockerfiles installs a fraction of the whole. A command
-whose extra is missing says which one to install, before it does any work.
+schema need. The registry client, Docker SDK, layer decompressors, ELF reader and NVML come
+with an extra, so a pre-commit hook or an editor linting Dockerfiles installs a fraction of the
+whole. Each stage declares its extra and the extra each of its commands needs (`cli/stages.py`).
+A command whose extra is missing says which one to install, before it does any work.
 """
 
 from __future__ import annotations
@@ -13,37 +13,20 @@ import argparse
 import importlib.util
 import sys
 
+from gpuship.cli import stages
 from gpuship.errors import EnvironmentUnavailable
 
-# Extra -> the modules it makes importable (pyproject's optional-dependencies, by import name;
-# tests/unit/core/test_extras.py holds the two together).
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "image": ("requests", "docker", "isal", "zstandard", "elftools"),
-    "verify": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml"),
-    "build": ("requests", "docker"),
-    "release": ("requests", "docker"),
-    "probe": ("requests", "docker", "isal", "zstandard", "elftools", "pynvml", "h11"),
-}
-COMMAND_EXTRAS: dict[str, str] = {
-    "inspect": "image",
-    "lock": "build",
-    "build": "build",
-    "audit": "verify",
-    "verify": "verify",
-    "promote": "release",
-    "rollback": "release",
-    "history": "release",
-    "prune": "release",
-    "route": "image",
-    "probe": "probe",
-}
+# Extra -> the modules it makes importable; command -> the extra it needs (`cli/stages.py`).
+EXTRAS: dict[str, tuple[str, ...]] = stages.extras()
+_COMMANDS = stages.commands()
 
 
 def needed(command: str, args: argparse.Namespace) -> str | None:
     """The extra `gpuship COMMAND ARGS` needs, if any (`lint --image` reads images)."""
-    if command in ("lint", "fleet") and getattr(args, "image", None):
+    spec = _COMMANDS.get(command)
+    if spec is not None and spec.image_extra and getattr(args, "image", None):
         return "image"
-    return COMMAND_EXTRAS.get(command)
+    return _extra_of(command)
 
 
 def require(command: str, extra: str) -> None:
@@ -56,10 +39,15 @@ def require(command: str, extra: str) -> None:
 def explain(command: str, error: ModuleNotFoundError) -> EnvironmentUnavailable | None:
     """The install hint for an import that failed inside a command, if an extra provides it."""
     name = (error.name or "").split(".")[0]
-    extra = COMMAND_EXTRAS.get(command)
+    extra = _extra_of(command)
     if extra is None or name not in EXTRAS[extra]:
         extra = next((e for e, modules in EXTRAS.items() if name in modules), None)
     return None if extra is None else EnvironmentUnavailable(_hint(command, extra, [name]))
+
+
+def _extra_of(command: str) -> str | None:
+    spec = _COMMANDS.get(command)
+    return spec.extra if spec is not None else None  # the CLI's own commands need none
 
 
 def _importable(name: str) -> bool:

@@ -12,7 +12,6 @@ import math
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -20,7 +19,7 @@ from typing import NoReturn, TextIO
 from gpuship import __version__, gha
 from gpuship.cli import extras
 from gpuship.cli.context import Context
-from gpuship.cli.registry import MODULES, Command, load_commands
+from gpuship.cli.registry import MODULES, CommandModule, load_commands
 from gpuship.config.locate import find_config_file
 from gpuship.errors import (
     EXIT_OK,
@@ -31,12 +30,12 @@ from gpuship.errors import (
     UsageError,
     interrupt_exit_code,
     interrupt_name,
-    redact_credentials,
-    stop_signals_handled_by,
 )
+from gpuship.redaction import redact_credentials
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
+from gpuship.signals import stop_signals_handled_by
 
 DESCRIPTION = """\
 gpuship keeps GPU container images for AI/ML healthy from pull request to production:
@@ -54,7 +53,7 @@ config:     --config PATH, else ./gpuship.yaml; GPUSHIP_<KEY> environment variab
 """
 
 
-class _Parser(argparse.ArgumentParser):
+class _CommandLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are a `UsageError`, reported at the boundary."""
 
     def error(self, message: str) -> NoReturn:
@@ -137,7 +136,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command-line parser for `argv`: the command it names gets its full subparser, the
     others only their name (their modules stay unimported); no command named: all in full."""
     wanted = command_named(argv) if argv is not None else None
-    parser = _Parser(
+    parser = _CommandLineParser(
         prog="gpuship",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -145,7 +144,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gpuship {__version__}")
     _global_options(parser, defaults=True)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_CommandLineParser
+    )
     loaded = {c.NAME: c for c in load_commands(None if wanted is None else (wanted,))}
     for name in [*MODULES, *(name for name in loaded if name not in MODULES)]:
         command = loaded.get(name)
@@ -211,6 +212,8 @@ def main(
             )
         return interrupt_exit_code(interrupt)
     except Exception:
+        import traceback  # only for a bug: every start pays for an import at the top
+
         traceback.print_exc(file=log)
         log.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
@@ -277,7 +280,7 @@ def _run(
     parser = build_parser(argv)
     with contextlib.redirect_stdout(stdout):  # --help and --version print to stdout
         args = parser.parse_args(argv)
-    command: Command | None = getattr(args, "_command", None)
+    command: CommandModule | None = getattr(args, "_command", None)
     if command is None:
         parser.print_help(stdout)
         return EXIT_USAGE
@@ -289,8 +292,7 @@ def _run(
     ctx = Context(
         config_path=find_config_file(args.config, Path.cwd()),
         environ=environ,
-        fail_on_flag=args.fail_on,
-        deadline_flag=args.deadline,
+        flags=_config_flags(args, command),
         registry_work_done=stop.hold,
     )
     ctx.validate_config()
@@ -317,6 +319,16 @@ def _run(
         if gha.in_github_actions(environ):
             stdout.write(gha.workflow_command("warning", message, {"title": "gpuship"}) + "\n")
     return exit_code
+
+
+# Global flags that set a shared key of gpuship.yaml: argparse dest -> config key.
+_GLOBAL_CONFIG_FLAGS = {"fail_on": "fail-on", "deadline": "deadline"}
+
+
+def _config_flags(args: argparse.Namespace, command: CommandModule) -> dict[str, object]:
+    """Config key -> the value its flag gave (None: not given), for `config.options`."""
+    flags = {**_GLOBAL_CONFIG_FLAGS, **getattr(command, "CONFIG_FLAGS", {})}
+    return {key: getattr(args, dest) for dest, key in flags.items()}
 
 
 def _after_the_report(name: str, unwritten: list[str], stop: _Stop) -> list[str]:

@@ -2,66 +2,90 @@
 severity overrides of gpuship.yaml (`rules_overrides`).
 
 Each stage keeps its catalog next to its checks, in the same shape: `RULES: tuple[Rule, ...]`
-in its `rules.py`. This module only gathers them, so a rule id (GSL lint, GSI image, GSB
-build, GSV verify, GSQ route, GSP probe, GSR release, GSK kb, GSD docs) is documented
-wherever it is used. A new stage adds its `rules` module to the imports and a `Stage` to
-`STAGES`. It sits in the CLI layer because it imports every stage; the docs stage gets
-`STAGES` from its command, as plain data.
+in its `rules.py`. This module only gathers them under the headings `cli/stages.py` declares,
+so a rule id (GSL lint, GSI image, GSB build, GSV verify, GSQ route, GSP probe, GSR release,
+GSK kb, GSD docs) is documented wherever it is used. It sits in the CLI layer because it
+imports every stage; the docs stage gets the catalogs from its command, as plain data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import importlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from gpuship.builder import rules as builder_rules
-from gpuship.docs import rules as docs_rules
-from gpuship.image import rules as image_rules
-from gpuship.kb import rules as kb_rules
-from gpuship.lint import rules as lint_rules
-from gpuship.lint.settings import LintSettings
-from gpuship.matrix import rules as matrix_rules
-from gpuship.probe import rules as probe_rules
-from gpuship.release import rules as release_rules
-from gpuship.report import CATEGORIES, Report, Severity, Table
+from gpuship.cli.stages import STAGES, RuleHeading, StageSpec, rule_headings, rule_switches
+from gpuship.report import CATEGORIES, Report, Rule, Severity, Table
 from gpuship.report.catalog import (
     CatalogEntry,
     Overrides,
     OverrideSource,
-    Stage,
+    RuleCatalog,
     catalog_entries,
     resolve_overrides,
 )
-from gpuship.route import rules as route_rules
-from gpuship.verify import rules as verify_rules
 
-STAGES = (
-    Stage("lint", "Dockerfile lint (`gpuship lint`)", lint_rules.RULES),
-    Stage("image", "Image inspection (`gpuship inspect`, `lint --image`)", image_rules.RULES),
-    Stage(
-        "build",
-        "Matrix, lock and build (`gpuship matrix|lock|build`)",
-        matrix_rules.RULES + builder_rules.RULES,
-    ),
-    Stage("verify", "GPU host verification (`gpuship verify|fleet`)", verify_rules.RULES),
-    Stage("route", "Routing before the queue (`gpuship route`)", route_rules.RULES),
-    Stage("probe", "Load and memory probe (`gpuship probe`)", probe_rules.RULES),
-    Stage("release", "Release (`gpuship promote|rollback|prune`)", release_rules.RULES),
-    Stage("kb", "CUDA knowledge base (`gpuship kb`)", kb_rules.RULES),
-    Stage("docs", "Generated reference pages (`gpuship docs --check`)", docs_rules.RULES),
-)
+
+class RuleSwitches(Protocol):
+    """A config section whose keys switch its stage's rules (`lint:`)."""
+
+    @property
+    def enable(self) -> Sequence[str]: ...
+
+    @property
+    def disable(self) -> Sequence[str]: ...
+
+    @property
+    def severity(self) -> Mapping[str, str]: ...
+
+
+def stage_rules(stage: StageSpec) -> tuple[Rule, ...]:
+    """The `RULES` of one stage (importing its catalog, not its checks)."""
+    rules: tuple[Rule, ...] = importlib.import_module(stage.rules_module).RULES
+    return rules
+
+
+@functools.cache
+def rule_catalogs() -> tuple[RuleCatalog, ...]:
+    """Every stage's rules under its heading, in stage order."""
+    return tuple(
+        RuleCatalog(heading.name, heading.title, _rules_under(heading))
+        for heading in rule_headings()
+    )
+
+
+def _rules_under(heading: RuleHeading) -> tuple[Rule, ...]:
+    return tuple(rule for stage in STAGES if stage.rules == heading for rule in stage_rules(stage))
 
 
 def all_rules() -> list[CatalogEntry]:
     """Every rule of every stage, in catalog order."""
-    return catalog_entries(STAGES)
+    return catalog_entries(rule_catalogs())
 
 
-def rule_overrides(severity: Mapping[str, str], lint: LintSettings) -> dict[str, Severity | None]:
-    """The `Overrides` gpuship.yaml sets: `rules:` for any command's rules, then `lint:`
-    (enable, disable, severity) for Dockerfile rules, which keeps its meaning and wins."""
+def rule_overrides(
+    severity: Mapping[str, str], switches: Mapping[str, RuleSwitches]
+) -> dict[str, Severity | None]:
+    """The `Overrides` gpuship.yaml sets: `rules:` for any command's rules, then each section
+    that switches its stage's rules (`lint:` enable, disable, severity: by section key), which
+    keeps its meaning and wins."""
     every = tuple(entry.rule for entry in all_rules())
-    return resolve_overrides((OverrideSource("rules", every, severity), lint.override_source()))
+    sources = [OverrideSource("rules", every, severity)]
+    for key, stage in rule_switches().items():
+        section = switches.get(key)
+        if section is not None:
+            sources.append(
+                OverrideSource(
+                    key,
+                    stage_rules(stage),
+                    section.severity,
+                    tuple(section.enable),
+                    tuple(section.disable),
+                )
+            )
+    return resolve_overrides(sources)
 
 
 @dataclass(frozen=True)
@@ -94,7 +118,7 @@ def rules_report(
     entries = [
         entry
         for entry in all_rules()
-        if stage in (None, entry.stage.name) and category in (None, entry.rule.category)
+        if stage in (None, entry.catalog.name) and category in (None, entry.rule.category)
     ]
     rows = tuple(_row(entry, overrides) for entry in entries)
     table = Table(
@@ -120,7 +144,7 @@ def _row(entry: CatalogEntry, overrides: Overrides) -> RuleRow:
     return RuleRow(
         id=rule.id,
         name=rule.name,
-        stage=entry.stage.name,
+        stage=entry.catalog.name,
         category=rule.category,
         default_severity=rule.severity.value,
         severity=severity.value if severity else "off",

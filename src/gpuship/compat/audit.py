@@ -9,9 +9,7 @@ the model.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,26 +60,18 @@ class HostAudit(BaseModel):
     container: ContainerReadings
 
 
-def this_runner(environ: Mapping[str, str], labels: Iterable[str] = ()) -> RunnerIdentity:
-    """Who this machine is: its hostname and the runner name GitHub gives jobs and hooks."""
-    return RunnerIdentity(
-        hostname=socket.gethostname(),
-        runner_name=environ.get("RUNNER_NAME") or None,
-        labels=list(labels),
-    )
-
-
 def new_audit(
     nvml: NvmlReadings,
     container: ContainerReadings,
     system: SystemReading,
-    environ: Mapping[str, str],
-    labels: Iterable[str] = (),
+    runner: RunnerIdentity,
+    taken_at: datetime,
 ) -> HostAudit:
-    """Assemble an audit taken now on this machine."""
+    """Assemble the audit of the readings `runner` took at `taken_at` (UTC): the caller reads
+    the host and the clock (`verify/host.py`), so this stays pure."""
     return HostAudit(
-        taken_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        runner=this_runner(environ, labels),
+        taken_at=taken_at.isoformat(timespec="seconds"),
+        runner=runner,
         system=system,
         nvml=nvml,
         container=container,

@@ -9,7 +9,7 @@ from pydantic import Field
 from gpuship.config.section import Section
 
 # Where CDI specs (the NVIDIA Container Toolkit writes them, static or generated at boot) and
-# systemd units live, for the audit's container checks; kept here, not in `verify.container`,
+# systemd units live, for the audit's container checks; kept here, not in `host.container`,
 # so reading the config does not import the host probes.
 DEFAULT_CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 DEFAULT_UNIT_DIRS = (

@@ -1,7 +1,7 @@
 """The container side and the system of a GPU host as data: part of the host audit.
 
-`gpuship audit` reads them (`verify/container.py` holds the readers) and `verify`, `fleet`
-and `route` judge them, so, like the NVML readings, they accept exactly what they write.
+`gpuship audit` reads them (the `host` and `docker` adapters hold the readers) and `verify`,
+`fleet` and `route` judge them, so, like the NVML readings, they accept exactly what they write.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The root model is given (`config_catalog.load_config` gives the one with every s
 section), so this package needs no stage.
 
 Precedence, lowest first: model defaults < config file < environment < CLI flags/action inputs
-(the last applied by commands through `with_overrides`). Every error names where the bad value
-came from: `gpuship.yaml:12:3: lint.fail-on: ...` or `environment GPUSHIP_FAIL_ON: ...`.
+(`config/options.py` resolves them, the flags last through `with_flags`). Every error names
+where the bad value came from: `gpuship.yaml:12:3: lint.fail-on: ...`,
+`environment GPUSHIP_FAIL_ON: ...` or `option verify.gpus: ...`.
 """
 
 from __future__ import annotations
@@ -64,11 +65,13 @@ def read_config(
     return LoadedConfig(config, path, positions, env_sources)
 
 
-def with_overrides(config: GpushipConfig, overrides: Mapping[str, object]) -> GpushipConfig:
-    """Apply CLI flag / action input values (`{"lint.fail-on": "warning"}`); None means unset."""
+def with_flags(config: GpushipConfig, flags: Mapping[str, object]) -> GpushipConfig:
+    """`config` with the values flags gave (`{"verify.gpus": 2}`; None: not given)."""
+    if all(value is None for value in flags.values()):
+        return config
     data = config.model_dump(by_alias=True)
     sources: dict[ConfigPath, str] = {}
-    for dotted, value in overrides.items():
+    for dotted, value in flags.items():
         if value is None:
             continue
         key_path: ConfigPath = tuple(dotted.split("."))

@@ -1,5 +1,5 @@
 """Where config can come from (the file, `GPUSHIP_*` variables) and the facts about it that
-must be known without validating it: the top-level keys and the default `fail-on`.
+must be known without validating it: the shared top-level keys and the default `fail-on`.
 
 Kept apart from `load` (which validates with pydantic) so a command can learn that nothing
 overrides the defaults without paying for the validator: `gpuship lint` on a repository
@@ -18,25 +18,9 @@ DEFAULT_CONFIG_NAME = "gpuship.yaml"
 ENV_PREFIX = "GPUSHIP_"
 # `GPUSHIP_LINT__REQUIRE_DIGEST` -> lint.require-digest: `__` separates sections.
 ENV_NESTING = "__"
-# The top-level keys of `GpushipConfig` (a test keeps them equal). A variable whose first part
-# is none of these is not config: `GPUSHIP_REGISTRY_USER`, the action's own `GPUSHIP_PYTHON`.
-TOP_LEVEL_KEYS = frozenset(
-    {
-        "version",
-        "fail-on",
-        "deadline",
-        "rules",
-        "registries",
-        "verify",
-        "route",
-        "images",
-        "release",
-        "inspect",
-        "lint",
-        "probe",
-        "limits",
-    }
-)
+# The top-level keys every command shares (`GpushipConfig`'s, and `limits:`); with the keys of
+# the stages' sections they are gpuship.yaml's (a test keeps them equal to the root model's).
+SHARED_KEYS = frozenset({"version", "fail-on", "deadline", "rules", "registries", "limits"})
 # `GpushipConfig.fail_on` takes its default from here, so runs that validate nothing agree.
 DEFAULT_FAIL_ON: Final = "error"
 # Seconds a command may wait on registries in all (`deadline`); under the 15 minutes the
@@ -67,8 +51,12 @@ def env_key_path(name: str) -> tuple[str, ...] | None:
     return tuple(part.replace("_", "-") for part in parts)
 
 
-def has_config_input(path: Path | None, environ: Mapping[str, str]) -> bool:
-    """Whether a config file or a `GPUSHIP_*` variable may change any default."""
+def has_config_input(
+    path: Path | None, environ: Mapping[str, str], top_level_keys: frozenset[str]
+) -> bool:
+    """Whether a config file or a `GPUSHIP_*` variable may change any default. A variable
+    whose first part is no top-level key is not config: `GPUSHIP_REGISTRY_USER`, the action's
+    own `GPUSHIP_PYTHON`."""
     if path is not None:
         return True
-    return any((key := env_key_path(name)) and key[0] in TOP_LEVEL_KEYS for name in environ)
+    return any((key := env_key_path(name)) and key[0] in top_level_keys for name in environ)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gpuship.errors import InputError, shown
+from gpuship.errors import InputError
+from gpuship.redaction import shown
 
 
 class UnknownVersion(InputError):

@@ -29,12 +29,12 @@ from gpuship.errors import GpushipError
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
 
-class _Invalid(Exception):
+class _InvalidEntry(Exception):
     """A problem at `where` (a dotted/indexed path in the document, "" for the whole of it)."""
 
     def __init__(self, where: str, problem: str) -> None:
@@ -51,13 +51,13 @@ def _check_versions(row: object, *names: str) -> None:
             try:
                 Version.parse(value)
             except InvalidVersion as exc:
-                raise _Invalid(name, str(exc)) from exc
+                raise _InvalidEntry(name, str(exc)) from exc
 
 
 def _check_source(source: str) -> None:
     """Every row says where its numbers come from (DESIGN.md), so `source` may not be empty."""
     if not source:
-        raise _Invalid("source", "must not be empty")
+        raise _InvalidEntry("source", "must not be empty")
 
 
 # Frozen: knowledge_base() hands the same cached objects to every caller. Keyword-only: several
@@ -202,7 +202,7 @@ class BinaryCompat:
 def _check_sourced(row: object, value: str, source: str) -> None:
     """A set `value` field needs its `source` field (`arch_list` -> `arch_list_source`)."""
     if getattr(row, value) is not None and not getattr(row, source):
-        raise _Invalid(source, f"required when {value} is set")
+        raise _InvalidEntry(source, f"required when {value} is set")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,7 +223,7 @@ class TorchVariantRow:
     def __post_init__(self) -> None:
         # fullmatch: `$` alone would also accept a trailing newline.
         if not _VARIANT_NAME.fullmatch(self.name):
-            raise _Invalid("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
+            raise _InvalidEntry("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
         _check_source(self.source)
         _check_sourced(self, "arch_list", "arch_list_source")
         _check_sourced(self, "cuda_runtime_wheel", "cuda_runtime_wheel_source")
@@ -252,12 +252,12 @@ class TorchReleaseRow:
         _check_versions(self, "version")
         _check_source(self.source)
         if self.complete and not self.complete_source:
-            raise _Invalid("complete_source", "required when complete is true")
+            raise _InvalidEntry("complete_source", "required when complete is true")
         _check_sourced(self, "pypi_default", "pypi_default_source")
         _check_sourced(self, "cudnn_major", "cudnn_major_source")
         names = {v.name for v in self.variants}
         if self.pypi_default is not None and self.pypi_default not in names:
-            raise _Invalid("pypi_default", f"{self.pypi_default!r} is not one of the variants")
+            raise _InvalidEntry("pypi_default", f"{self.pypi_default!r} is not one of the variants")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,7 +271,7 @@ class RetiredVariantRow:
 
     def __post_init__(self) -> None:
         if not _VARIANT_NAME.fullmatch(self.name):
-            raise _Invalid("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
+            raise _InvalidEntry("name", f"{self.name!r} does not match {_VARIANT_NAME.pattern}")
         _check_versions(self, "last_release")
         _check_source(self.source)
 
@@ -316,7 +316,7 @@ class LibraryWheelRow:
     def __post_init__(self) -> None:
         _check_source(self.source)
         if self.size_mb <= 0:
-            raise _Invalid("size_mb", "must be positive")
+            raise _InvalidEntry("size_mb", "must be positive")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,10 +333,61 @@ class LibraryWheelSet:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CudaPackageRow:
+    """The CUDA and cuDNN a CUDA-bound PyPI package's release series are built for.
+
+    `cuda` "12": any CUDA 12 (as the project states it); "11.8": built with 11.8. `releases`
+    are series: "1.19" is every 1.19.x."""
+
+    package: str
+    releases: tuple[str, ...]
+    cuda: str
+    cudnn_major: int | None = None
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "cuda")
+        _check_source(self.source)
+        for release in self.releases:
+            if not re.fullmatch(r"[0-9]+\.[0-9]+", release):
+                raise _InvalidEntry(
+                    "releases", f"{release!r} is not a release series (major.minor)"
+                )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TorchBuildRow:
+    """A release of a package whose binary wheels are built against one torch release."""
+
+    package: str
+    version: str
+    torch: str
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "torch")
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OsPythonRow:
+    """The Python 3 an OS release installs as `python3`."""
+
+    os: str
+    release: str
+    python: str
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_versions(self, "release", "python")
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
 class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[3]  # the builder's Literal check rejects any other SCHEMA_VERSION
+    schema_version: Literal[4]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]
@@ -349,6 +400,9 @@ class KnowledgeBase:
     torch: TorchData
     cuda_image_libraries: CudaImageLibraries
     cuda_library_wheels: tuple[LibraryWheelSet, ...]
+    cuda_packages: tuple[CudaPackageRow, ...]
+    torch_builds: tuple[TorchBuildRow, ...]
+    os_pythons: tuple[OsPythonRow, ...]
 
 
 class KnowledgeBaseError(GpushipError):
@@ -381,22 +435,22 @@ def _hints(cls: type) -> dict[str, typing.Any]:
 def _build(cls: type[_D], data: object, where: str) -> _D:
     """Build dataclass `cls` from a YAML mapping: no unknown keys, every required key present."""
     if not isinstance(data, dict):
-        raise _Invalid(where, f"expected a mapping, got {_describe(data)}")
+        raise _InvalidEntry(where, f"expected a mapping, got {_describe(data)}")
     by_key = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
     for key in data:
         if key not in by_key:
-            raise _Invalid(where, f"unknown key {key!r}")
+            raise _InvalidEntry(where, f"unknown key {key!r}")
     hints = _hints(cls)
     values: dict[str, object] = {}
     for key, spec in by_key.items():
         if key in data:
             values[spec.name] = _convert(hints[spec.name], data[key], _at(where, key))
         elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
-            raise _Invalid(where, f"missing key {key!r}")
+            raise _InvalidEntry(where, f"missing key {key!r}")
     try:
         return cls(**values)
-    except _Invalid as exc:  # a __post_init__ check names the field; prefix this row's path
-        raise _Invalid(_at(where, exc.where), exc.problem) from exc
+    except _InvalidEntry as exc:  # a __post_init__ check names the field; prefix this row's path
+        raise _InvalidEntry(_at(where, exc.where), exc.problem) from exc
 
 
 def _convert(hint: typing.Any, value: object, where: str) -> object:
@@ -412,18 +466,18 @@ def _convert(hint: typing.Any, value: object, where: str) -> object:
         # type() as well as ==: True == 1, but `schema_version: true` is not schema 1.
         if not any(type(value) is type(a) and value == a for a in args):
             allowed = ", ".join(repr(a) for a in args)
-            raise _Invalid(where, f"{_describe(value)} is not one of {allowed}")
+            raise _InvalidEntry(where, f"{_describe(value)} is not one of {allowed}")
         return value
     if origin is tuple:  # tuple[X, ...]
         if not isinstance(value, list):
-            raise _Invalid(where, f"expected a list, got {_describe(value)}")
+            raise _InvalidEntry(where, f"expected a list, got {_describe(value)}")
         return tuple(_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
     if origin is dict:  # dict[str, X]
         if not isinstance(value, dict):
-            raise _Invalid(where, f"expected a mapping, got {_describe(value)}")
+            raise _InvalidEntry(where, f"expected a mapping, got {_describe(value)}")
         for key in value:
             if not isinstance(key, str):
-                raise _Invalid(where, f"expected string keys, got {_describe(key)}")
+                raise _InvalidEntry(where, f"expected string keys, got {_describe(key)}")
         return {key: _convert(args[1], item, _at(where, key)) for key, item in value.items()}
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _build(hint, value, where)
@@ -431,7 +485,7 @@ def _convert(hint: typing.Any, value: object, where: str) -> object:
         # bool is a subclass of int, so test it by exact type; YAML gives 12.4 as a float, and
         # turning that into "12.4" silently would hide a missing pair of quotes.
         if type(value) is not hint:
-            raise _Invalid(where, f"expected {hint.__name__}, got {_describe(value)}")
+            raise _InvalidEntry(where, f"expected {hint.__name__}, got {_describe(value)}")
         return value
     raise TypeError(f"knowledge base builder: unsupported type hint {hint!r}")  # a gpuship bug
 
@@ -452,7 +506,7 @@ def parse_knowledge_base(text: str, origin: str = "knowledge.yaml") -> Knowledge
         raise KnowledgeBaseError(f"{prefix}: {str(exc).splitlines()[0]}") from exc
     try:
         return _build(KnowledgeBase, data, "")
-    except _Invalid as exc:
+    except _InvalidEntry as exc:
         raise KnowledgeBaseError(f"{prefix}: {exc}") from exc
 
 

@@ -10,6 +10,7 @@ from gpuship.cuda.knowledge import (
     Brands,
     Caveat,
     CudaImageLibraries,
+    CudaPackageRow,
     FamilyRow,
     ForwardCompat,
     GpuRow,
@@ -18,19 +19,21 @@ from gpuship.cuda.knowledge import (
     LibraryWheelRow,
     LibraryWheelSet,
     MinorCompat,
+    OsPythonRow,
     RetiredVariantRow,
     ToolkitRow,
+    TorchBuildRow,
     TorchData,
     TorchReleaseRow,
     TorchVariantRow,
 )
 
-YAML_SIZE = 37639
-YAML_CRC32 = 0xa20e4c45
+YAML_SIZE = 44595
+YAML_CRC32 = 0x49a1b8ed
 
 KNOWLEDGE_BASE = KnowledgeBase(
-    schema_version=3,
-    updated="2026-12-02",
+    schema_version=4,
+    updated="2026-12-06",
     sources={
         "table3": "CUDA 13.2 Update 2 release notes, Table 3 \"CUDA Toolkit and Corresponding Driver Versions\", Linux x86_64 (https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html; secondary scrape; cuda-compat.md §1.1)",
         "table3_133": "secondary quotes of https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html (cuda-compat.md §1.1)",
@@ -63,6 +66,15 @@ KNOWLEDGE_BASE = KnowledgeBase(
         "torch_pypi_list": "`pip index versions torch` on 2026-12-01 lists 2.15.0 as the newest release",
         "torch_cudnn_pin": "the nvidia-cudnn-cu11/-cu12/-cu13 pin among the Requires-Dist of the torch manylinux x86_64 wheel on PyPI, read on 2026-12-02 with `pip install --dry-run --no-deps --report - torch==VERSION` (1.13.1, 2.0.1: 8.5.0.96; 2.1.2-2.3.1: 8.9.2.26; 2.4.1-2.6.0: 9.1.0.70; 2.7.1: 9.5.1.17; 2.8.0-2.10.0: 9.10.2.21; 2.11.0: 9.19.0.56; 2.12.0: 9.20.0.48; 2.14.0: 9.24.0.43)",
         "torch_cu118_dropped": "pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
+        "torch_cu121_dropped": "pytorch/test-infra#5904 \"Deprecate CUDA 12.1 from binaries matrix\" (2024-11-12, for pytorch/pytorch#138440: nightly CUDA arches 11.8, 12.4, 12.6); the 2.6 go-live (pytorch/test-infra b1bdc3323) builds CUDA 11.8, 12.4, 12.6 only",
+        "torch_cu124_dropped": "the 2.7 go-live (pytorch/test-infra bad60f65d) builds CUDA 11.8, 12.6, 12.8 only, and the last cu124 nightly is torch-2.7.0.dev20250310+cu124 (the nightly table of pytorch/pytorch#180398, 2026-04-14); xformers 0.0.30 \"Following PyTorch ... we no longer build for CUDA 12.4\" (facebookresearch/xformers CHANGELOG.md)",
+        "torch_cu128_dropped": "pytorch/pytorch#178665 \"[RFC] CUDA support matrix for Release 2.12\" (\"Deprecate CUDA 12.8 — Remove from CI/CD\") and pytorch/pytorch#179072 (CUDA 12.8 removed from the binary build matrix, 2026-04-01); the cu128 nightly stops at torch-2.12.0.dev20260407 (pytorch/pytorch#180398)",
+        "torch_cu126_dropped": "pytorch/pytorch#190385 \"[RFC] CUDA support matrix for Release 2.15 — deprecate CUDA 12.6\", pytorch/test-infra#8739 and pytorch/pytorch#196249 (2026-09: CUDA 12.6 builds removed, citing the dev-discuss notice \"CUDA 12.6 wheels will no longer be published from PyTorch 2.15\")",
+        "ort_cuda": "ONNX Runtime CUDA Execution Provider requirements, https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (microsoft/onnxruntime docs/execution-providers/CUDA-ExecutionProvider.md as updated after 1.20 by microsoft/onnxruntime#22715): \"Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU packages in PyPI\"; CUDA 11.x table: 1.18.x 11.8 cuDNN 8.x \"Available in PyPI\", 1.15-1.17 11.8, 1.13-1.14 11.6, 1.9-1.12 11.4 (cuDNN 8.2.4 on Linux); CUDA 12.x table: 1.19.x and 1.20.x 12.x cuDNN 9.x \"Available in PyPI\"",
+        "tf_tested": "\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        "xformers_changelog": "facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        "xformers_builds": "what pip and xFormers print for these releases: \"xformers 0.0.26.post1 ... Collecting torch==2.3.0\" (facebookresearch/xformers#1052) and \"xformers version: 0.0.28.post1 ... xFormers was built for: PyTorch 2.4.1+cu124\" (facebookresearch/xformers#1121)",
+        "ubuntu_python3": "the \"default python3 version\" package of each release: https://packages.ubuntu.com/jammy/python3 (python3 3.10.6-1~22.04) and https://packages.ubuntu.com/noble/python3 (python3 3.12.3-0ubuntu2.1)",
         "wheel_sizes": "size of the manylinux x86_64 wheel on PyPI as `pip download --no-deps NAME==VERSION` fetched it on 2026-12-01 (its \"Downloading NAME.whl (N MB)\" line, or the saved file; MB = 10^6 bytes)",
         "cuda_image_flavors": "https://nvidia.github.io/container-wiki/toolkit/container-images.html (\"runtime extends the base image by adding all the shared libraries from the CUDA toolkit\"; devel extends runtime) and the nvidia/cuda runtime Dockerfiles (cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NCCL, nvJitLink, NVRTC packages; cudnn tags add libcudnn) (cuda-compat.md §3.1, §3.2)",
     },
@@ -1188,6 +1200,26 @@ KNOWLEDGE_BASE = KnowledgeBase(
                 last_release="2.7",
                 source="pytorch/pytorch#147383 \"[RFC] CUDA 11.8 support\" (2025-02-18): CUDA 11.8 kept for release 2.7 \"Same as Previous Release 2.6\", removal announced at 2.7 and dropped for release 2.8, nightlies dropping it from June 2025 (vllm-project/vllm#19061, meta-pytorch/torchcodec#709); the 2.8 go-live (pytorch/test-infra 21480431a) builds CUDA 12.6, 12.8, 12.9 only",
             ),
+            RetiredVariantRow(
+                name="cu121",
+                last_release="2.5",
+                source="pytorch/test-infra#5904 \"Deprecate CUDA 12.1 from binaries matrix\" (2024-11-12, for pytorch/pytorch#138440: nightly CUDA arches 11.8, 12.4, 12.6); the 2.6 go-live (pytorch/test-infra b1bdc3323) builds CUDA 11.8, 12.4, 12.6 only",
+            ),
+            RetiredVariantRow(
+                name="cu124",
+                last_release="2.6",
+                source="the 2.7 go-live (pytorch/test-infra bad60f65d) builds CUDA 11.8, 12.6, 12.8 only, and the last cu124 nightly is torch-2.7.0.dev20250310+cu124 (the nightly table of pytorch/pytorch#180398, 2026-04-14); xformers 0.0.30 \"Following PyTorch ... we no longer build for CUDA 12.4\" (facebookresearch/xformers CHANGELOG.md)",
+            ),
+            RetiredVariantRow(
+                name="cu126",
+                last_release="2.14",
+                source="pytorch/pytorch#190385 \"[RFC] CUDA support matrix for Release 2.15 — deprecate CUDA 12.6\", pytorch/test-infra#8739 and pytorch/pytorch#196249 (2026-09: CUDA 12.6 builds removed, citing the dev-discuss notice \"CUDA 12.6 wheels will no longer be published from PyTorch 2.15\")",
+            ),
+            RetiredVariantRow(
+                name="cu128",
+                last_release="2.11",
+                source="pytorch/pytorch#178665 \"[RFC] CUDA support matrix for Release 2.12\" (\"Deprecate CUDA 12.8 — Remove from CI/CD\") and pytorch/pytorch#179072 (CUDA 12.8 removed from the binary build matrix, 2026-04-01); the cu128 nightly stops at torch-2.12.0.dev20260407 (pytorch/pytorch#180398)",
+            ),
         ),
         releases=(
             TorchReleaseRow(
@@ -1968,6 +2000,230 @@ KNOWLEDGE_BASE = KnowledgeBase(
                     source="size of the manylinux x86_64 wheel on PyPI as `pip download --no-deps NAME==VERSION` fetched it on 2026-12-01 (its \"Downloading NAME.whl (N MB)\" line, or the saved file; MB = 10^6 bytes)",
                 ),
             ),
+        ),
+    ),
+    cuda_packages=(
+        CudaPackageRow(
+            package="onnxruntime-gpu",
+            releases=(
+                "1.9",
+                "1.10",
+                "1.11",
+                "1.12",
+            ),
+            cuda="11.4",
+            cudnn_major=8,
+            source="ONNX Runtime CUDA Execution Provider requirements, https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (microsoft/onnxruntime docs/execution-providers/CUDA-ExecutionProvider.md as updated after 1.20 by microsoft/onnxruntime#22715): \"Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU packages in PyPI\"; CUDA 11.x table: 1.18.x 11.8 cuDNN 8.x \"Available in PyPI\", 1.15-1.17 11.8, 1.13-1.14 11.6, 1.9-1.12 11.4 (cuDNN 8.2.4 on Linux); CUDA 12.x table: 1.19.x and 1.20.x 12.x cuDNN 9.x \"Available in PyPI\"",
+        ),
+        CudaPackageRow(
+            package="onnxruntime-gpu",
+            releases=(
+                "1.13",
+                "1.14",
+            ),
+            cuda="11.6",
+            cudnn_major=8,
+            source="ONNX Runtime CUDA Execution Provider requirements, https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (microsoft/onnxruntime docs/execution-providers/CUDA-ExecutionProvider.md as updated after 1.20 by microsoft/onnxruntime#22715): \"Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU packages in PyPI\"; CUDA 11.x table: 1.18.x 11.8 cuDNN 8.x \"Available in PyPI\", 1.15-1.17 11.8, 1.13-1.14 11.6, 1.9-1.12 11.4 (cuDNN 8.2.4 on Linux); CUDA 12.x table: 1.19.x and 1.20.x 12.x cuDNN 9.x \"Available in PyPI\"",
+        ),
+        CudaPackageRow(
+            package="onnxruntime-gpu",
+            releases=(
+                "1.15",
+                "1.16",
+                "1.17",
+                "1.18",
+            ),
+            cuda="11.8",
+            cudnn_major=8,
+            source="ONNX Runtime CUDA Execution Provider requirements, https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (microsoft/onnxruntime docs/execution-providers/CUDA-ExecutionProvider.md as updated after 1.20 by microsoft/onnxruntime#22715): \"Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU packages in PyPI\"; CUDA 11.x table: 1.18.x 11.8 cuDNN 8.x \"Available in PyPI\", 1.15-1.17 11.8, 1.13-1.14 11.6, 1.9-1.12 11.4 (cuDNN 8.2.4 on Linux); CUDA 12.x table: 1.19.x and 1.20.x 12.x cuDNN 9.x \"Available in PyPI\"",
+        ),
+        CudaPackageRow(
+            package="onnxruntime-gpu",
+            releases=(
+                "1.19",
+                "1.20",
+            ),
+            cuda="12",
+            cudnn_major=9,
+            source="ONNX Runtime CUDA Execution Provider requirements, https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (microsoft/onnxruntime docs/execution-providers/CUDA-ExecutionProvider.md as updated after 1.20 by microsoft/onnxruntime#22715): \"Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU packages in PyPI\"; CUDA 11.x table: 1.18.x 11.8 cuDNN 8.x \"Available in PyPI\", 1.15-1.17 11.8, 1.13-1.14 11.6, 1.9-1.12 11.4 (cuDNN 8.2.4 on Linux); CUDA 12.x table: 1.19.x and 1.20.x 12.x cuDNN 9.x \"Available in PyPI\"",
+        ),
+        CudaPackageRow(
+            package="tensorflow",
+            releases=(
+                "2.5",
+                "2.6",
+                "2.7",
+                "2.8",
+                "2.9",
+                "2.10",
+                "2.11",
+            ),
+            cuda="11.2",
+            cudnn_major=8,
+            source="\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        ),
+        CudaPackageRow(
+            package="tensorflow",
+            releases=(
+                "2.12",
+                "2.13",
+                "2.14",
+            ),
+            cuda="11.8",
+            cudnn_major=8,
+            source="\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        ),
+        CudaPackageRow(
+            package="tensorflow",
+            releases=(
+                "2.15",
+            ),
+            cuda="12.2",
+            cudnn_major=8,
+            source="\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        ),
+        CudaPackageRow(
+            package="tensorflow",
+            releases=(
+                "2.16",
+                "2.17",
+            ),
+            cuda="12.3",
+            cudnn_major=8,
+            source="\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        ),
+        CudaPackageRow(
+            package="tensorflow",
+            releases=(
+                "2.18",
+            ),
+            cuda="12.5",
+            cudnn_major=9,
+            source="\"Tested build configurations\", Linux GPU, https://www.tensorflow.org/install/source#gpu (tensorflow/docs site/en/install/source.md at b19e63b8): tensorflow-2.18.0 cuDNN 9.3 CUDA 12.5; 2.17.0 and 2.16.1 cuDNN 8.9 CUDA 12.3; 2.15.0 8.9 and 12.2; 2.14.0 8.7, 2.13.0 and 2.12.0 8.6, CUDA 11.8; 2.5.0 to 2.11.0 cuDNN 8.1 CUDA 11.2",
+        ),
+    ),
+    torch_builds=(
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.23",
+            torch="2.1.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.23.post1",
+            torch="2.1.2",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.24",
+            torch="2.2.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.25",
+            torch="2.2.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.25.post1",
+            torch="2.2.2",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.26.post1",
+            torch="2.3.0",
+            source="what pip and xFormers print for these releases: \"xformers 0.0.26.post1 ... Collecting torch==2.3.0\" (facebookresearch/xformers#1052) and \"xformers version: 0.0.28.post1 ... xFormers was built for: PyTorch 2.4.1+cu124\" (facebookresearch/xformers#1121)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.27",
+            torch="2.3.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.27.post1",
+            torch="2.4.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.27.post2",
+            torch="2.4.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.28",
+            torch="2.4.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.28.post1",
+            torch="2.4.1",
+            source="what pip and xFormers print for these releases: \"xformers 0.0.26.post1 ... Collecting torch==2.3.0\" (facebookresearch/xformers#1052) and \"xformers version: 0.0.28.post1 ... xFormers was built for: PyTorch 2.4.1+cu124\" (facebookresearch/xformers#1121)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.28.post2",
+            torch="2.5.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.28.post3",
+            torch="2.5.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.29.post2",
+            torch="2.6.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.30",
+            torch="2.7.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.31",
+            torch="2.7.1",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.32",
+            torch="2.8.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+        TorchBuildRow(
+            package="xformers",
+            version="0.0.33",
+            torch="2.9.0",
+            source="facebookresearch/xformers CHANGELOG.md, the line under each release: \"Pre-built binary wheels require PyTorch X\" (0.0.23 to 0.0.28.post3; 0.0.23.post1 in the 0.0.23 entry) or \"Pre-built binary wheels are available for PyTorch X\" (0.0.29.post2 to 0.0.33)",
+        ),
+    ),
+    os_pythons=(
+        OsPythonRow(
+            os="ubuntu",
+            release="22.04",
+            python="3.10",
+            source="the \"default python3 version\" package of each release: https://packages.ubuntu.com/jammy/python3 (python3 3.10.6-1~22.04) and https://packages.ubuntu.com/noble/python3 (python3 3.12.3-0ubuntu2.1)",
+        ),
+        OsPythonRow(
+            os="ubuntu",
+            release="24.04",
+            python="3.12",
+            source="the \"default python3 version\" package of each release: https://packages.ubuntu.com/jammy/python3 (python3 3.10.6-1~22.04) and https://packages.ubuntu.com/noble/python3 (python3 3.12.3-0ubuntu2.1)",
         ),
     ),
 )

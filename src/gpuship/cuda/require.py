@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuship.cuda.errors import InvalidRequirement
-from gpuship.errors import shown
+from gpuship.redaction import shown
 
 REQUIRE_PREFIX = "NVIDIA_REQUIRE_"
 JETPACK_PREFIX = "NVIDIA_REQUIRE_JETPACK"
@@ -93,7 +93,9 @@ class RequireResult:
     failure: RequireFailure | None
 
 
-class _Invalid(Exception):
+class _InvalidTerm(Exception):
+    """A term or factor of a requirement that nvidia-container-cli would refuse, and why."""
+
     def __init__(self, term: str, reason: str) -> None:
         super().__init__(reason)
         self.term = term
@@ -181,23 +183,23 @@ class _Factor:
 def _parse_factor(text: str) -> _Factor:
     key_end = next((i for i, c in enumerate(text) if c in _OPERATOR_CHARS), len(text))
     if key_end == 0:
-        raise _Invalid(text, "missing key before the operator")
+        raise _InvalidTerm(text, "missing key before the operator")
     run_end = key_end
     while run_end < len(text) and text[run_end] in _OPERATOR_CHARS:
         run_end += 1
     run = text[key_end:run_end]
     if not run:
-        raise _Invalid(text, "no operator (one of = != < <= > >=)")
+        raise _InvalidTerm(text, "no operator (one of = != < <= > >=)")
     # strncmp(run, op, len(run)): `op` must start with the whole run ("!" selects "!=").
     operator = next((op for op in _OPERATORS if len(op) >= len(run) and op.startswith(run)), None)
     if operator is None:
-        raise _Invalid(text, f"unsupported operator {run!r} (use one of = != < <= > >=)")
+        raise _InvalidTerm(text, f"unsupported operator {run!r} (use one of = != < <= > >=)")
     value = text[run_end:]
     if not value:
-        raise _Invalid(text, "missing value after the operator")
+        raise _InvalidTerm(text, "missing value after the operator")
     key = text[:key_end]
     if key.lower() not in _KEYS:
-        raise _Invalid(text, f"unknown key {key!r} (use cuda, driver, arch or brand)")
+        raise _InvalidTerm(text, f"unknown key {key!r} (use cuda, driver, arch or brand)")
     return _Factor(key, operator, value)
 
 
@@ -206,12 +208,12 @@ def _leading_number(text: str, start: int, term: str) -> tuple[int, int]:
     while end < len(text) and text[end].isdigit():
         end += 1
     if end == start:
-        raise _Invalid(term, f"{shown(text)} is not a dotted version")
+        raise _InvalidTerm(term, f"{shown(text)} is not a dotted version")
     digits = text[start:end].lstrip("0")
     # strtoumax overflows past 20 digits; saying so spares an int() of 100,000 digits.
     number = int(digits or "0") if len(digits) <= len(str(_UINTMAX)) else _UINTMAX
     if number >= _UINTMAX:
-        raise _Invalid(term, f"{shown(text)} has a number too large")
+        raise _InvalidTerm(term, f"{shown(text)} has a number too large")
     return number, end
 
 
@@ -225,7 +227,7 @@ def compare_versions(actual: str, operator: str, required: str, term: str = "") 
     """dsl_compare_version: numeric, component-wise, trailing `.0` ignored (12.4 == 12.4.0)."""
     for text in (actual, required):
         if any(c not in "0123456789." for c in text):
-            raise _Invalid(term, f"{text!r} is not a dotted version")
+            raise _InvalidTerm(term, f"{text!r} is not a dotted version")
     i = j = 0
     while i < len(actual) and j < len(required):
         n1, i = _leading_number(actual, i, term)
@@ -256,7 +258,7 @@ def _compare_brand(actual: str, operator: str, required: str, term: str) -> bool
         return actual.lower() == required.lower()
     if operator == "!=":
         return actual.lower() != required.lower()
-    raise _Invalid(term, f"brand only supports = and != (got {operator!r})")
+    raise _InvalidTerm(term, f"brand only supports = and != (got {operator!r})")
 
 
 def _actual(key: str, host: HostFacts, gpu: GpuDevice | None) -> str | None:
@@ -281,7 +283,7 @@ def _evaluate_factor(text: str, host: HostFacts, gpu: GpuDevice | None) -> bool:
     else:
         result = compare_versions(actual, factor.operator, factor.value, text)
     if not result and len(f"{factor.key} {factor.operator} {factor.value}") >= _EXPR_MAX:
-        raise _Invalid(text, f"factor longer than {_EXPR_MAX - 1} characters")
+        raise _InvalidTerm(text, f"factor longer than {_EXPR_MAX - 1} characters")
     return result
 
 
@@ -310,7 +312,7 @@ def _evaluate(
     return result, tuple(failed) if not result else ()
 
 
-def _invalid(exc: _Invalid, expression: str, variable: str | None) -> InvalidRequirement:
+def _invalid(exc: _InvalidTerm, expression: str, variable: str | None) -> InvalidRequirement:
     return InvalidRequirement(
         expression, exc.term, f"{exc.reason} ({INVALID_EXPRESSION})", variable
     )
@@ -325,7 +327,7 @@ def evaluate_expression(
     """Evaluate one requirement expression for one GPU (None: no GPU visible)."""
     try:
         return _evaluate(expression, HostFacts(host_driver, host_cuda), gpu)[0]
-    except _Invalid as exc:
+    except _InvalidTerm as exc:
         raise _invalid(exc, expression, None) from None
 
 
@@ -341,7 +343,7 @@ def validate_expression(expression: str, variable: str | None = None) -> None:
                     _compare_brand("", factor.operator, factor.value, factor_text)
                 else:
                     compare_versions(factor.value, "=", factor.value, factor_text)
-            except _Invalid as exc:
+            except _InvalidTerm as exc:
                 raise _invalid(exc, expression, variable) from None
 
 
@@ -359,7 +361,7 @@ def compared_values(env: Mapping[str, str], key: str) -> tuple[str, ...]:
             for text in term.split(","):
                 try:
                     factor = _parse_factor(text) if text else None
-                except _Invalid:
+                except _InvalidTerm:
                     continue
                 if factor is not None and factor.key.lower() == key and factor.value not in values:
                     values.append(factor.value)
@@ -390,7 +392,7 @@ def evaluate_requirements(env: Mapping[str, str], host: HostFacts) -> RequireRes
         for requirement in requirements:
             try:
                 satisfied, failed = _evaluate(requirement.expression, host, gpu)
-            except _Invalid as exc:
+            except _InvalidTerm as exc:
                 raise _invalid(exc, requirement.expression, requirement.variable) from None
             if not satisfied:
                 condition, message = unsatisfied_message(requirement.expression)

@@ -28,7 +28,8 @@ from gpuship.docker.engine import (
     GpuRequest,
     ImageMissing,
 )
-from gpuship.errors import DockerUnavailable, InputError, stop_signals_held
+from gpuship.errors import DockerUnavailable, InputError
+from gpuship.signals import stop_signals_held
 
 PROBE_LABEL = "io.gpuship.probe"
 _POLL_S = 0.2
@@ -70,11 +71,13 @@ class NotReady(Exception):
 
 
 class Service:
-    """A started container and the address (host, port) its port is reached at."""
+    """A started container, the address (host, port) its port is reached at, and when it was
+    started (`time.monotonic()` just before the engine was asked to start it)."""
 
-    def __init__(self, container: Container, address: tuple[str, int]) -> None:
+    def __init__(self, container: Container, address: tuple[str, int], started: float) -> None:
         self._container = container
         self.address = address
+        self.started = started
 
     def state(self) -> ContainerState:
         state = self._container.inspect().get("State", {})
@@ -157,11 +160,12 @@ def running_service(engine: Engine, spec: ServiceSpec, run_id: str) -> Iterator[
         message = f"{spec.image}: the engine refused to create it: {error.message}"
         raise DockerUnavailable(message) from None
     try:
+        started = time.monotonic()
         try:
             container.start()
         except EngineRefused as error:
             raise DockerUnavailable(f"{spec.image} did not start: {error.message}") from None
-        yield Service(container, _address(container, spec))
+        yield Service(container, _address(container, spec), started)
     finally:
         # A second signal during the removal (GitHub's SIGTERM after its SIGINT) would abandon
         # it and leave the container running: it waits until the container is gone.

@@ -3,11 +3,11 @@
 from gpuship.dockerfile.parser import (
     MAX_DOCKERFILE_BYTES,
     MAX_NODES,
-    Comment,
+    CommentNode,
     Dockerfile,
     DockerfileSyntaxError,
     DockerfileTooLarge,
-    Heredoc,
+    HeredocNode,
     Node,
     parse,
 )
@@ -15,11 +15,11 @@ from gpuship.dockerfile.parser import (
 __all__ = [
     "MAX_DOCKERFILE_BYTES",
     "MAX_NODES",
-    "Comment",
+    "CommentNode",
     "Dockerfile",
     "DockerfileSyntaxError",
     "DockerfileTooLarge",
-    "Heredoc",
+    "HeredocNode",
     "Node",
     "parse",
 ]

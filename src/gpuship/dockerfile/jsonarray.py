@@ -29,7 +29,7 @@ class NotStringArray(ValueError):
         super().__init__("when using JSON array syntax, arrays must be comprised of strings only")
 
 
-class _Invalid(Exception):
+class _NotGoJson(Exception):
     """Not a JSON value Go accepts: the instruction falls back to shell form."""
 
 
@@ -41,7 +41,7 @@ def string_array(text: str) -> list[str] | None:
     """
     try:
         elements, only_strings = _array(text)
-    except _Invalid:
+    except _NotGoJson:
         return None
     if not only_strings:
         raise NotStringArray
@@ -66,7 +66,7 @@ def _array(text: str) -> tuple[list[str], bool]:
             only_strings = only_strings and len(stack) != 1
             stack.append("]" if char == "[" else "}")
             if len(stack) > MAX_DEPTH:
-                raise _Invalid
+                raise _NotGoJson
             pos = _skip_space(text, pos + 1)
             if text.startswith(stack[-1], pos):
                 stack.pop()
@@ -93,7 +93,7 @@ def _after(text: str, pos: int, char: str, stack: list[str]) -> tuple[int, str]:
     if char == ",":
         return pos + 1, ("key" if stack[-1] == "}" else "value")
     if char != stack[-1]:
-        raise _Invalid
+        raise _NotGoJson
     stack.pop()
     return pos + 1, "after"
 
@@ -103,17 +103,17 @@ def _scalar(text: str, pos: int) -> tuple[int, str | None]:
     if text.startswith('"', pos):
         found = _STRING.match(text, pos)
         if found is None:
-            raise _Invalid
+            raise _NotGoJson
         value: str = json.loads(found.group())
         return found.end(), _LONE_SURROGATE.sub("\ufffd", value)
     number = _NUMBER.match(text, pos)
     if number is not None:
         if math.isinf(float(number.group())):
-            raise _Invalid  # Go: "cannot unmarshal number ... into float64"
+            raise _NotGoJson  # Go: "cannot unmarshal number ... into float64"
         return number.end(), None
     literal = _LITERAL.match(text, pos)
     if literal is None:
-        raise _Invalid
+        raise _NotGoJson
     return literal.end(), None
 
 
@@ -121,8 +121,8 @@ def _key(text: str, pos: int) -> int:
     """Past an object key and its colon."""
     found = _STRING.match(text, pos)
     if found is None:
-        raise _Invalid
+        raise _NotGoJson
     pos = _skip_space(text, found.end())
     if not text.startswith(":", pos):
-        raise _Invalid
+        raise _NotGoJson
     return pos + 1

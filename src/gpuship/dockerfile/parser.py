@@ -56,8 +56,9 @@ class DockerfileTooLarge(InputError):
 
 
 @dataclass(frozen=True, slots=True)
-class Heredoc:
-    """A here-document: its name, body as written (with line ends) and first body line."""
+class HeredocNode:
+    """A here-document in the parse tree: its name, body as written (with line ends) and first
+    body line (`source.Heredoc` is the view lint reads, its body mapped to the file)."""
 
     name: str
     file_descriptor: int
@@ -82,14 +83,15 @@ class Node:
     original: str
     start_line: int
     end_line: int
-    heredocs: tuple[Heredoc, ...] = ()
+    heredocs: tuple[HeredocNode, ...] = ()
     sub: Node | None = None
     segments: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Comment:
-    """A comment line between instructions; `text` follows the `#` as written."""
+class CommentNode:
+    """A comment line between instructions in the parse tree; `text` follows the `#` as
+    written (`source.Comment` holds it stripped)."""
 
     line: int
     column: int
@@ -101,7 +103,7 @@ class Dockerfile:
     """A parsed Dockerfile: its instructions, the comment lines between them, the escape."""
 
     nodes: tuple[Node, ...]
-    comments: tuple[Comment, ...]
+    comments: tuple[CommentNode, ...]
     escape: str
 
 
@@ -151,7 +153,7 @@ class _Parser:
 
     def run(self) -> Dockerfile:
         nodes: list[Node] = []
-        comments: list[Comment] = []
+        comments: list[CommentNode] = []
         while (token := self.lines.scan()) is not None:
             if self.line == 0 and token.startswith("\ufeff"):
                 token = token[1:]
@@ -161,7 +163,7 @@ class _Parser:
             self._directive(stripped)
             self.line += 1
             if stripped.startswith("#"):
-                comments.append(Comment(self.line, column, stripped[1:]))
+                comments.append(CommentNode(self.line, column, stripped[1:]))
             else:
                 line, ended = _trim_continuation(stripped, self.escape)
                 if ended and not line:
@@ -230,14 +232,14 @@ class _Parser:
             offset += len(piece)
         return "".join(parts), tuple(segments)
 
-    def _heredocs(self, line: str, start: int) -> tuple[Heredoc, ...]:
+    def _heredocs(self, line: str, start: int) -> tuple[HeredocNode, ...]:
         try:
             found = _heredocs_in(line)
         except (shellwords.LexError, _NodeError) as exc:
             raise DockerfileSyntaxError(str(exc), start) from None
         return tuple(self._body(header, start) for header in found)
 
-    def _body(self, header: Heredoc, start: int) -> Heredoc:
+    def _body(self, header: HeredocNode, start: int) -> HeredocNode:
         """The heredoc's lines up to its terminator (leading tabs ignored with `<<-`)."""
         first = self.line + 1
         body: list[str] = []
@@ -390,7 +392,7 @@ _DISPATCH: dict[str, Callable[[str, str], _Values]] = {
 }
 
 
-def _heredocs_in(line: str) -> list[Heredoc]:
+def _heredocs_in(line: str) -> list[HeredocNode]:
     """heredocsFromLine: each `<<WORD` of the line, in order, its body still to be read."""
     if "<<" not in line:  # the lexer only ever keeps characters, so no "<<", no heredoc
         return []
@@ -406,7 +408,7 @@ def _heredocs_in(line: str) -> list[Heredoc]:
     return docs
 
 
-def _heredoc_word(word: str) -> Heredoc | None:
+def _heredoc_word(word: str) -> HeredocNode | None:
     """ParseHeredoc of one word; lexer errors of its name are errors of the instruction."""
     match = _HEREDOC_WORD.match(word)
     if match is None or not match.group(3):
@@ -420,7 +422,7 @@ def _heredoc_word(word: str) -> Heredoc | None:
         raise _NodeError(f"internal lexing of heredoc produced inconsistent results: {rest}")
     quotes = names[0].count("'") + names[0].count('"')
     raw_quotes = raw[0].count("'") + raw[0].count('"')
-    return Heredoc(names[0], _parse_uint(digits), quotes == raw_quotes, chomp, "", 0)
+    return HeredocNode(names[0], _parse_uint(digits), quotes == raw_quotes, chomp, "", 0)
 
 
 def _parse_uint(digits: str) -> int:

@@ -20,10 +20,10 @@ from gpuship.dockerfile import (
     Dockerfile,
     DockerfileSyntaxError,
     DockerfileTooLarge,
+    HeredocNode,
     Node,
     parse,
 )
-from gpuship.dockerfile import Heredoc as HeredocNode
 
 _KNOWN = frozenset(
     [
@@ -259,14 +259,14 @@ def parse_dockerfile(source: str, path: Path, *, max_nodes: int = MAX_NODES) -> 
 
 
 def _instruction(index: int, node: Node) -> Instruction:
-    # ONBUILD wraps an instruction: its arguments are the wrapped one's; BuildKit keeps the
-    # heredocs (and the lines) on the ONBUILD itself.
+    # ONBUILD wraps an instruction: its arguments and flags (`ONBUILD RUN --mount=...`) are the
+    # wrapped one's; BuildKit keeps the heredocs (and the lines) on the ONBUILD itself.
     inner = node.sub if node.sub is not None else node
     return Instruction(
         index=index,
         keyword=node.keyword.upper(),
         sub_keyword=node.sub.keyword.upper() if node.sub is not None else None,
-        flags=node.flags,
+        flags=node.flags + inner.flags if node.sub is not None else node.flags,
         args=inner.values,
         json_form=inner.json,
         heredocs=tuple(_heredoc(h) for h in node.heredocs),

@@ -19,7 +19,7 @@ from gpuship.docs.knowledge_module import knowledge_module
 from gpuship.docs.result_reference import result_pages
 from gpuship.docs.rule_pages import rule_pages
 from gpuship.errors import InputError
-from gpuship.report.catalog import Stage
+from gpuship.report.catalog import RuleCatalog
 
 README_START = "<!-- gpuship:actions:start -->"
 README_END = "<!-- gpuship:actions:end -->"
@@ -28,11 +28,11 @@ README_END = "<!-- gpuship:actions:end -->"
 def generated_pages(
     root: Path,
     result_types: Mapping[str, object],
-    stages: Sequence[Stage],
+    catalogs: Sequence[RuleCatalog],
     config_schema: dict[str, Any],
 ) -> dict[Path, str]:
     """Every generated file and the text it should have; `result_types` is each command's
-    result type, by command name, `stages` the rule catalog and `config_schema` gpuship.yaml's
+    result type, by command name, `catalogs` every stage's rules and `config_schema` gpuship.yaml's
     JSON Schema (both gathered by the docs command, which sees every stage)."""
     actions = discover_actions(root)
     pages = {
@@ -45,7 +45,7 @@ def generated_pages(
     ]
     pages[root / "docs" / "actions" / "README.md"] = "\n".join(index) + "\n"
     pages[root / "docs" / "config.md"] = render_config_reference(config_schema)
-    pages.update(rule_pages(root / "docs" / "rules", stages))
+    pages.update(rule_pages(root / "docs" / "rules", catalogs))
     pages.update(result_pages(root / "docs" / "results", result_types))
     knowledge = root / "src" / "gpuship" / "cuda" / "data" / "knowledge.yaml"
     if knowledge.is_file():  # gpuship's own checkout: the knowledge base as Python too

@@ -19,8 +19,7 @@ from typing import Any, BinaryIO
 
 from gpuship.errors import LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.registry.errors import UnsupportedDigest
-from gpuship.registry.reference import digest_hash
+from gpuship.reference import UnsupportedDigest, digest_hash
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

@@ -24,7 +24,7 @@ _FLAGS = re.compile(r"^(?:--\S+\s+)*")
 
 
 @dataclass(frozen=True)
-class Instruction:
+class LayerInstruction:
     """A layer-making Dockerfile instruction and the line it starts on."""
 
     line: int
@@ -36,7 +36,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def final_stage_instructions(text: str) -> list[Instruction]:
+def final_stage_instructions(text: str) -> list[LayerInstruction]:
     """Layer-making instructions of the last stage, with their 1-based start lines.
 
     A file BuildKit would refuse maps no layer.
@@ -45,14 +45,14 @@ def final_stage_instructions(text: str) -> list[Instruction]:
         nodes = parse(text).nodes
     except (DockerfileSyntaxError, DockerfileTooLarge):
         return []
-    instructions: list[Instruction] = []
+    instructions: list[LayerInstruction] = []
     for node in nodes:
         keyword, _, args = _squash(node.original).partition(" ")
         keyword = keyword.upper()
         if keyword == "FROM":
             instructions = []
         elif keyword in _LAYER_KEYWORDS:
-            instructions.append(Instruction(node.start_line, keyword, args))
+            instructions.append(LayerInstruction(node.start_line, keyword, args))
     return instructions
 
 
@@ -77,7 +77,7 @@ def _destination(args: str) -> str:
     return words[-1].rstrip("/") if words else ""
 
 
-def _matches(instruction: Instruction, keyword: str, body: str) -> bool:
+def _matches(instruction: LayerInstruction, keyword: str, body: str) -> bool:
     if instruction.keyword != keyword:
         return False
     if keyword == "RUN":
@@ -86,7 +86,9 @@ def _matches(instruction: Instruction, keyword: str, body: str) -> bool:
     return _destination(instruction.args) == _destination(body)
 
 
-def map_layers(created_by: Sequence[str], instructions: Sequence[Instruction]) -> list[int | None]:
+def map_layers(
+    created_by: Sequence[str], instructions: Sequence[LayerInstruction]
+) -> list[int | None]:
     """For each layer's history text, the Dockerfile line that made it (None if unknown)."""
     lines: list[int | None] = []
     position = 0

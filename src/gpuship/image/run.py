@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gpuship.dockerfile import MAX_DOCKERFILE_BYTES
@@ -13,8 +14,15 @@ from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
 from gpuship.image.inspect import inspect_image
 from gpuship.image.progress import LayerProgress
 from gpuship.image.report import DockerfileLines, Judgement, judge
+from gpuship.image_result import ImageResult
 from gpuship.platforms import host_platform
 from gpuship.registry.access import RegistryAccess
+from gpuship.report import Finding, Rule
+
+# The image stage's checks of one image, for a stage that checks images it does not read
+# itself (`lint --image`, `build`): REF and the Dockerfile its findings point into -> the
+# findings, their rules and the image result.
+ImageCheck = Callable[[str, Path | None], tuple[list[Finding], Mapping[str, Rule], ImageResult]]
 
 
 def dockerfile_lines(path: Path, analysis: ImageAnalysis) -> DockerfileLines:
@@ -60,3 +68,19 @@ def inspect_and_judge(
             progress.finish()
     mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
     return judge(analysis, settings, mapping)
+
+
+def image_check(
+    settings: ImageStageConfig, access: RegistryAccess, platform: str | None = None
+) -> ImageCheck:
+    """`inspect_and_judge` with the `inspect:` settings, as another stage calls it."""
+
+    def check(
+        reference: str, dockerfile: Path | None
+    ) -> tuple[list[Finding], Mapping[str, Rule], ImageResult]:
+        judgement = inspect_and_judge(
+            reference, settings, access=access, platform=platform, dockerfile=dockerfile
+        )
+        return judgement.findings, judgement.rules, judgement.result
+
+    return check

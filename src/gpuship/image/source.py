@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from gpuship import platforms
 from gpuship.documents import load_json
@@ -23,13 +23,14 @@ from gpuship.errors import InputError, LimitExceeded
 from gpuship.image.layerscan import LayerScan
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.platforms import PlatformMissing
+from gpuship.reference import content_matches
 from gpuship.registry.manifest import (
     Descriptor,
     ImageIndex,
     ImageManifest,
+    OciDocument,
     parse_manifest,
 )
-from gpuship.registry.reference import content_matches
 
 _MAX_INDEX_DEPTH = 4
 # What `inspect` reads as an image (image-spec media types; Docker image manifest v2.2).
@@ -52,28 +53,24 @@ LAYER_MEDIA_TYPES = frozenset(
 )
 
 
-class _Document(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
-
-
-class HistoryEntry(_Document):
+class HistoryEntry(OciDocument):
     created_by: str = ""
     empty_layer: bool = False
     comment: str = ""
 
 
-class ContainerConfig(_Document):
+class ContainerConfig(OciDocument):
     env: list[str] | None = Field(default=None, alias="Env")
     labels: dict[str, str] | None = Field(default=None, alias="Labels")
     user: str | None = Field(default=None, alias="User")
 
 
-class RootFs(_Document):
+class RootFs(OciDocument):
     type: str = "layers"
     diff_ids: list[str] = Field(default_factory=list)
 
 
-class ImageConfigDocument(_Document):
+class ImageConfigDocument(OciDocument):
     """The image config blob (OCI image-spec `config.md`), the fields gpuship reads."""
 
     architecture: str = ""

@@ -8,14 +8,17 @@ file a path inside the image came from.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TypeVar, cast
 
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
+from gpuship.lint.branches import Decision, decide, describe
 from gpuship.lint.context import BuildContext
 from gpuship.lint.copies import CopyIndex
 from gpuship.lint.packages import (
@@ -35,6 +38,7 @@ from gpuship.lint.shell import (
     Word,
     expand_shell,
     inline_script,
+    normalise,
 )
 from gpuship.lint.stages import Build, Env, Stage, State, Values, expand
 
@@ -66,6 +70,16 @@ class FileSpec:
 
 
 @dataclass(frozen=True)
+class Requested:
+    """A package an install names: on its command line, or in a file it installs from."""
+
+    spec: Spec
+    install: PythonInstall  # what resolves it (pip for a conda environment file's `pip:`)
+    file: FileSpec | None  # None: on the command line (`spec.word`)
+    file_path: Path | None
+
+
+@dataclass(frozen=True)
 class Run:
     """One RUN instruction with its shell and the scripts it runs."""
 
@@ -75,6 +89,11 @@ class Run:
     scripts: tuple[Script, ...]  # the RUN's own shell first, then followed scripts
     python: tuple[Text, ...]  # Python heredocs (`RUN python3 <<EOF`)
     mounts: tuple[Mount, ...]
+    # What a finding on a command says about the shell branch it runs in, by command id:
+    # one that gpuship cannot decide, or one a --build-arg value selects.
+    notes: Mapping[int, str] = field(default_factory=dict)
+    # Files a `. file` / `source file` command reads into the RUN's shell, by command id.
+    sourced: Mapping[int, Script] = field(default_factory=dict)
     # Several rules ask the same questions of each command; answers are computed once.
     _installs: dict[int, PythonInstall | None] = field(
         default_factory=dict, compare=False, repr=False
@@ -85,6 +104,10 @@ class Run:
     def commands(self) -> Iterator[Command]:
         for script in self.scripts:
             yield from script.commands
+
+    def note(self, command: Command) -> str:
+        """What a finding on `command` adds about the shell branch it runs in ("" for none)."""
+        return self.notes.get(id(command), "")
 
     def env_at(self, command: Command) -> Values:
         """Stage env plus the command's own `FOO=1` prefix and earlier `export`s.
@@ -115,11 +138,7 @@ class Run:
         env = self.state.env
         for other in self.commands:
             self._exported[id(other)] = env
-            # `export X=...` and a bare `X=...;` set a variable for the commands that follow.
-            if other.name == "export":
-                env = _assigned(env, [w.text for w in other.words[1:]])
-            elif not other.words:
-                env = _assigned(env, [a.text for a in other.assignments])
+            env = _advanced(env, other, self.sourced)
         return env
 
     def has_mount_on(self, *fragments: str, kinds: tuple[str, ...] = ("cache", "tmpfs")) -> bool:
@@ -193,6 +212,7 @@ class Analysis:
         # cached_property values: computed once per file, whatever the number of targets.
         other.__dict__["runs"] = self.runs
         other.__dict__["_runs_by_stage"] = self._runs_by_stage
+        other.__dict__["_triggers_by_stage"] = self._triggers_by_stage
         other.__dict__["stage_names"] = self.stage_names
         other.__dict__["_copies"] = self._copies
         return other
@@ -251,6 +271,31 @@ class Analysis:
         for index in sorted(indexes):
             yield from self._runs_by_stage.get(index, ())
 
+    def triggers_in(self, indexes: Iterable[int]) -> Iterator[Run]:
+        """The `ONBUILD RUN` triggers of the stages at `indexes`, in file order.
+
+        A trigger runs in every image built FROM its stage's image (a base for per-model
+        images is where they live), after that image's own instructions: it sees the ENV the
+        stage leaves in its image (not its ARGs), its last WORKDIR and USER; the scripts it
+        runs are followed where the stage's COPYs before the ONBUILD line put them. Checks
+        about what a command does (pinning, caches, downloads,
+        toolchains, security) read them as RUNs of such an image; checks about this file's
+        layer order do not."""
+        for index in sorted(indexes):
+            yield from self._triggers_by_stage.get(index, ())
+
+    @cached_property
+    def _triggers_by_stage(self) -> dict[int, list[Run]]:
+        grouped: dict[int, list[Run]] = {}
+        for stage in self.build.stages:
+            final = stage.final_state
+            state = State(stage.image_env, final.workdir, final.user)
+            for instruction in stage.instructions:
+                if instruction.keyword == "ONBUILD" and instruction.sub_keyword == "RUN":
+                    run = self._run(stage, instruction, state)
+                    grouped.setdefault(stage.index, []).append(run)
+        return grouped
+
     @cached_property
     def _runs_by_stage(self) -> dict[int, list[Run]]:
         grouped: dict[int, list[Run]] = {}
@@ -282,14 +327,62 @@ class Analysis:
         budget = _CommandBudget(self.context.limits.run_max_commands)
         for script in scripts:
             budget.count(script)
+        sourced: dict[int, Script] = {}
         for script in list(scripts):
-            scripts.extend(self._followed(stage, instruction, state, script, 0, budget))
+            scripts.extend(self._followed(stage, instruction, state, script, 0, budget, sourced))
         if budget.exceeded:
             self.capped_runs.append(instruction)
             scripts = budget.cap(scripts)
+        scripts, notes = self._taken(state, scripts, sourced)
         for script in scripts:
             python.extend(self._inline_python(script))
-        return Run(instruction, stage, state, tuple(scripts), tuple(python), mounts)
+        return Run(instruction, stage, state, tuple(scripts), tuple(python), mounts, notes, sourced)
+
+    def _taken(
+        self, state: State, scripts: list[Script], sourced: Mapping[int, Script]
+    ) -> tuple[list[Script], dict[int, str]]:
+        """The scripts without the commands of shell branches this build does not take, and
+        the note each command in a branch gets: one that gpuship cannot decide keeps every
+        arm it may take (and says so), one a --build-arg decides says which."""
+        if not any(c.guards for script in scripts for c in script.commands):
+            return scripts, {}
+        decisions: dict[int, Decision] = {}
+        notes: dict[int, str] = {}
+        env = state.env  # as each command sees it, from the commands kept before it
+        kept_scripts = []
+        for script in scripts:
+            kept = []
+            for command in script.commands:
+                for guard in command.guards:
+                    if id(guard.branches) not in decisions:
+                        decisions[id(guard.branches)] = decide(guard.branches, env)
+                if all(decisions[id(g.branches)].runs(g) for g in command.guards):
+                    kept.append(command)
+                    note = self._branch_note(command, decisions, env)
+                    if note:
+                        notes[id(command)] = note
+                    env = _advanced(env, command, sourced)
+            kept_scripts.append(Script(script.source, script.file, tuple(kept)))
+        return kept_scripts, notes
+
+    def _branch_note(self, command: Command, decisions: dict[int, Decision], env: Env) -> str:
+        undecided = [g for g in command.guards if not decisions[id(g.branches)].decided]
+        if undecided:
+            return (
+                f" (in the shell branch {describe(undecided[-1])}, which gpuship cannot "
+                "decide from the Dockerfile, so it is checked as if it runs)"
+            )
+        given = [
+            (guard, name)
+            for guard in command.guards
+            for name in sorted(decisions[id(guard.branches)].variables)
+            if name in self.build.given_args
+        ]
+        if not given:
+            return ""
+        guard = given[-1][0]
+        values = ", ".join(f"--build-arg {name}={env.get(name)}" for _, name in given)
+        return f" (in the shell branch {describe(guard)}, taken with {values})"
 
     def _json_script(self, instruction: Instruction) -> Script:
         text = instruction.text
@@ -300,7 +393,7 @@ class Analysis:
             start = found if found >= 0 else offset
             words.append(Word(arg, start, start + len(arg)))
             offset = start + len(arg)
-        command = Command(tuple(words), (), (), -instruction.index - 1, 0, text, None)
+        command = normalise(Command(tuple(words), (), (), -instruction.index - 1, 0, text, None))
         commands = [command]
         inner = inline_script(command)  # RUN ["/bin/sh", "-c", "..."]
         if inner is not None:
@@ -324,8 +417,11 @@ class Analysis:
         script: Script,
         depth: int,
         budget: _CommandBudget,
+        sourced: dict[int, Script],
     ) -> list[Script]:
-        """Scripts from the build context that this script runs (`./x.sh`, `bash x.sh`)."""
+        """Scripts from the build context that this script runs (`./x.sh`, `bash x.sh`), each
+        in the shell branches of the command that runs it; those read with `.`/`source` are
+        recorded in `sourced` (their variables are the RUN's)."""
         if depth >= 3:
             return []
         found: list[Script] = []
@@ -343,11 +439,34 @@ class Analysis:
             if text is None:
                 continue
             file = self.context.root / source
-            nested = self._shell.parse(file_text(text), file)
+            nested = self._shell.parse(file_text(text), file, guards=command.guards)
             budget.count(nested)
             found.append(nested)
-            found.extend(self._followed(stage, instruction, state, nested, depth + 1, budget))
+            if command.words and command.words[0].text in (".", "source"):
+                sourced[id(command)] = nested
+            found.extend(
+                self._followed(stage, instruction, state, nested, depth + 1, budget, sourced)
+            )
         return found
+
+    def requested(self, run: Run, command: Command) -> Iterator[Requested]:
+        """Every package `command` installs with pip/uv/conda/poetry: its arguments, then the
+        lines of the requirement and conda environment files it installs from."""
+        install = run.python_install(command)
+        if install is None:
+            return
+        for spec in install.specs:
+            if spec.word is not None:
+                yield Requested(spec, install, None, None)
+        env = run.env_at(command)
+        # conda hands an environment file's `pip:` section, with its index lines, to pip.
+        pip = dataclasses.replace(install, tool="pip", index_urls=(), extra_index_urls=())
+        files = [(p, False) for p in install.requirement_files]
+        files += [(p, True) for p in install.env_files]
+        for path, conda in files:
+            for item in self.file_specs(run, path.text, env, conda=conda):
+                installer = pip if item.tool == "pip" else install
+                yield Requested(item.spec, installer, item, self.context.root / item.source)
 
     def file_specs(
         self,
@@ -357,10 +476,11 @@ class Analysis:
         *,
         conda: bool = False,
         visited: set[str] | None = None,
+        extras: tuple[str, ...] = (),
     ) -> Iterator[FileSpec]:
         """Each requirement of a file `run` installs from (`-r path`, `-f env.yml`,
-        `pip install ./dir` -> dir/pyproject.toml), found through the COPY that brought it, with
-        the files it includes (`-r` inside it)."""
+        `pip install ./dir` -> dir/pyproject.toml, with the optional dependencies of `extras`),
+        found through the COPY that brought it, with the files it includes (`-r` inside it)."""
         visited = set() if visited is None else visited
         container = container_path(run.state.workdir, path, env)
         source = self.context_source(run.stage, run.instruction, container)
@@ -373,10 +493,18 @@ class Analysis:
         if conda or source.endswith((".yml", ".yaml")):
             for item in parse_conda_env(text):
                 tool = "pip" if item.pip else "conda"
-                yield FileSpec(item.spec, source, item.line, item.column, tool, ())
+                yield FileSpec(
+                    item.spec,
+                    source,
+                    item.line,
+                    item.column,
+                    tool,
+                    item.index_urls,
+                    item.primary_index_urls,
+                )
             return
         if source.endswith("pyproject.toml"):
-            for requirement in parse_pyproject(text):
+            for requirement in parse_pyproject(text, extras):
                 yield FileSpec(
                     requirement.spec, source, requirement.line, requirement.column, None, ()
                 )
@@ -411,6 +539,21 @@ def container_path(workdir: str, path: str, env: Env) -> str:
     if value.startswith("~"):
         value = "/root" + value[1:]
     return posixpath.normpath(posixpath.join(workdir, value))
+
+
+def _advanced(env: Values, command: Command, sourced: Mapping[int, Script]) -> Values:
+    """`env` after `command`: `export X=...` and a bare `X=...;` set a variable for the
+    commands that follow, and so does a file read with `. file`."""
+    if command.name == "export":
+        return _assigned(env, [w.text for w in command.words[1:]])
+    if not command.words:
+        return _assigned(env, [a.text for a in command.assignments])
+    script = sourced.get(id(command))
+    if script is not None:
+        for inner in script.commands:
+            if inner.name == "export" or not inner.words:
+                env = _advanced(env, inner, {})
+    return env
 
 
 def _assigned(env: Values, assignments: list[str]) -> Values:

@@ -8,6 +8,7 @@ time" and never reported as unpinned.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING
 from gpuship.lint.shell import Command, Word, expand_shell
 
 if TYPE_CHECKING:
+    import yaml
+
     from gpuship.lint.stages import Env
 
 _PIP = re.compile(r"^pip[0-9.]*$")
@@ -118,6 +121,11 @@ _VALUE_OPTIONS = frozenset(
         "--torch-backend",
         "--report",
         "--root-user-action",
+        # pipx install (`pipx install --help`)
+        "--pip-args",
+        "--suffix",
+        "--spec",
+        "--preinstall",
         "-n",
         "--name",
         "-c",
@@ -169,13 +177,14 @@ class Spec:
     name: str  # canonical-ish project name ("" for paths/urls)
     version: str | None  # the pinned version, when pinned with ==
     specifier: str = ""  # the version specifier as written (`>=2`), "" for a bare name
+    extras: frozenset[str] = frozenset()  # `jax[cuda12]` -> {"cuda12"}
 
 
 @dataclass(frozen=True)
 class PythonInstall:
     """A pip/uv/conda/poetry command that installs Python packages."""
 
-    tool: str  # "pip" | "uv" | "conda" | "poetry"
+    tool: str  # "pip" | "uv" | "conda" | "poetry" | "pipx"
     command: Command
     verb: str  # install | sync | add | create | env
     specs: tuple[Spec, ...]
@@ -239,7 +248,22 @@ def _python_install(command: Command, env: Env) -> PythonInstall | None:
         return _conda(command, words, env)
     if name == "poetry" and len(words) >= 2 and words[1].text in ("add", "install"):
         return _pip_like("poetry", command, words[1].text, words[2:], env, project=True)
+    if name == "pipx":
+        return _pipx(command, words, env)
     return None
+
+
+def _pipx(command: Command, words: list[Word], env: Env) -> PythonInstall | None:
+    """`pipx install PACKAGE` (an application in its own venv). With `--spec` the requirement
+    is that option's value and the positional word only names the app: not judged here."""
+    found = _after_verb(words[1:], ("install",))
+    if found is None:
+        return None
+    before, rest = found
+    install = _pip_like("pipx", command, "install", rest, env, before)
+    if "--spec" in install.options:
+        return dataclasses.replace(install, specs=())
+    return install
 
 
 def _after_verb(words: list[Word], verbs: tuple[str, ...]) -> tuple[list[Word], list[Word]] | None:
@@ -463,6 +487,7 @@ def classify(text: str, word: Word | None, env: Env) -> Spec:
         requirement.name.lower().replace("_", "-"),
         version if exact else None,
         str(requirement.specifier),
+        frozenset(e.lower() for e in requirement.extras),
     )
 
 
@@ -560,6 +585,10 @@ class EnvFileSpec:
     line: int
     column: int
     pip: bool
+    # The index URLs its `pip:` section sets (`- --extra-index-url URL`), which conda hands
+    # to pip with the requirements: those of a pip dependency only.
+    index_urls: tuple[str, ...] = ()
+    primary_index_urls: tuple[str, ...] = ()  # those of them set by `--index-url`
 
 
 def parse_conda_env(text: str) -> list[EnvFileSpec]:
@@ -591,20 +620,29 @@ def parse_conda_env(text: str) -> list[EnvFileSpec]:
             elif isinstance(item, yaml.MappingNode):
                 for sub_key, sub_value in item.value:
                     if sub_key.value == "pip" and isinstance(sub_value, yaml.SequenceNode):
-                        for pip_item in sub_value.value:
-                            text_value = str(pip_item.value)
-                            if text_value.startswith("-"):
-                                continue
-                            mark = pip_item.start_mark
-                            result.append(
-                                EnvFileSpec(
-                                    classify(text_value, None, {}),
-                                    mark.line + 1,
-                                    mark.column + 1,
-                                    True,
-                                )
-                            )
+                        result.extend(_pip_section(sub_value.value))
     return result
+
+
+def _pip_section(items: list[yaml.Node]) -> Iterator[EnvFileSpec]:
+    """The requirements of an environment file's `pip:` list, with the index URLs its option
+    lines set (conda writes the whole list to one requirements file for pip)."""
+    parsed = parse_requirements(
+        "\n".join(str(i.value) for i in items if str(i.value).startswith("-"))
+    )
+    for item in items:
+        text_value = str(item.value)
+        if text_value.startswith("-"):
+            continue
+        mark = item.start_mark
+        yield EnvFileSpec(
+            classify(text_value, None, {}),
+            mark.line + 1,
+            mark.column + 1,
+            True,
+            parsed.index_urls,
+            parsed.primary_index_urls,
+        )
 
 
 @dataclass(frozen=True)
@@ -614,6 +652,8 @@ class OsInstall:
     manager: str  # apt | dnf | apk
     command: Command
     packages: tuple[Word, ...]
+    # `dnf module install nodejs:20`: the words are modules, pinned by their stream.
+    modules: bool = False
 
 
 _OS_VALUE_OPTIONS = frozenset(
@@ -624,30 +664,105 @@ _OS_VALUE_OPTIONS = frozenset(
         "--option",
         "-c",
         "--config-file",
+        "--config",
         "--virtual",
         "-X",
         "--repository",
         "--setopt",
         "--enablerepo",
         "--disablerepo",
+        "--repo",
+        "--repoid",
+        "-x",
+        "--exclude",
         "--installroot",
         "--releasever",
     ]
 )
+_DNF_FAMILY = frozenset({"dnf", "dnf5", "yum", "microdnf", "tdnf"})
+# dnf/yum subcommands (and their documented aliases, dnf(8) and yum(8)) that install what the
+# command line names: their words are packages whose versions GSL107 reads.
+_DNF_INSTALL = frozenset({"install", "in", "localinstall"})
+# Subcommands that download packages into the cache (GSL305): installs, upgrades, reinstalls,
+# downgrades, distro-syncs and swaps, also of groups and modules.
+_DNF_DOWNLOADS = _DNF_INSTALL | frozenset(
+    {
+        "reinstall",
+        "rei",
+        "upgrade",
+        "up",
+        "update",
+        "upgrade-minimal",
+        "up-min",
+        "update-minimal",
+        "distro-sync",
+        "distrosync",
+        "dsync",
+        "downgrade",
+        "dg",
+        "swap",
+        "groupinstall",
+        "groupupdate",
+    }
+)
 
 
 def os_install(command: Command) -> OsInstall | None:
-    """The OS package install a command performs, if any."""
+    """The OS package install a command performs, if any. A group install (`dnf group install
+    "Development Tools"`, `dnf install @core`) names no package and is none."""
     name = command.name
-    words = command.words
     if name in ("apt-get", "apt", "aptitude"):
-        manager, verbs = "apt", ("install",)
-    elif name in ("dnf", "yum", "microdnf", "tdnf"):
-        manager, verbs = "dnf", ("install",)
-    elif name == "apk":
-        manager, verbs = "apk", ("add",)
-    else:
+        return _os_packages("apt", command, ("install",))
+    if name == "apk":
+        return _os_packages("apk", command, ("add",))
+    if name not in _DNF_FAMILY:
         return None
+    verbs = _dnf_verbs(command)
+    if len(verbs) >= 2 and verbs[0][1].text == "module" and verbs[1][1].text == "install":
+        packages = [w for _, w in verbs[2:]]
+        return OsInstall("dnf", command, tuple(packages), modules=True)
+    if not verbs or verbs[0][1].text not in _DNF_INSTALL:
+        return None
+    packages = [w for _, w in verbs[1:] if not w.text.startswith("@")]
+    return OsInstall("dnf", command, tuple(packages))
+
+
+def os_download(command: Command) -> Word | None:
+    """The subcommand word of a dnf/yum/microdnf/tdnf command that downloads packages into the
+    package cache (`install`, `in`, `upgrade`, `group install`...), or None."""
+    if command.name not in _DNF_FAMILY:
+        return None
+    verbs = _dnf_verbs(command)
+    if not verbs:
+        return None
+    first = verbs[0][1]
+    if first.text in _DNF_DOWNLOADS:
+        return first
+    if first.text in ("group", "groups", "module") and len(verbs) > 1:
+        second = verbs[1][1]
+        return second if second.text in _DNF_DOWNLOADS else None
+    return None
+
+
+def _dnf_verbs(command: Command) -> list[tuple[int, Word]]:
+    """The words of a dnf-like command that are neither options nor option values (the
+    subcommand first), with their index in the command."""
+    found: list[tuple[int, Word]] = []
+    words = command.words
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word.text.startswith("-"):
+            if word.text in _OS_VALUE_OPTIONS:
+                index += 1
+        else:
+            found.append((index, word))
+        index += 1
+    return found
+
+
+def _os_packages(manager: str, command: Command, verbs: tuple[str, ...]) -> OsInstall | None:
+    words = command.words
     verb_index = next((i for i, w in enumerate(words) if w.text in verbs), None)
     if verb_index is None:
         return None
@@ -664,10 +779,13 @@ def os_install(command: Command) -> OsInstall | None:
     return OsInstall(manager, command, tuple(packages))
 
 
-def os_package_pinned(manager: str, text: str) -> bool:
-    """hadolint's notion of a pinned OS package (DL3008/DL3018/DL3041)."""
+def os_package_pinned(manager: str, text: str, *, module: bool = False) -> bool:
+    """hadolint's notion of a pinned OS package (DL3008/DL3018/DL3041); a dnf module is pinned
+    by its stream (`nodejs:20`, DL3041)."""
     if "$" in text:
         return True
+    if module:
+        return ":" in text
     if manager == "apt":
         return "=" in text or "/" in text or text.endswith(".deb")
     if manager == "apk":
@@ -688,29 +806,52 @@ def is_version_tag(ref: str) -> bool:
     return bool(_VERSION_TAG.match(ref) or _PREFIXED_TAG.match(ref))
 
 
-def parse_pyproject(text: str) -> list[FileRequirement]:
-    """`[project].dependencies` of a pyproject.toml, with the line of each entry.
+def parse_pyproject(text: str, extras: tuple[str, ...] = ()) -> list[FileRequirement]:
+    """`[project].dependencies` of a pyproject.toml, and the optional dependencies of `extras`
+    (`pip install ".[serve]"`), with the line of each entry. An extra that names the project
+    itself (`all = ["proj[serve,dev]"]`) adds nothing of its own and is skipped.
 
     Needs `tomllib` (Python 3.11+); on 3.10 the file is not read (no finding, never a guess).
     """
     document = _load_toml(text)
     project = document.get("project") if document else None
-    dependencies = project.get("dependencies") if isinstance(project, dict) else None
-    if not isinstance(dependencies, list):
+    if not isinstance(project, dict):
         return []
+    entries = _strings(project.get("dependencies"))
+    optional = project.get("optional-dependencies")
+    for extra in extras:
+        entries += _strings(optional.get(extra)) if isinstance(optional, dict) else []
+    own = str(project.get("name", "")).lower().replace("_", "-")
     lines = text.splitlines()
     result = []
-    for dependency in dependencies:
-        if not isinstance(dependency, str):
-            continue
+    for dependency in entries:
         line, column = 1, 1
         for number, content in enumerate(lines, start=1):
             found = content.find(dependency)
             if found >= 0:
                 line, column = number, found + 1
                 break
-        result.append(FileRequirement(classify(dependency, None, {}), line, column))
+        spec = classify(dependency, None, {})
+        if own and spec.name == own:
+            continue
+        result.append(FileRequirement(spec, line, column))
     return result
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+_EXTRAS = re.compile(r"^(?P<path>.*?)\[(?P<extras>[A-Za-z0-9_.,\- ]*)\]$")
+
+
+def project_path(text: str) -> tuple[str, tuple[str, ...]]:
+    """A local project argument without its extras: `.[serve,dev]` -> (`.`, (`serve`, `dev`))."""
+    match = _EXTRAS.match(text)
+    if match is None:
+        return text, ()
+    extras = tuple(e.strip().lower() for e in match.group("extras").split(",") if e.strip())
+    return match.group("path"), extras
 
 
 def _load_toml(text: str) -> dict[str, object] | None:

@@ -14,6 +14,30 @@ from __future__ import annotations
 from gpuship.report import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+# How every rule reads shell branches: said in the limits of the rules they matter most to.
+_BRANCHES = (
+    " Shell `if`/`case` on build args is evaluated with the ARG defaults (and --build-arg "
+    "values): a branch the build does not take is not checked, and a finding in a branch a "
+    "--build-arg selects says so. A condition gpuship cannot decide (a file test, a command's "
+    "exit status, an ARG without a value) keeps every branch it may take, and the finding says "
+    "so."
+)
+# Where the CUDA rules find torch: the indirections a Dockerfile takes to install it.
+_TORCH_FOUND = (
+    "torch is found on RUN lines, in scripts a RUN runs (also through `conda run` in exec "
+    "form), in the requirement files it installs from and in a conda environment file's "
+    "`pip:` section (with its index lines), through ARG/ENV/shell variables and files read "
+    "with `.`/`source`, and through what the shell computes from them: `${CUDA//./}`, "
+    "`$(echo $CUDA | tr -d .)`, `cut`/`sed`/`awk` pipelines, `$(python -c ...)` string "
+    "operations. A value the build computes otherwise (`$(nvcc --version ...)`, a file's "
+    "content) is unknown, and what depends on it is not judged."
+)
+# The rules that read `ONBUILD RUN` triggers end their limits with this.
+_TRIGGERS = (
+    " An `ONBUILD RUN` is read as a RUN of every image built FROM its stage (a base for "
+    "per-model images), with the ENV, WORKDIR and USER the stage leaves in its image; the "
+    "scripts it runs are followed when the stage copies them before the ONBUILD line."
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -75,6 +99,27 @@ RULES: tuple[Rule, ...] = (
         good_example="[a-z]*.tmp",
     ),
     Rule(
+        id="GSL005",
+        name="run-shell-syntax-error",
+        category="metadata",
+        severity=E,
+        summary="A RUN's shell script is a syntax error: no POSIX shell parses it.",
+        rationale="`/bin/sh -c` refuses the script and the build fails at that RUN, however "
+        "right each command in it is. The usual cause is a missing `;` before `fi`, `done` or "
+        "`}` once the lines are joined: `then echo ok fi` makes `fi` an argument of `echo` and "
+        "leaves the `if` open (hadolint reports these through ShellCheck's parse errors).",
+        fix="Put a `;` (or a line break) before the closing word: `then echo ok; fi`.",
+        limits="Judged: a compound command left open at the end of the script (`if`, `while`, "
+        "`until`, `for`, `case`, `{`, `(`) and a closing word that closes nothing, in a "
+        "shell-form RUN or ONBUILD RUN run by a POSIX shell (the default /bin/sh, or a SHELL "
+        "of sh, bash, dash, ash, ksh or zsh). A script with what the check does not model is "
+        "not judged rather than guessed: heredocs, backquotes, arithmetic, `[[ ]]`, arrays, "
+        "functions, process substitution, `exit`, `;&`, or a command substitution holding "
+        "quotes, comments, escapes or parentheses; scripts a RUN runs are not judged.",
+        bad_example="RUN if [ -f /tmp/extra.txt ]; then pip install -r /tmp/extra.txt fi",
+        good_example="RUN if [ -f /tmp/extra.txt ]; then pip install -r /tmp/extra.txt; fi",
+    ),
+    Rule(
         id="GSL101",
         name="base-image-untagged",
         category="pinning",
@@ -133,7 +178,9 @@ RULES: tuple[Rule, ...] = (
         summary="pip/uv/conda/mamba/poetry installs a package without an exact version.",
         rationale="A range (`torch>=2`) or a bare name installs whatever is newest at build "
         "time; a new torch or numpy release breaks a rebuild of an unchanged commit. Checked "
-        "in RUN, in requirement/constraint files, conda env files and in scripts a RUN runs; "
+        "in RUN, in requirement/constraint files, conda env files, the pyproject.toml of a "
+        'local project installed (`pip install ".[serve]"` adds that extra\'s dependencies) '
+        "and in scripts a RUN runs; "
         "hadolint skips `-r`, uv, conda and poetry.",
         fix="Pin with `==` (or a constraints/lock file: `-c constraints.txt`, `uv sync --frozen`).",
         limits="`pip install --dry-run` installs nothing and is not judged. A version that comes "
@@ -143,7 +190,10 @@ RULES: tuple[Rule, ...] = (
         "judged like pip itself. Upgrading the installer itself (`pip install -U pip`, "
         "`conda update conda`, `mamba update mamba`) is a bootstrap step, not judged; nor is "
         "`--no-index` with only local `--find-links` directories (a wheelhouse: its wheels are "
-        "the pins; `PIP_NO_INDEX`/`PIP_FIND_LINKS` set by ENV are not read for this).",
+        "the pins; an ENV's `PIP_NO_INDEX`/`PIP_FIND_LINKS` are not read for this). "
+        "`pipx install` is judged like pip (a `--spec` value is not read). A constraints file "
+        "gpuship cannot read (`-c https://...`, a file the build writes) may pin any package: "
+        "the versions of that install are unknown, not unpinned." + _TRIGGERS,
         bad_example="RUN pip install --no-cache-dir torch transformers>=4.40",
         good_example="RUN pip install --no-cache-dir torch==2.5.1 transformers==4.46.3",
         hadolint=("DL3013",),
@@ -169,7 +219,7 @@ RULES: tuple[Rule, ...] = (
         "another shape (`b3561`, a variable's value) is not on the default branch: a note says "
         "the ref is unknown to gpuship. Requirement URLs are judged on GitHub and "
         "GitLab raw-file URLs, whose ref sits at a known place in the path; other hosts are "
-        "not.",
+        "not." + _BRANCHES + _TRIGGERS,
         bad_example="RUN pip install git+https://github.com/org/repo",
         good_example="RUN pip install git+https://github.com/org/repo@3f2c1a9e",
     ),
@@ -182,6 +232,11 @@ RULES: tuple[Rule, ...] = (
         rationale="Distribution archives drop old versions, so pins often do more harm than "
         "good; this is a note by default (raise it with `lint.severity`).",
         fix="Pin `pkg=version`, or build from a snapshot repository.",
+        limits="Read from `apt-get`/`apt install`, `apk add`, and dnf/yum/microdnf `install`, "
+        "`in`, `localinstall` and `module install`, where a module is pinned by its stream "
+        '(`nodejs:20`, as hadolint reads it). A group (`dnf group install "Development '
+        'Tools"`, `@core`) names no package and is not judged, nor are upgrades. A version '
+        "held in a variable is decided at build time: not reported." + _TRIGGERS,
         bad_example="RUN apt-get install -y --no-install-recommends curl",
         good_example="RUN apt-get install -y --no-install-recommends curl=7.81.0-1ubuntu1.20",
         hadolint=("DL3008", "DL3018", "DL3033", "DL3041"),
@@ -195,6 +250,7 @@ RULES: tuple[Rule, ...] = (
         rationale="What a URL serves can change or be tampered with; a checksum makes the build "
         "fail instead of shipping something else (hadolint#282, open since 2018).",
         fix='Verify with `echo "<sha256>  file" | sha256sum -c -`, or `ADD --checksum=sha256:`.',
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -fsSLo /tmp/t.tgz https://example.com/t.tgz && tar xzf /tmp/t.tgz",
         good_example="ADD --checksum=sha256:<digest> https://example.com/tool.tgz /tmp/",
     ),
@@ -207,6 +263,7 @@ RULES: tuple[Rule, ...] = (
         rationale="The shell reads `>=1.2` as 'write stdout to a file named =1.2': the package is "
         "installed unpinned and the build succeeds, silently.",
         fix="Quote the requirement: `pip install 'pkg>=1.2'`.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN pip install numpy>=1.26",
         good_example="RUN pip install 'numpy==1.26.4'",
     ),
@@ -245,7 +302,11 @@ RULES: tuple[Rule, ...] = (
         good_example='ENV HF_HOME=/cache/hf\nCMD ["python", "serve.py"]  # fetches on start',
         limits="Makefile recipes are read with simple variables substituted; pattern rules, make "
         "functions, conditionals and includes are not evaluated, so a download hidden behind "
-        "them is not seen.",
+        "them is not seen. A Python script is read when run as `python x.py`, `python -m "
+        "pkg.mod` (pkg/mod.py or its __main__.py) or `./x.py`, from the directory the RUN's "
+        "`cd`s lead to (from a shell script the RUN runs, from the WORKDIR; from a recipe, the "
+        "Makefile's directory); `urlretrieve` counts when it fetches a weight file (a weight "
+        "suffix, a Hub `/resolve/` URL)." + _TRIGGERS,
     ),
     Rule(
         id="GSL301",
@@ -261,7 +322,9 @@ RULES: tuple[Rule, ...] = (
         "(an `ENV HOME` moves it). Options before the subcommand (`pip --no-cache-dir install`) "
         "and an earlier `pip config set global.no-cache-dir true` in the stage chain count. A "
         "removal in another script of the same RUN counts whatever its order, since the order "
-        "of two scripts is not known.",
+        "of two scripts is not known. PIP_NO_CACHE_DIR set to any value pip accepts turns the "
+        "cache off, `0`, `false`, `no` and `off` included (pip keeps that for backwards "
+        "compatibility: `_handle_no_cache_dir`); an empty value does not." + _TRIGGERS,
         bad_example="RUN pip install torch==2.5.1",
         good_example="RUN pip install --no-cache-dir torch==2.5.1",
         hadolint=("DL3042",),
@@ -276,6 +339,7 @@ RULES: tuple[Rule, ...] = (
         "hadolint does not see uv.",
         fix="Use `--no-cache`, `ENV UV_NO_CACHE=1`, or "
         "`RUN --mount=type=cache,target=/root/.cache/uv`.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN uv pip install --system torch==2.5.1",
         good_example="RUN --mount=type=cache,target=/root/.cache/uv \\\n"
         "    uv pip install --system torch==2.5.1",
@@ -292,6 +356,12 @@ RULES: tuple[Rule, ...] = (
         "into PREFIX/pkgs and keep it there.",
         fix="End the RUN with `conda clean -afy` (or `micromamba clean --all --yes`), or mount "
         "a cache on the pkgs directory.",
+        limits="A `COPY --from=STAGE DIR` into the final image that takes a conda pkgs/ "
+        "directory STAGE (or a stage it is built FROM) filled and did not clean is reported at "
+        "the COPY: the prefix is an installer's `-p` (else its default under $HOME), an "
+        "install's `-p`/`--prefix`, else the root conda of the installer or of the conda "
+        "images (continuumio, condaforge, mambaorg/micromamba: /opt/conda); elsewhere it is "
+        "unknown and not reported." + _TRIGGERS,
         bad_example="RUN conda install -y pytorch=2.5.1",
         good_example="RUN conda install -y pytorch=2.5.1 && conda clean -afy",
     ),
@@ -305,6 +375,7 @@ RULES: tuple[Rule, ...] = (
         "is accepted (`rm -rf /var/lib/apt/lists/*`, `find /var/lib/apt/lists -delete`, a "
         "cache/tmpfs mount); only stages in the final image are checked.",
         fix="Add `&& rm -rf /var/lib/apt/lists/*` to the same RUN.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN apt-get update && apt-get install -y curl",
         good_example="RUN apt-get update && apt-get install -y curl && rm -rf /var/lib/apt/lists/*",
         hadolint=("DL3009",),
@@ -315,8 +386,19 @@ RULES: tuple[Rule, ...] = (
         category="cache",
         severity=W,
         summary="dnf/yum/apk package caches stay in the final image.",
-        rationale="The package manager's cache is pure waste in a runtime image.",
-        fix="`apk add --no-cache`, or end the RUN with `dnf clean all` / `yum clean all`.",
+        rationale="The package manager's cache is pure waste in a runtime image. Any dnf, yum or "
+        "microdnf command that downloads packages leaves it: `install`/`in`, `upgrade`/`up`, "
+        "`reinstall`, `distro-sync`, `downgrade`, `swap`, group and module installs.",
+        fix="`apk add --no-cache`, or end the RUN with `dnf clean all` / `yum clean all` / "
+        "`microdnf clean all`.",
+        limits="A clean or a removal of the cache counts after the install only, in the same RUN "
+        "(`rm -rf /var/cache/apk/* && apk add` removes nothing the install leaves). The cache "
+        "is where the manager keeps it: dnf 4 in /var/cache/dnf, dnf 5 (Fedora 41's `dnf`) in "
+        "/var/cache/libdnf5, microdnf in /var/cache/yum (or libdnf5's from Fedora 38), yum 3 "
+        "in /var/cache/yum; which one a command is depends on the distribution, so a removal "
+        "of any it may use counts, and a clean by any of dnf, yum and microdnf. A removal of "
+        "/var/cache/yum after `dnf install` removes nothing dnf keeps (hadolint accepts any "
+        "`rm -rf`)." + _TRIGGERS,
         bad_example="RUN dnf install -y gcc",
         good_example="RUN dnf install -y gcc && dnf clean all",
         hadolint=("DL3019", "DL3032", "DL3040"),
@@ -333,7 +415,7 @@ RULES: tuple[Rule, ...] = (
         fix="Use `poetry install --no-cache`, mount a cache on the cache directory, or remove it "
         "in the same RUN.",
         limits="`poetry install --only-root` (the project itself, after its dependencies) "
-        "downloads nothing and is not reported.",
+        "downloads nothing and is not reported." + _TRIGGERS,
         bad_example="RUN poetry install --no-root",
         good_example="RUN poetry install --no-root --no-cache",
     ),
@@ -365,10 +447,18 @@ RULES: tuple[Rule, ...] = (
         "same RUN; list JIT needs in `lint.allowed-toolchains`.",
         limits="`make` alone compiles nothing and is reported only beside a compiler; tools "
         "named after a compiler (`clang-format`, `clang-tidy`, `gcc-doc`) are not compilers. "
+        "NVIDIA's `cuda-toolkit-*-config-common` packages hold the library path, no compiler. "
+        "conda's `cuda` metapackage (cuda-runtime with cuda-toolkit), `cuda-toolkit`, "
+        "`cuda-nvcc`, `cuda-compiler` and `cudatoolkit-dev` bring nvcc, its `compilers`, "
+        "`cxx-compiler`, `gcc` and `gxx` a C/C++ compiler; `cuda-runtime` and "
+        "`cuda-libraries` none. "
         "In a final image that installs a package compiling at run time (triton, vllm, sglang, "
-        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line; not in "
-        "requirement files), the C/C++ compiler (gcc, g++, clang, build-essential) is kept "
-        "and not reported: Triton builds its launcher with it; cmake, ninja and nvcc still are.",
+        "flashinfer, deepspeed, torch-tensorrt, apex on the pip/uv/conda command line, or in "
+        "the requirement files or pyproject.toml it installs), the C/C++ compiler (gcc, g++, "
+        "clang, build-essential) is kept and not reported: Triton builds its launcher with "
+        "it; cmake, ninja and nvcc still are. When the comment lines right above a RUN say "
+        "its toolchain is for compiling at run time (they name JIT, Triton, flashinfer or "
+        "DeepSpeed, or compiling at run time), nothing that RUN installs is reported." + _TRIGGERS,
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",
@@ -391,6 +481,7 @@ RULES: tuple[Rule, ...] = (
         "gpuship's knowledge base is complete; elsewhere a variant gpuship does not list is "
         "unknown to it (GSL508), never called missing.",
         fix="Use a CUDA variant that torch release publishes (see `gpuship kb torch VERSION`).",
+        limits=_TORCH_FOUND + _BRANCHES,
         bad_example="RUN pip install torch==2.6.0 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu121",
         good_example="RUN pip install torch==2.6.0 \\\n"
@@ -404,10 +495,10 @@ RULES: tuple[Rule, ...] = (
         summary="torch's bundled CUDA differs from the base image's CUDA.",
         rationale="CUDA wheels bundle their own runtime: the image carries two CUDA runtimes, and "
         "the driver it really needs is the higher one, while NVIDIA_REQUIRE_CUDA states the "
-        "base's. torch is found on RUN lines, in requirement files the RUN installs and through "
-        "ARG/ENV/shell variables; without an index URL it is PyPI's default variant of that "
-        "release (torch 2.7 from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the "
-        "torch index) are the usual cause.",
+        "base's. Without an index URL torch is PyPI's default variant of its release (torch 2.7 "
+        "from PyPI is cu126). Two ARGs that disagree (CUDA_VERSION vs the torch index) are the "
+        "usual cause.",
+        limits=_TORCH_FOUND + _BRANCHES,
         fix="Use the torch variant of the base's CUDA, or a base of torch's CUDA (or a plain "
         "OS/`-base` image, since the wheel brings its own runtime).",
         bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
@@ -525,27 +616,41 @@ RULES: tuple[Rule, ...] = (
         name="cuda-package-for-other-cuda",
         category="cuda",
         severity=W,
-        summary="An apt package of CUDA libraries (cuDNN, NCCL, cuBLAS...) is built for another "
-        "CUDA than the base image's, or brings another cuDNN major than the image's.",
+        summary="A CUDA-bound package (apt, conda or pip) is built for another CUDA than the base "
+        "image's, or brings or needs another cuDNN major than the image's.",
         rationale="`libcudnn8=8.9.7.29-1+cuda11.8` on a CUDA 12 base, or `cuda-cudart-12-1` on "
         "12.4, puts libraries built for one CUDA next to another: a second toolkit version in "
         "the image, and for another major version libraries that do not load. Read from the "
         "`+cudaX.Y` suffix of the package version, compared by major (a library built for 12.2 "
         "runs on any CUDA 12 thanks to minor version compatibility: `+cuda12.2` is the only "
         "CUDA 12 build of cuDNN 8.9.7), and from `-X-Y` / `-cuda-X` package names, a toolkit "
-        "minor itself. "
-        "Likewise `libcudnn8` on a cuDNN 9 stack (a `cudnn9` base tag, or a torch whose PyPI "
-        "wheel pins cuDNN 9: 2.4 and later, from gpuship's knowledge base) adds a second cuDNN "
-        "that torch never loads.",
-        fix="Install the package build for the base's CUDA, or use a base of the CUDA the "
-        "packages need (nvidia/cuda `-cudnn-` tags carry a matching cuDNN).",
+        "minor itself. Python packages other than torch are compared with the base's CUDA by "
+        "major: `cupy-cuda11x`, `nvidia-*-cu11` wheels, `tensorrt-cu12`, `jax[cuda12]` and "
+        "`paddlepaddle-gpu==2.6.1.post120` by what their names say, `onnxruntime-gpu` and "
+        "`tensorflow` releases by gpuship's knowledge base (the CUDA and cuDNN each PyPI "
+        "release is built for). One that loads the system's CUDA cannot use the GPU on another "
+        "major; one that brings its CUDA from pip (`jax[cuda12]`, `tensorflow[and-cuda]`, "
+        "`nvidia-*` wheels) adds a second CUDA stack. "
+        "Likewise cuDNN 8 from apt (`libcudnn8`), conda (`cudnn=8.9`) or pip "
+        "(`nvidia-cudnn-cu11==8.*`, `tensorflow[and-cuda]` 2.17 or older) on a cuDNN 9 stack (a "
+        "`cudnn9` base tag, or a torch whose PyPI wheel pins cuDNN 9: 2.4 and later, from "
+        "gpuship's knowledge base) adds a second cuDNN that torch never loads, and a package "
+        "that needs a cuDNN major the image lacks (onnxruntime-gpu 1.18 or older needs cuDNN 8) "
+        "cannot load it.",
+        fix="Install the package build for the base's CUDA and the image's cuDNN, or use a "
+        "base of the CUDA the packages need (nvidia/cuda `-cudnn-` tags carry a matching "
+        "cuDNN).",
         bad_example="FROM nvidia/cuda:12.3.2-runtime-ubuntu22.04\n"
         "RUN apt-get install -y libcudnn8=8.9.7.29-1+cuda11.8",
         good_example="FROM nvidia/cuda:12.3.2-cudnn9-runtime-ubuntu22.04",
         limits="A base tag that names no cuDNN major (nvidia/cuda `-cudnn-`) and torch from "
-        "another index than PyPI's default leave the image's cuDNN major unknown; software that "
-        "needs cuDNN 8 beside torch (an older TensorRT or onnxruntime) is the user's call: "
-        "suppress with the reason.",
+        "another index than PyPI's default leave the image's cuDNN major unknown. A cuDNN that "
+        "a package of the image needs (onnxruntime-gpu 1.17 and `libcudnn8`) is reported on "
+        "neither. Releases the knowledge base does not hold (onnxruntime-gpu 1.21, tensorflow "
+        "2.19), a bare `tensorrt` or `cupy` (their names state no CUDA), onnxruntime-gpu and "
+        "tensorflow installed from another index than PyPI, and conda's torch and toolkit "
+        "packages are unknown and not judged; other software that needs cuDNN 8 beside torch "
+        "is the user's call: suppress with the reason." + _BRANCHES,
     ),
     Rule(
         id="GSL510",
@@ -565,10 +670,12 @@ RULES: tuple[Rule, ...] = (
         "    --extra-index-url https://download.pytorch.org/whl/cu118",
         good_example="RUN pip install torch==2.7.1 \\\n"
         "    --index-url https://download.pytorch.org/whl/cu118",
-        limits="Judged for variants gpuship knows torch retired (cu118 after 2.7); while a "
-        "variant may still come in a later release, its index may hold the newest torch and "
-        "nothing is said. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
-        "index pip prefers the `+cuXXX` build of the same version).",
+        limits="Judged for the variants gpuship's knowledge base records torch retired "
+        "(cu118 after 2.7, cu121 after 2.5, cu124 after 2.6); while a variant may still come "
+        "in a later release, its index may hold the newest torch and nothing is said. An index "
+        "URL assembled in the shell (`INDEX=.../cu$(echo $CUDA | tr -d .)`) is read as the "
+        "build computes it. A pinned torch is judged by GSL501/GSL508 instead (with an extra "
+        "index pip prefers the `+cuXXX` build of the same version)." + _BRANCHES,
     ),
     Rule(
         id="GSL511",
@@ -591,10 +698,16 @@ RULES: tuple[Rule, ...] = (
         "flash_attn-2.7.4+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
         limits="The image's torch is a pinned torch of the same stage chain (one release, its "
         "CUDA from the index or the PyPI default gpuship records) or a pytorch/pytorch base "
-        "tag; its Python is that of an official python:X.Y base that installs no other "
-        "interpreter. An unpinned torch, two different torches, or any other base leave the "
-        "fact unknown, and nothing is said. CUDA is compared by major version only (a cu124 "
-        "build with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged.",
+        "tag; an unpinned torch installed with a range (`torch>=2.5`) is judged only where the "
+        "range admits no release of the wheel's torch. xformers installed by version is "
+        "judged on the torch gpuship's knowledge base records for it (0.0.23 to 0.0.33); a "
+        "release it does not record is unknown. The image's Python is that of an official "
+        "python:X.Y base, or the apt `python3` of an Ubuntu base (nvidia/cuda `-ubuntu22.04`, "
+        "`ubuntu:24.04`; 3.10 and 3.12) that the stage chain installs, when no other "
+        "interpreter is installed. Two different torches or any other base leave the fact "
+        "unknown, and nothing is said. CUDA is compared by major version only (a cu124 build "
+        "with torch's CUDA 12.1 may work); the C++ ABI flag (`cxx11abi`) is not judged."
+        + _BRANCHES,
     ),
     Rule(
         id="GSL601",
@@ -604,14 +717,20 @@ RULES: tuple[Rule, ...] = (
         summary="Dependencies are installed after the source is copied (`COPY .`, `COPY src/`, "
         "`COPY handler.py`).",
         rationale="Every code edit invalidates the COPY layer and re-runs the install of torch & "
-        "co. (minutes, GBs) on each build. A copied script the install itself runs is not "
-        "source in this sense.",
+        "co. (minutes, GBs) on each build. A copied script the install itself runs (directly or "
+        "through the recipes of a `make TARGET`) is not source in this sense.",
         fix="COPY only the requirement/lock files, install, then `COPY . .`.",
         limits="The documented layering passes: `uv sync --no-install-project` (or `poetry "
         "install --no-root`) before `COPY . .` and a plain `uv sync` after it; a project "
         "skeleton (the manifest with the Python files the build backend reads, or a package's "
         "`__init__.py`); a directory whose scripts the next step runs (`COPY installers /tmp/i/` "
-        "then `RUN bash /tmp/i/x.sh`).",
+        "then `RUN bash /tmp/i/x.sh`). ONBUILD triggers run in other images and are not judged. "
+        'A local project install (`pip install -e .`, `".[serve]"`) counts when its '
+        "pyproject.toml lists dependencies (those of the extras named too) and no RUN before "
+        "the copy installed Python dependencies; one whose dependencies gpuship cannot read "
+        "(setup.py only) is not judged. Installs in scripts a RUN runs and in the recipes of a "
+        "`make TARGET` count. Of several installs after the copy, the heaviest is reported: "
+        "Python dependencies before OS packages, the first of equals.",
         bad_example="COPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt",
         good_example="COPY requirements.txt /app/\nRUN pip install --no-cache-dir -r "
         "/app/requirements.txt\nCOPY . /app",
@@ -641,6 +760,12 @@ RULES: tuple[Rule, ...] = (
         rationale="Deleting in a later layer does not shrink the image: the bytes stay in the "
         "earlier layer (e.g. `COPY x.whl` then `RUN rm x.whl`).",
         fix="Create, use and delete in one RUN, or use `RUN --mount=type=bind` for the file.",
+        limits="A deletion is traced to the COPY/ADD that put the path there, or to a RUN that "
+        "made it (a download's output, a clone, a cache). Below a copied directory of the "
+        "build context, only what that directory holds counts; below a copied file, or a "
+        "`COPY --from` source whose content gpuship does not see, nothing does: the image may "
+        "hold it from its base (`COPY nginx.conf /etc/nginx` then `rm "
+        "/etc/nginx/conf.d/default.conf`).",
         bad_example="COPY torch.whl /tmp/\nRUN pip install /tmp/torch.whl\nRUN rm /tmp/torch.whl",
         good_example="RUN --mount=type=bind,source=torch.whl,target=/tmp/torch.whl "
         "pip install /tmp/torch.whl",
@@ -666,7 +791,27 @@ RULES: tuple[Rule, ...] = (
         "any deletion in the RUN that may reach it (a glob, a directory holding it, a path held "
         "in a variable; a relative path such as `find . -delete` from the directory it runs "
         "in) counts, and a download made inside a script the RUN runs is not "
-        "judged. Weight files are GSL202's.",
+        "judged. A file the RUN moves (`mv x.sh /tmp/i.sh`) is followed to where it went, "
+        "into a directory of that name too. Weight files are GSL202's." + _TRIGGERS,
+    ),
+    Rule(
+        id="GSL703",
+        name="tree-stored-again-by-chown",
+        category="waste",
+        severity=W,
+        summary="A later RUN changes the owner or mode of a whole tree an earlier instruction "
+        "added (`chown -R`, `chmod -R`): its layer stores every file again.",
+        rationale="A layer records each file whose owner or mode changed in full, content "
+        "included: `COPY . /app` then `RUN chown -R app:app /app` ships the application twice, "
+        "and a virtualenv or model under it too.",
+        fix="Set owner and mode as the files arrive (`COPY --chown=app:app`, `COPY "
+        "--chmod=755`), or in the RUN that creates them.",
+        limits="Read for `chown`, `chgrp` and `chmod` with `-R`/`--recursive` in a RUN of the "
+        "final image, on a path an earlier COPY/ADD or RUN of the stage added, or a directory "
+        "holding one (as GSL701 traces them). Trees of the base image are not judged: what "
+        "they weigh is unknown to gpuship.",
+        bad_example="COPY . /app\nRUN chown -R app:app /app",
+        good_example="COPY --chown=app:app . /app",
     ),
     Rule(
         id="GSL801",
@@ -717,7 +862,8 @@ RULES: tuple[Rule, ...] = (
         good_example="RUN useradd -u 10001 app\nUSER 10001",
         limits="Read from RUNs that write /etc/sudoers or /etc/sudoers.d and from sudoers files "
         "copied there from the context; a rule written by a script the RUN runs counts when "
-        "the RUN names the sudoers path. Rules limited to some commands are not reported.",
+        "the RUN names the sudoers path. Rules limited to some commands are not reported."
+        + _TRIGGERS,
         security_severity=6.0,
     ),
     Rule(
@@ -750,6 +896,7 @@ RULES: tuple[Rule, ...] = (
         summary="A downloaded script is piped straight into a shell or interpreter.",
         rationale="Whatever the server returns runs as root in the build, unverified.",
         fix="Download to a file, verify its checksum, then run it (or install a pinned package).",
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -LsSf https://astral.sh/uv/install.sh | sh",
         good_example="COPY --from=ghcr.io/astral-sh/uv:0.5.11 /uv /bin/uv",
         security_severity=6.5,
@@ -778,8 +925,75 @@ RULES: tuple[Rule, ...] = (
         rationale="Without certificate checks anyone on the network path can serve the build "
         "another file; nothing in the image shows it happened.",
         fix="Keep verification on; install the CA certificate the server needs instead.",
+        limits=_TRIGGERS[1:],
         bad_example="RUN curl -kfsSLo /tmp/tool.tgz https://example.com/tool.tgz",
         good_example="RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz",
         security_severity=5.0,
+    ),
+    Rule(
+        id="GSL907",
+        name="package-signature-check-disabled",
+        category="security",
+        severity=W,
+        summary="A package install accepts packages without a valid signature "
+        "(`--allow-unauthenticated`, `[trusted=yes]`, `apk --allow-untrusted`, "
+        "`dnf --nogpgcheck`).",
+        rationale="Package signatures are what tie a package to its distribution: without "
+        "them a mirror, a proxy or anyone on the network path can serve the build another "
+        "package, which then runs as root in the image.",
+        fix="Install the repository's signing key (`signed-by=` a keyring fetched over HTTPS "
+        "and checked) and keep the checks on.",
+        limits="Read from apt-get/apt/aptitude (`--allow-unauthenticated`, "
+        "`--allow-insecure-repositories`, the deprecated `--force-yes` that implies them, "
+        "`-o APT::Get::AllowUnauthenticated=true`, `-o Acquire::AllowInsecureRepositories=true`), "
+        "apt sources written by a RUN with `[trusted=yes]`, `apk --allow-untrusted`, "
+        "dnf/yum/microdnf `--nogpgcheck` or `--setopt=gpgcheck=0`, and `rpm --nosignature`; "
+        "settings in apt.conf or .repo files copied from the context are not read." + _TRIGGERS,
+        bad_example="RUN apt-get update && apt-get install -y --allow-unauthenticated "
+        "libnccl2=2.21.5-1+cuda12.4",
+        good_example="RUN apt-get update && apt-get install -y libnccl2=2.21.5-1+cuda12.4",
+        security_severity=7.5,
+    ),
+    Rule(
+        id="GSL908",
+        name="signing-key-over-http",
+        category="security",
+        severity=W,
+        summary="A package signing key is fetched over plain HTTP and trusted (`curl http://... "
+        "| apt-key add -`, `rpm --import http://...`).",
+        rationale="The signing key decides which packages the image trusts; fetched without "
+        "TLS, anyone on the network path can put their own key in its place and then sign "
+        "whatever packages they serve.",
+        fix="Fetch the key over HTTPS (and check its fingerprint), or copy it from the build "
+        "context.",
+        limits="Read for curl/wget of an `http://` URL piped into `apt-key add`, `gpg "
+        "--import`/`--dearmor` or a `tee` into a keyring, or written into one (/etc/apt/"
+        "trusted.gpg.d, /etc/apt/keyrings, /usr/share/keyrings, /etc/pki/rpm-gpg); `apt-key "
+        "adv --fetch-keys http://...`; `rpm --import http://...`; `ADD http://...` into a "
+        "keyring. Keys fetched from a keyserver by fingerprint are not judged." + _TRIGGERS,
+        bad_example="RUN curl -fsSL http://repo.example.com/key.gpg | apt-key add -",
+        good_example="RUN curl -fsSL https://repo.example.com/key.gpg "
+        "| gpg --dearmor -o /usr/share/keyrings/example.gpg",
+        security_severity=7.0,
+    ),
+    Rule(
+        id="GSL909",
+        name="ssh-key-generated-at-build",
+        category="security",
+        severity=W,
+        summary="`ssh-keygen` runs at build time and leaves a private key in the image.",
+        rationale="A key generated while the image builds is the same in every container "
+        "started from it, and anyone who can pull the image has it: host keys made by "
+        "`ssh-keygen -A` let one container impersonate all the others, a user key gives "
+        "everyone who pulls the image its access.",
+        fix="Generate host keys when the container starts (an entrypoint `ssh-keygen -A`), "
+        "mount user keys as secrets, or use `RUN --mount=type=ssh`.",
+        limits="Read in the RUNs of the final image; a key the same RUN deletes, or writes to "
+        "a mounted directory, is not reported, nor `ssh-keygen` modes that write no new "
+        "private key (`-l`, `-y`, `-R`, `-p`...). Host keys that installing openssh-server "
+        "generates (Debian's postinst) are not judged." + _TRIGGERS,
+        bad_example="RUN apt-get install -y openssh-server && ssh-keygen -A",
+        good_example='ENTRYPOINT ["/bin/sh", "-c", "ssh-keygen -A && exec /usr/sbin/sshd -D"]',
+        security_severity=7.5,
     ),
 )

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuship.dockerfile.source import Span, Text
+from gpuship.lint.branches import NO_STRUCTURE, Guard, Structure, find_branches
+from gpuship.lint.shellvalue import word_value
 from gpuship.lint.stages import Env, expand
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
@@ -99,6 +101,8 @@ class Command:
     position: int  # index inside its pipeline
     source: Text
     file: Path | None  # None: the Dockerfile itself; else a script from the build context
+    # The shell branches it runs in, outermost first (`if [ "$X" = 1 ]; then cmd; fi`).
+    guards: tuple[Guard, ...] = ()
 
     @cached_property
     def name(self) -> str:
@@ -131,34 +135,57 @@ class ShellParser:
         self._budget = budget
         self._pipelines = 0
         # Machine-written Dockerfiles repeat the same RUN text many times; parse it once.
-        self._cache: dict[str, list[_Raw]] = {}
+        self._cache: dict[str, tuple[list[_Raw], Structure]] = {}
 
-    def parse(self, source: Text, file: Path | None = None, depth: int = 0) -> Script:
-        """Every simple command in `source`, including those inside `sh -c '...'`."""
-        raw = self._raw_commands(source.value)
+    def parse(
+        self,
+        source: Text,
+        file: Path | None = None,
+        depth: int = 0,
+        guards: tuple[Guard, ...] = (),
+    ) -> Script:
+        """Every simple command in `source`, including those inside `sh -c '...'`, each with
+        the branches it runs in (`guards`: those of the command that runs `source`)."""
+        raw, structure = self._raw_commands(source.value)
         commands: list[Command] = []
         for words, assignments, redirects, pipeline, position in raw:
-            command = _normalise(
-                Command(words, assignments, redirects, pipeline, position, source, file)
+            start = min(
+                (w.start for w in (*words, *assignments, *(r.target for r in redirects))), default=0
+            )
+            if structure.in_header(start):
+                continue  # a `case` subject or pattern, not a command
+            command = normalise(
+                Command(
+                    words,
+                    assignments,
+                    redirects,
+                    pipeline,
+                    position,
+                    source,
+                    file,
+                    guards + structure.guards(start),
+                )
             )
             commands.append(command)
             inner = inline_script(command)
             if inner is not None and depth < 3:
                 start, end = inner
-                nested = self.parse(source.sub(start, end), file, depth + 1)
+                nested = self.parse(source.sub(start, end), file, depth + 1, command.guards)
                 commands.extend(nested.commands)
         return Script(source, file, tuple(commands))
 
-    def _raw_commands(self, text: str) -> list[_Raw]:
+    def _raw_commands(self, text: str) -> tuple[list[_Raw], Structure]:
         cached = self._cache.get(text)
         if cached is None:
-            cached = self._cache[text] = self._parse_raw(text)
+            if not text.strip():
+                cached = [], NO_STRUCTURE
+            else:
+                tokens = list(_tokenize(text))
+                cached = self._parse_raw(text, tokens), find_branches(text, tokens)
+            self._cache[text] = cached
         return cached
 
-    def _parse_raw(self, text: str) -> list[_Raw]:
-        if not text.strip():
-            return []
-        tokens = list(_tokenize(text))
+    def _parse_raw(self, text: str, tokens: list[tuple[str, int, int, bool]]) -> list[_Raw]:
         if _flat(tokens):
             return self._tokenized(tokens)
         if self._budget > 0:
@@ -287,7 +314,7 @@ def _children(node: Any) -> Iterator[Any]:
         yield command
 
 
-def _normalise(command: Command) -> Command:
+def normalise(command: Command) -> Command:
     """Drop wrappers (`sudo -u app`, `env A=1`, `conda run -n ml`) so `name` is the program
     that really runs."""
     words = list(command.words)
@@ -317,6 +344,7 @@ def _normalise(command: Command) -> Command:
         command.position,
         command.source,
         command.file,
+        command.guards,
     )
 
 
@@ -335,11 +363,14 @@ def _env_run_command(words: list[Word]) -> list[Word]:
 
 
 def expand_shell(text: str, env: Env) -> tuple[str, bool]:
-    """A shell word with its variables expanded; a command substitution (`$(...)`, backquotes)
-    is decided when the build runs, so a word holding one is unknown (False), never a value."""
+    """A shell word with its variables expanded. What else the shell computes from them (a
+    command substitution such as `$(echo $CUDA | tr -d .)`, bash's `${CUDA//./}`) is evaluated
+    by `shellvalue` where the values alone decide it; anything else (`$(git describe)`) is
+    decided when the build runs, so the word is unknown (False), never a value."""
     value, complete = expand(text, env)
-    if "$(" in value or "`" in value:
-        return text, False
+    if "$(" in value or "`" in value or "${" in value:
+        computed = word_value(text, env)
+        return (text, False) if computed is None else (computed, True)
     return value, complete
 
 
@@ -365,6 +396,12 @@ def inline_script(command: Command) -> tuple[int, int] | None:
         if not text.startswith("-"):
             return None
     return None
+
+
+def shell_tokens(text: str) -> Iterator[tuple[str, int, int, bool]]:
+    """(token, start, end, is_operator) for a shell text: its words unquoted, a newline as `;`
+    (for the syntax check in `lint.shellsyntax`)."""
+    return _tokenize(text)
 
 
 def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:

@@ -234,6 +234,8 @@ class Build:
     too_long: tuple[TooLong, ...] = ()
     # Targets of the file not built past `targets-max-instructions` (their last stages).
     targets_left: tuple[int, ...] = ()
+    # The ARGs given a value by --build-arg: a shell branch they decide is not the default's.
+    given_args: frozenset[str] = frozenset()
 
     def root_base(self, stage: Stage) -> Stage:
         """The first stage of `stage`'s FROM chain, whose base is an external image."""
@@ -372,7 +374,7 @@ def build_targets(
     builds: list[Build] = []
     spent = 0  # instructions of the stages each target builds, summed over the targets
     for count, index in enumerate(indexes):
-        build = _graph(frozen, global_args, index, dependencies, too_long)
+        build = _graph(frozen, global_args, index, dependencies, too_long, frozenset(build_args))
         spent += sum(len(frozen[i].instructions) + 1 for i in build.reachable)
         if count and spent > limits.targets_max_instructions:
             left = tuple(indexes[count:])
@@ -548,6 +550,7 @@ def _graph(
     target_index: int,
     dependencies: tuple[frozenset[int], ...],
     too_long: tuple[TooLong, ...],
+    given_args: frozenset[str],
 ) -> Build:
     chain = [target_index]
     parent = stages[target_index].parent
@@ -561,4 +564,12 @@ def _graph(
             if dependency not in reachable:
                 reachable.add(dependency)
                 todo.append(dependency)
-    return Build(stages, global_args, target_index, tuple(chain), frozenset(reachable), too_long)
+    return Build(
+        stages,
+        global_args,
+        target_index,
+        tuple(chain),
+        frozenset(reachable),
+        too_long,
+        given_args=given_args,
+    )

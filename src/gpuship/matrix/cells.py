@@ -25,7 +25,7 @@ from gpuship.matrix.expand import ExpansionError, expand
 from gpuship.matrix.needs import GpuNeeds, InvalidCell, gpu_needs
 from gpuship.matrix.result import MatrixEntry
 from gpuship.matrix.template import Template, TemplateError, parse_template, resolve_values
-from gpuship.registry.reference import parse_reference, parse_repository
+from gpuship.reference import parse_reference, parse_repository
 from gpuship.report.result import to_json
 
 BASE_IMAGE_ARG = "BASE_IMAGE"

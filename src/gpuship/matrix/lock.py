@@ -15,7 +15,7 @@ from gpuship.matrix.lockfile import lock_changes, read_lock, render_lock, write_
 from gpuship.matrix.project import Project, check_matrix_size
 from gpuship.matrix.result import LockResult
 from gpuship.matrix.targets import image_targets
-from gpuship.registry.reference import parse_reference
+from gpuship.reference import parse_reference
 from gpuship.report import Finding, Location, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
 

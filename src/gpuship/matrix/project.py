@@ -59,6 +59,30 @@ def select_images(project: Project, names: Sequence[str]) -> list[ImageConfig]:
     return [by_name[name] for name in names]
 
 
+def pick_cell(
+    project: Project, image: str, wanted: Mapping[str, str], environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """The one valid cell of `image` whose values match every `wanted` axis value (`build
+    --image --set`), as `gpuship matrix` writes it; ConfigError when no valid cell matches
+    (naming the invalid one that does, and why), UsageError when several do."""
+    (plan,) = plan_images(project, select_images(project, [image]), environ)
+    chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
+    if len(chosen) == 1:
+        return chosen[0].to_json()
+    if not chosen:
+        rejected = [c for c in plan.invalid if all(c.values.get(k) == v for k, v in wanted.items())]
+        why = f" ({rejected[0].cell_id} is invalid: {rejected[0].reason})" if rejected else ""
+        raise ConfigError(f"image {image} has no valid cell with {_pairs(wanted)}{why}")
+    ids = ", ".join(c.id for c in chosen)
+    raise UsageError(
+        f"{_pairs(wanted) or 'no --set'} matches {len(chosen)} cells ({ids}); add --set"
+    )
+
+
+def _pairs(wanted: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in wanted.items())
+
+
 def source_facts(environ: Mapping[str, str]) -> SourceFacts:
     """OCI source and revision from the GitHub Actions environment, when present."""
     server = environ.get("GITHUB_SERVER_URL", "https://github.com")

@@ -1,14 +1,16 @@
-"""From trials to what an image did: step figures (pooled and per trial), overload, GPU peak."""
+"""From trials to what an image did: step figures (pooled and per trial), overload, GPU peak,
+cold start, queues at their peak and the slowest requests."""
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from gpuship.http.load import Sample
 from gpuship.nvml.sampler import GpuSample
-from gpuship.probe.config import SloConfig
+from gpuship.probe.config import ProbeConfig, SloConfig
 from gpuship.probe.metrics import StepMetrics, step_metrics
 from gpuship.probe.run import LOAD, RECOVERY, SHORTAGE, Trial
 from gpuship.probe.schedule import Step
@@ -36,6 +38,45 @@ class Overload:
 
 
 @dataclass(frozen=True)
+class SlowRequest:
+    """One of the slowest requests of the load steps (any outcome: a timeout is slow too)."""
+
+    trial: int  # from 1
+    step: str
+    start: float  # intended send, seconds from the start of its trial's load
+    latency: float
+    status: int
+    error: str
+
+
+@dataclass(frozen=True)
+class QueueAndStart:
+    """Over an image's trials: cold starts, model loads, queue peaks under the load steps
+    (client side: holding a slot, waiting for one; the server's own gauge), slowest requests."""
+
+    cold_starts: tuple[float | None, ...]  # one per trial that started
+    cold_start_failure: str | None
+    model_loads: tuple[float | None, ...]
+    peak_in_flight: int
+    peak_waiting: int
+    server_metric: str | None
+    server_peak: float | None
+    server_unknown: str | None  # why the server's queue is unknown
+    slowest: tuple[SlowRequest, ...]
+
+    @property
+    def cold_start(self) -> float | None:
+        """The longest cold start; None when any trial's is unknown."""
+        known = [s for s in self.cold_starts if s is not None]
+        return max(known) if known and len(known) == len(self.cold_starts) else None
+
+    @property
+    def model_load(self) -> float | None:
+        known = [s for s in self.model_loads if s is not None]
+        return max(known) if known else None
+
+
+@dataclass(frozen=True)
 class ImageResult:
     """Everything measured about one image over its trials."""
 
@@ -49,6 +90,7 @@ class ImageResult:
     peak_process_bytes: int | None
     gpu_error: str | None
     log_tail: tuple[str, ...]
+    queue: QueueAndStart
 
     @property
     def measured(self) -> bool:
@@ -56,9 +98,10 @@ class ImageResult:
 
 
 def image_result(
-    role: str, trials: Sequence[Trial], steps: Sequence[Step], slo: SloConfig
+    role: str, trials: Sequence[Trial], steps: Sequence[Step], config: ProbeConfig
 ) -> ImageResult:
     """Pool the trials of one image (`trials` all have this role)."""
+    slo = config.slo
     ran = [trial for trial in trials if trial.start_failure is None]
     per_trial = tuple(
         tuple(_step(trial, index, step, slo) for index, step in enumerate(steps)) for trial in ran
@@ -86,7 +129,68 @@ def image_result(
         peak_process_bytes=max(processes) if processes else None,
         gpu_error=errors[0] if errors else (None if samples or not ran else "no GPU readings"),
         log_tail=tuple(_tail(trials[-1].log)),
+        queue=queue_and_start(ran, steps, config),
     )
+
+
+def queue_and_start(
+    ran: Sequence[Trial], steps: Sequence[Step], config: ProbeConfig
+) -> QueueAndStart:
+    """Cold start, model load, queue peaks and slowest requests of the trials that started."""
+    firsts = [trial.first_response for trial in ran]
+    failure = next((f.failure for f in firsts if f is not None and f.failure), None)
+    loads = [trial.phase(LOAD) for trial in ran]
+    metric, peak, unknown = _server_peak(ran)
+    return QueueAndStart(
+        cold_starts=tuple(None if f is None else f.seconds for f in firsts),
+        cold_start_failure=failure,
+        model_loads=tuple(trial.model_load_s for trial in ran),
+        peak_in_flight=max((p.queue.peak_in_flight for p in loads if p), default=0),
+        peak_waiting=max((p.queue.peak_waiting for p in loads if p), default=0),
+        server_metric=metric,
+        server_peak=peak,
+        server_unknown=unknown,
+        slowest=_slowest(ran, steps, config.slowest_requests),
+    )
+
+
+def _server_peak(ran: Sequence[Trial]) -> tuple[str | None, float | None, str | None]:
+    """(metric, its peak over the load steps of every trial, why unknown)."""
+    traces = [trial.server for trial in ran if trial.server is not None]
+    if not traces:
+        return None, None, "not read"
+    metric = next((trace.metric for trace in traces if trace.metric), None)
+    peaks = [trace.peaks[LOAD][1] for trace in traces if LOAD in trace.peaks]
+    if metric is None or len(peaks) < len(ran):
+        errors = [trace.error for trace in traces if trace.error]
+        url = traces[0].url
+        why = errors[0] if errors else f"{url} exposes none of {', '.join(traces[0].names)}"
+        return metric, None, why
+    return metric, max(peaks), None
+
+
+def _slowest(ran: Sequence[Trial], steps: Sequence[Step], count: int) -> tuple[SlowRequest, ...]:
+    """The `count` slowest requests of the load steps: heapq.nlargest keeps only `count`
+    of them while it reads every sample, however many there are."""
+    found = heapq.nlargest(count, _load_requests(ran), key=lambda pair: pair[1].latency)
+    return tuple(
+        SlowRequest(
+            trial=trial.index + 1,
+            step=steps[sample.step].name,
+            start=sample.intended,
+            latency=sample.latency,
+            status=sample.status,
+            error=sample.error,
+        )
+        for trial, sample in found
+    )
+
+
+def _load_requests(ran: Sequence[Trial]) -> Iterator[tuple[Trial, Sample]]:
+    for trial in ran:
+        phase = trial.phase(LOAD)
+        if phase is not None:
+            yield from ((trial, s) for s in phase.result.samples if s.step >= 0)
 
 
 def _load_gpu_samples(trial: Trial) -> list[GpuSample]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -58,6 +60,21 @@ class TargetConfig(Section):
     memory_limit: str | None = Field(
         default=None, description="Host memory limit of the container, e.g. 32g."
     )
+    model_load_log: str | None = Field(
+        default=None,
+        description="Regex over log lines giving the model-load time in a group named s or ms "
+        "(the largest over the lines: one per rank or shard). Unset: vLLM's and TGI's own "
+        "lines.",
+    )
+
+    @field_validator("model_load_log")
+    @classmethod
+    def _load_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            groups = _regex(value).groupindex
+            if "s" not in groups and "ms" not in groups:
+                raise ValueError("needs a group named s or ms: (?P<s>[0-9.]+)")
+        return value
 
     @field_validator("health_path")
     @classmethod
@@ -191,6 +208,21 @@ class SloConfig(Section):
     goodput_latency_ms: Millis | None = Field(
         default=None, description="Goodput counts requests with latency under this."
     )
+    server_queue_max: float | None = Field(
+        default=None,
+        ge=0,
+        le=10_000_000,
+        allow_inf_nan=False,
+        description="Most requests waiting in the server's own queue (its Prometheus gauge), "
+        "at any time of the load steps.",
+    )
+    cold_start_max_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+        description="Longest cold start: from `docker start` to the first successful response.",
+    )
 
 
 class CompareConfig(Section):
@@ -253,6 +285,52 @@ class ProbeConfig(Section):
         description="The generator is behind its schedule when its p99 dispatch lag at a step "
         "exceeds this; that step's latencies are then not the server's.",
     )
+    metrics_url: str | None = Field(
+        default=None,
+        description="The server's Prometheus endpoint: a path on the server's own address "
+        "(/metrics) or http://HOST:PORT/PATH. Unset: /metrics on the server's address, used "
+        "when it holds a known queue gauge (vLLM, TGI).",
+    )
+    queue_metric: str | None = Field(
+        default=None,
+        description="Name of the gauge holding the server's queue. Unset: the first of "
+        "vllm:num_requests_waiting, tgi_queue_size, nv_inference_pending_request_count the "
+        "endpoint exposes.",
+    )
+    metrics_interval_ms: float = Field(
+        default=500,
+        ge=50,
+        le=60_000,
+        allow_inf_nan=False,
+        description="How often the server's endpoint is read.",
+    )
+    slowest_requests: int = Field(
+        default=10, ge=1, le=1000, description="The slowest requests listed in the report."
+    )
+
+    @field_validator("metrics_url")
+    @classmethod
+    def _metrics_url(cls, value: str | None) -> str | None:
+        if value is None or value.startswith("/"):
+            return value
+        try:
+            parts = urlsplit(value)
+            port = parts.port
+        except ValueError as error:
+            raise ValueError(f"not a URL: {error}") from None
+        if parts.scheme != "http" or not parts.hostname or port == 0:
+            raise ValueError("give a path (/metrics) or http://HOST:PORT/PATH")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("must not hold credentials")
+        return value
+
+    @field_validator("queue_metric")
+    @classmethod
+    def _metric_name(cls, value: str | None) -> str | None:
+        # The metric name grammar of the Prometheus data model.
+        if value is not None and not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", value):
+            raise ValueError("not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        return value
 
     def planned_arrivals(self) -> float:
         """Requests one trial schedules (warm-up, ramp, shortage, recovery): the schedule is
@@ -264,3 +342,10 @@ class ProbeConfig(Section):
             total += shortage.rate * shortage.duration_s
             total += shortage.recovery_rate * shortage.recovery_duration_s
         return total
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"not a regular expression: {error}") from None

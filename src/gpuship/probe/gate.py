@@ -63,6 +63,8 @@ def judge(
         checks += _slo_checks(step, config.slo, step.name in behind)
     checks += _throughput(candidate.steps[-1], config.slo)
     checks += _gpu_memory(candidate, config.slo)
+    checks += _server_queue(candidate, config)
+    checks += _cold_start(candidate, config.slo)
     checks += _overload(candidate, config.slo)
     comparisons: list[Comparison] = []
     if stable is not None:
@@ -184,6 +186,55 @@ def _gpu_memory(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
         "GPU",
         f"peak GPU memory {peak:.1%} of total ({'<=' if ok else '>'} "
         f"{slo.max_gpu_memory_fraction:.0%})",
+    )
+
+
+def _server_queue(result: ImageResult, config: ProbeConfig) -> Iterator[Check]:
+    queue = result.queue
+    limit = config.slo.server_queue_max
+    asked = config.metrics_url is not None or config.queue_metric is not None
+    if queue.server_unknown and asked:
+        yield Check(
+            rules.SERVER_METRICS,
+            Status.WARN,
+            "server queue",
+            f"the server's queue is unknown: {queue.server_unknown}",
+        )
+    if limit is None:
+        return
+    if queue.server_peak is None:
+        why = queue.server_unknown or "not read"
+        message = f"server queue unknown ({why}); set probe.metrics-url or probe.queue-metric"
+        yield Check(rules.SERVER_QUEUE, Status.WARN, "server queue", message)
+        return
+    ok = queue.server_peak <= limit
+    yield Check(
+        rules.SERVER_QUEUE,
+        Status.OK if ok else Status.FAIL,
+        "server queue",
+        f"{queue.server_metric} peaked at {queue.server_peak:g} during the load steps "
+        f"({'<=' if ok else '>'} {limit:g})",
+    )
+
+
+def _cold_start(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
+    limit = slo.cold_start_max_s
+    if limit is None:
+        return
+    seconds = result.queue.cold_start
+    if seconds is None:
+        why = result.queue.cold_start_failure or "not measured"
+        yield Check(rules.COLD_START, Status.WARN, "cold start", f"cold start unknown: {why}")
+        return
+    ok = seconds <= limit
+    load = result.queue.model_load
+    loaded = "" if load is None else f"; the model loaded in {load:.1f} s"
+    yield Check(
+        rules.COLD_START,
+        Status.OK if ok else Status.FAIL,
+        "cold start",
+        f"first successful response {seconds:.2f} s after docker start "
+        f"({'<=' if ok else '>'} {limit:g} s){loaded}",
     )
 
 

@@ -22,6 +22,7 @@ from gpuship.probe import rules
 from gpuship.probe.analysis import OOM_PATTERN
 from gpuship.probe.config import ProbeConfig
 from gpuship.probe.result import JobResult
+from gpuship.probe.servers import group_seconds
 from gpuship.probe.stats import percentile
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
@@ -83,11 +84,9 @@ def step_times(log: str, pattern: str) -> list[float]:
         match = regex.search(text)
         if match is None:
             continue
-        groups = match.groupdict()
-        if groups.get("ms") is not None:
-            times.append(float(groups["ms"]) / 1000)
-        elif groups.get("s") is not None:
-            times.append(float(groups["s"]))
+        seconds = group_seconds(match)
+        if seconds is not None:
+            times.append(seconds)
         else:
             at = _timestamp(stamp)
             if previous is not None and at is not None:

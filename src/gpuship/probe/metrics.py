@@ -5,7 +5,7 @@ and NVIDIA genai-perf (docs.nvidia.com/nim/benchmarking/llm/latest/metrics.html)
 every latency here starts at the request's *intended* send time (open loop, no coordinated
 omission), where both of those start when the request was actually sent:
 
-- latency (E2EL): intended send -> last byte; percentiles over successful requests;
+- latency (E2EL): intended send -> last byte; percentiles and max over successful requests;
 - TTFT: intended send -> first chunk with text (empty first chunks are not tokens);
 - ITL: gaps between consecutive text chunks (vLLM's `itl`), pooled over requests;
 - TPOT: (latency - TTFT) / (output tokens - 1) per request (genai-perf calls this ITL);
@@ -42,6 +42,7 @@ class StepMetrics:
     error_kinds: tuple[tuple[str, int], ...]
     latency: dict[str, Estimate]
     mean_latency: float | None
+    max_latency: float | None
     ttft: dict[str, Estimate]
     itl_p50: float | None
     itl_p99: float | None
@@ -84,7 +85,7 @@ def step_metrics(step: Step, samples: Sequence[Sample], slo: SloConfig) -> StepM
     itls = sorted(gap for s in good for gap in s.itl)
     tpots = sorted(_tpot(s) for s in good if s.tokens > 1 and s.ttft is not None)
     lags = sorted(s.dispatched - s.intended for s in samples) or [0.0]
-    kinds = Counter(_error_kind(s) for s in samples if s.error)
+    kinds = Counter(error_kind(s) for s in samples if s.error)
     return StepMetrics(
         name=step.name,
         rate=step.rate,
@@ -95,6 +96,7 @@ def step_metrics(step: Step, samples: Sequence[Sample], slo: SloConfig) -> StepM
         error_kinds=tuple(sorted(kinds.items())),
         latency=_estimates(latencies),
         mean_latency=sum(latencies) / len(latencies) if latencies else None,
+        max_latency=latencies[-1] if latencies else None,
         ttft=_estimates(ttfts),
         itl_p50=percentile(itls, 0.5) if itls else None,
         itl_p99=percentile(itls, 0.99) if itls else None,
@@ -117,7 +119,7 @@ def _tpot(sample: Sample) -> float:
     return (sample.latency - (sample.ttft or 0.0)) / (sample.tokens - 1)
 
 
-def _error_kind(sample: Sample) -> str:
+def error_kind(sample: Sample) -> str:
     return f"status {sample.status}" if sample.error == "status" else sample.error
 
 

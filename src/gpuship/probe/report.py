@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gpuship.http.load import Sample
+from gpuship.http.metrics import ServerTrace
 from gpuship.nvml.sampler import GpuSample
 from gpuship.probe import result as R
-from gpuship.probe.analysis import ImageResult
+from gpuship.probe.analysis import ImageResult, QueueAndStart
 from gpuship.probe.gate import Check, Comparison, Status, verdict
 from gpuship.probe.metrics import StepMetrics
+from gpuship.probe.queue import ClientQueue
 from gpuship.probe.rules import RULES
-from gpuship.probe.run import Trial
+from gpuship.probe.run import LOAD, Phase, Trial
 from gpuship.probe.stats import Estimate
 from gpuship.report import Chart, Finding, Report, Series, Severity, Table
 from gpuship.report.catalog import rules_by_id
@@ -42,6 +44,7 @@ GPU_FIELDS = (
     "event_reasons",
     "process_bytes",
 )
+QUEUE_FIELDS = ("t_s", "in_flight", "waiting", "slowest_ms")
 _CHART_POINTS = 60
 
 
@@ -114,6 +117,7 @@ def _step_row(role: str, step: StepMetrics) -> tuple[str, ...]:
         _ms(figures[1].value if figures[1] else None),
         p99_text,
         _ms(figures[2].value if figures[2] else None),
+        _ms(step.max_latency),
         _ms(step.mean_latency),
         _ms(ttft.value if ttft else None),
         _ms(step.itl_p50),
@@ -145,6 +149,7 @@ def _tables(
                 "p90",
                 "p99",
                 "p99.9",
+                "max",
                 "mean",
                 "TTFT p99",
                 "ITL p50",
@@ -178,6 +183,8 @@ def _tables(
                 for r in results
             ),
         ),
+        _queue_table(results),
+        _slowest_table(results),
     ]
     tables = [table for table in tables if table.rows]
     if comparisons:
@@ -210,6 +217,65 @@ def _tables(
     return tables
 
 
+def _queue_table(results: Sequence[ImageResult]) -> Table:
+    return Table(
+        title="Cold start and queues (queues: their peak during the load steps)",
+        headers=(
+            "image",
+            "cold start",
+            "model load",
+            "in flight",
+            "waiting for a slot",
+            "server queue",
+        ),
+        rows=tuple((r.role, *_queue_cells(r.queue)) for r in results if r.measured),
+    )
+
+
+def _queue_cells(queue: QueueAndStart) -> tuple[str, ...]:
+    cold = queue.cold_start
+    load = queue.model_load
+    server = (
+        f"unknown ({queue.server_unknown})"
+        if queue.server_peak is None
+        else f"{queue.server_peak:g} ({queue.server_metric})"
+    )
+    return (
+        f"unknown ({queue.cold_start_failure or 'not measured'})"
+        if cold is None
+        else f"{cold:.2f} s",
+        "not in its log" if load is None else f"{load:.2f} s",
+        str(queue.peak_in_flight),
+        str(queue.peak_waiting),
+        server,
+    )
+
+
+def _slowest_table(results: Sequence[ImageResult]) -> Table:
+    return Table(
+        title="Slowest requests of the load steps (start: seconds into the trial's load)",
+        headers=("image", "trial", "step", "start (s)", "latency (ms)", "outcome"),
+        rows=tuple(
+            (
+                r.role,
+                str(slow.trial),
+                slow.step,
+                f"{slow.start:.3f}",
+                _ms(slow.latency),
+                _outcome(slow.status, slow.error),
+            )
+            for r in results
+            for slow in r.queue.slowest
+        ),
+    )
+
+
+def _outcome(status: int, error: str) -> str:
+    if not error:
+        return f"ok ({status})"
+    return f"status {status}" if error == "status" else error
+
+
 def _charts(results: Sequence[ImageResult], trials: Sequence[Trial]) -> list[Chart]:
     charts = []
     measured = [r for r in results if r.steps]
@@ -223,10 +289,78 @@ def _charts(results: Sequence[ImageResult], trials: Sequence[Trial]) -> list[Cha
         charts.append(
             Chart("Latency vs load", "arrival rate", names, "latency (ms)", tuple(series))
         )
+    charts += _queue_charts(trials)
     memory = _memory_chart(trials)
     if memory is not None:
         charts.append(memory)
     return charts
+
+
+def _queue_charts(trials: Sequence[Trial]) -> list[Chart]:
+    """Queue depths and the slowest request over the load steps of each image's first trial,
+    on one time axis: the second chart sits under the first."""
+    firsts = [(t, phase) for t in trials if t.index == 0 and (phase := t.phase(LOAD)) is not None]
+    if not firsts:
+        return []
+    span = max(len(phase.queue.in_flight) * phase.queue.width for _, phase in firsts)
+    width = max(1, math.ceil(span / _CHART_POINTS))
+    count = max(1, math.ceil(span / width))
+    depths: list[Series] = []
+    slowest: list[Series] = []
+    for trial, phase in firsts:
+        queue = phase.queue
+        depths.append(_series(f"{trial.role} in flight", _at(queue, queue.in_flight), width, count))
+        depths.append(
+            _series(f"{trial.role} waiting for a slot", _at(queue, queue.waiting), width, count)
+        )
+        if trial.server is not None and trial.server.metric is not None:
+            server = _server_points(trial.server, phase)
+            depths.append(_series(f"{trial.role} {trial.server.metric}", server, width, count))
+        latency = [(at, None if v is None else v * 1000) for at, v in _at(queue, queue.slowest)]
+        slowest.append(_series(f"{trial.role} slowest request", latency, width, count))
+    x_values = tuple(str(index * width) for index in range(count))
+    return [
+        Chart("Queue depth over time (load steps, first trial)", "seconds", x_values,
+              "requests", tuple(depths)),
+        Chart("Slowest request over time (load steps, first trial)", "seconds", x_values,
+              "latency (ms)", tuple(slowest)),
+    ]  # fmt: skip
+
+
+def _at(queue: ClientQueue, values: Sequence[float | None]) -> list[tuple[float, float | None]]:
+    return [(index * queue.width, value) for index, value in enumerate(values)]
+
+
+def _server_points(server: ServerTrace, phase: Phase) -> list[tuple[float, float | None]]:
+    """The server's readings during the load, in seconds from the load's start."""
+    offset = server.origin - phase.result.origin
+    return [
+        (at + offset, value)
+        for at, value in server.points
+        if 0 <= at + offset < phase.result.duration
+    ]
+
+
+def _series(
+    name: str,
+    points: Iterable[tuple[float, float | None]],
+    width: int,
+    count: int,
+    digits: int = 2,
+) -> Series:
+    """The largest value in each chart bucket of `width` seconds. A bucket without one (a
+    shorter trial, a gap) holds the last: a chart line needs every x."""
+    peaks: list[float | None] = [None] * count
+    for at, value in points:
+        slot = min(int(at / width), count - 1)
+        held = peaks[slot]
+        if value is not None:
+            peaks[slot] = value if held is None else max(held, value)
+    line, last = [], 0.0
+    for peak in peaks:
+        last = last if peak is None else peak
+        line.append(round(last, digits))
+    return Series(name, tuple(line))
 
 
 def _chart_ms(step: StepMetrics, key: str) -> float:
@@ -241,21 +375,18 @@ def _memory_chart(trials: Sequence[Trial]) -> Chart | None:
     span = max(t.gpu[-1].at - t.gpu[0].at for t in firsts)
     width = max(1, math.ceil(span / _CHART_POINTS))
     buckets = int(span / width) + 1
-    series = []
-    for trial in firsts:
-        start = trial.gpu[0].at
-        peaks: list[float | None] = [None] * buckets
-        for sample in trial.gpu:
-            slot = min(int((sample.at - start) / width), buckets - 1)
-            peaks[slot] = max(peaks[slot] or 0.0, sample.used_bytes / 2**20)
-        # A shorter trial (or a gap) holds its last reading; a chart line needs every x.
-        held, last = [], 0.0
-        for peak in peaks:
-            last = last if peak is None else peak
-            held.append(round(last))
-        series.append(Series(f"{trial.role} GPU memory used", tuple(held)))
+    series = tuple(
+        _series(
+            f"{trial.role} GPU memory used",
+            [(s.at - trial.gpu[0].at, s.used_bytes / 2**20) for s in trial.gpu],
+            width,
+            buckets,
+            digits=0,
+        )
+        for trial in firsts
+    )
     x_values = tuple(str(index * width) for index in range(buckets))
-    return Chart("GPU memory over time (first trial)", "seconds", x_values, "MiB", tuple(series))
+    return Chart("GPU memory over time (first trial)", "seconds", x_values, "MiB", series)
 
 
 def _outputs(
@@ -266,6 +397,9 @@ def _outputs(
     ttft = last.ttft.get("p99") if last else None
     worst = max((c.ratio.value for c in comparisons), default=None)
     overloads = sorted({o.behaviour for o in candidate.overloads})
+    queue = candidate.queue
+    slowest_ok = max((s.max_latency for s in candidate.steps if s.max_latency), default=None)
+    measured = candidate.measured
     return {
         "verdict": status.value,
         "reason": reason,
@@ -276,6 +410,12 @@ def _outputs(
         else f"{candidate.peak_memory_fraction:.3f}",
         "overload": ",".join(overloads),
         "worst-ratio": "" if worst is None else f"{worst:.3f}",
+        "max-latency-ms": "" if slowest_ok is None else f"{slowest_ok * 1000:.1f}",
+        "cold-start-s": "" if queue.cold_start is None else f"{queue.cold_start:.2f}",
+        "model-load-s": "" if queue.model_load is None else f"{queue.model_load:.2f}",
+        "in-flight-peak": str(queue.peak_in_flight) if measured else "",
+        "waiting-peak": str(queue.peak_waiting) if measured else "",
+        "server-queue-peak": "" if queue.server_peak is None else f"{queue.server_peak:g}",
     }
 
 
@@ -300,7 +440,36 @@ def _image(result: ImageResult) -> R.ProbedImage:
         peak_process_gpu_bytes=result.peak_process_bytes,
         gpu_error=result.gpu_error,
         log_tail=result.log_tail,
+        queue=_queue(result.queue),
     )
+
+
+def _queue(queue: QueueAndStart) -> R.QueueResult:
+    return R.QueueResult(
+        cold_start_s=_s_or_none(queue.cold_start),
+        cold_start_failure=queue.cold_start_failure,
+        model_load_s=_s_or_none(queue.model_load),
+        peak_in_flight=queue.peak_in_flight,
+        peak_waiting=queue.peak_waiting,
+        server_queue_metric=queue.server_metric,
+        server_queue_peak=queue.server_peak,
+        server_queue_unknown=queue.server_unknown,
+        slowest=tuple(
+            R.SlowRequestResult(
+                trial=slow.trial,
+                step=slow.step,
+                start_s=round(slow.start, 6),
+                latency_ms=round(slow.latency * 1000, 3),
+                status=slow.status,
+                error=slow.error,
+            )
+            for slow in queue.slowest
+        ),
+    )
+
+
+def _s_or_none(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def _ms_or_none(value: float | None) -> float | None:
@@ -326,6 +495,7 @@ def _step(step: StepMetrics) -> R.StepResult:
         throughput_rps=round(step.throughput, 3),
         latency_ms={k: _interval(e, 1000) for k, e in step.latency.items()},
         mean_latency_ms=_ms_or_none(step.mean_latency),
+        max_latency_ms=_ms_or_none(step.max_latency),
         ttft_ms={k: _interval(e, 1000) for k, e in step.ttft.items()},
         itl_p50_ms=_ms_or_none(step.itl_p50),
         itl_p99_ms=_ms_or_none(step.itl_p99),
@@ -350,6 +520,7 @@ def _comparison(comparison: Comparison) -> R.ComparisonResult:
 
 def _trial(trial: Trial) -> R.TrialResult:
     origin = trial.gpu[0].at if trial.gpu else 0.0
+    first = trial.first_response
     return R.TrialResult(
         role=trial.role,
         image=trial.image,
@@ -365,10 +536,49 @@ def _trial(trial: Trial) -> R.TrialResult:
                 exit_code_after=phase.state_after.exit_code,
                 fields=SAMPLE_FIELDS,
                 requests=tuple(_sample_row(s) for s in phase.result.samples),
+                queue=_client_queue(phase.queue),
             )
             for phase in trial.phases
         ),
         gpu=R.GpuTrace(origin, GPU_FIELDS, tuple(_gpu_row(s, origin) for s in trial.gpu)),
+        cold_start_s=_s_or_none(first.seconds) if first else None,
+        cold_start_failure=first.failure if first else None,
+        model_load_s=_s_or_none(trial.model_load_s),
+        server_queue=None if trial.server is None else _server_queue(trial.server),
+    )
+
+
+def _client_queue(queue: ClientQueue) -> R.ClientQueueTrace:
+    rows = zip(queue.in_flight, queue.waiting, queue.slowest, strict=True)
+    return R.ClientQueueTrace(
+        bucket_s=queue.width,
+        peak_in_flight=queue.peak_in_flight,
+        peak_waiting=queue.peak_waiting,
+        fields=QUEUE_FIELDS,
+        points=tuple(
+            (round(index * queue.width, 6), flying, waiting, _ms_or_none(slowest))
+            for index, (flying, waiting, slowest) in enumerate(rows)
+        ),
+    )
+
+
+def _server_queue(server: ServerTrace) -> R.ServerQueueTrace:
+    return R.ServerQueueTrace(
+        url=server.url,
+        looked_for=server.names,
+        metric=server.metric,
+        type=server.kind,
+        reads=server.scrapes,
+        failed_reads=server.failures,
+        first_failure=server.error,
+        peaks={
+            phase: R.PhasePeak(round(at, 3), value)
+            for phase, (at, value) in server.peaks.items()
+            if phase
+        },
+        monotonic_origin=server.origin,
+        bucket_s=server.width,
+        points=tuple((round(at, 6), value) for at, value in server.points),
     )
 
 

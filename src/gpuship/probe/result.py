@@ -34,6 +34,7 @@ class StepResult:
     throughput_rps: float
     latency_ms: Mapping[str, Interval]  # p50, p90, p99, p999
     mean_latency_ms: float | None
+    max_latency_ms: float | None  # the slowest successful request
     ttft_ms: Mapping[str, Interval]
     itl_p50_ms: float | None
     itl_p99_ms: float | None
@@ -58,6 +59,41 @@ class OverloadResult:
 
 
 @dataclass(frozen=True)
+class SlowRequestResult:
+    """One of the slowest requests of the load steps, whatever its outcome."""
+
+    trial: int
+    step: str
+    start_s: float  # its intended send, seconds from the start of its trial's load
+    latency_ms: float
+    status: int  # 0: no response
+    error: str  # "" for a success, else its error kind
+
+
+@dataclass(frozen=True)
+class QueueResult:
+    """Cold start, queues at their peak during the load steps, and the slowest requests.
+
+    Cold start: from `docker start` to the first successful response to the first request
+    (the longest over trials; null: unknown, `cold_start_failure` says why). The model-load
+    time is what the server's log says (null: it says nothing the probe knows). Client side:
+    requests holding a slot under probe.profile.concurrency, and waiting for one. Server side:
+    the gauge `server_queue_metric` read from its Prometheus endpoint (summed over its
+    series), or why it is unknown.
+    """
+
+    cold_start_s: float | None
+    cold_start_failure: str | None
+    model_load_s: float | None
+    peak_in_flight: int
+    peak_waiting: int
+    server_queue_metric: str | None
+    server_queue_peak: float | None
+    server_queue_unknown: str | None
+    slowest: tuple[SlowRequestResult, ...]
+
+
+@dataclass(frozen=True)
 class ProbedImage:
     """One image probed: the candidate, or the stable it is compared with."""
 
@@ -70,6 +106,7 @@ class ProbedImage:
     peak_process_gpu_bytes: int | None
     gpu_error: str | None
     log_tail: tuple[str, ...]
+    queue: QueueResult
 
 
 @dataclass(frozen=True)
@@ -123,6 +160,22 @@ SampleRow = tuple[
 GpuRow = tuple[float, int, int, int, int | None, int | None, int | None, int | None]
 
 
+# One bucket of a phase's client queue: t_s (its start), in_flight, waiting (the most in
+# the bucket), slowest_ms (the slowest request sent in it; null: none was).
+QueueRow = tuple[float, int, int, float | None]
+
+
+@dataclass(frozen=True)
+class ClientQueueTrace:
+    """The client's queue over a phase, in at most limits.probe-series-max-points buckets."""
+
+    bucket_s: float
+    peak_in_flight: int
+    peak_waiting: int
+    fields: tuple[str, ...]
+    points: tuple[QueueRow, ...]
+
+
 @dataclass(frozen=True)
 class PhaseResult:
     """One phase of a trial (steady load, overload...): its schedule and every request."""
@@ -134,6 +187,37 @@ class PhaseResult:
     exit_code_after: int | None
     fields: tuple[str, ...]
     requests: tuple[SampleRow, ...]
+    queue: ClientQueueTrace
+
+
+@dataclass(frozen=True)
+class PhasePeak:
+    """The largest reading of a phase, and when (seconds from the trace's origin)."""
+
+    t_s: float
+    value: float
+
+
+@dataclass(frozen=True)
+class ServerQueueTrace:
+    """The server's queue read from its Prometheus endpoint over a trial (every phase).
+
+    `metric` and `type` say what was read (null: none of `looked_for`, ever); `points` are
+    (t_s, the largest reading in the bucket or null) in at most limits.probe-series-max-points
+    buckets of `bucket_s` seconds from `monotonic_origin`.
+    """
+
+    url: str
+    looked_for: tuple[str, ...]
+    metric: str | None
+    type: str | None
+    reads: int
+    failed_reads: int
+    first_failure: str | None
+    peaks: Mapping[str, PhasePeak]
+    monotonic_origin: float
+    bucket_s: float
+    points: tuple[tuple[float, float | None], ...]
 
 
 @dataclass(frozen=True)
@@ -156,6 +240,10 @@ class TrialResult:
     start_failure: str | None
     phases: tuple[PhaseResult, ...]
     gpu: GpuTrace
+    cold_start_s: float | None
+    cold_start_failure: str | None
+    model_load_s: float | None
+    server_queue: ServerQueueTrace | None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ TTFT_SLO = "GSP103"
 ERROR_RATE = "GSP104"
 THROUGHPUT = "GSP105"
 GPU_MEMORY = "GSP106"
+SERVER_QUEUE = "GSP107"
+COLD_START = "GSP108"
 OOM_CRASH = "GSP201"
 OVERLOAD_ERRORS = "GSP202"
 NOT_RECOVERED = "GSP203"
@@ -19,6 +21,7 @@ REGRESSION_UNCERTAIN = "GSP302"
 NO_COMPARISON = "GSP303"
 GENERATOR_BEHIND = "GSP401"
 GPU_UNKNOWN = "GSP402"
+SERVER_METRICS = "GSP403"
 JOB_OOM = "GSP501"
 JOB_TIMEOUT = "GSP502"
 JOB_FAILED = "GSP503"
@@ -80,6 +83,31 @@ RULES: tuple[Rule, ...] = (
         "out of memory in production.",
         fix="Lower the server's memory fraction (e.g. vLLM --gpu-memory-utilization) or its "
         "batch size.",
+    ),
+    Rule(
+        id=SERVER_QUEUE,
+        name="probe-server-queue",
+        category=_CATEGORY,
+        severity=Severity.ERROR,
+        summary="The server's own queue stays under probe.slo.server-queue-max during the "
+        "load steps",
+        rationale="Requests the server accepted but has not started wait in its queue; a "
+        "queue that grows at a load the service must carry means that load is past its "
+        "capacity, and latency grows with the queue.",
+        fix="Raise the server's batch size or concurrency (vLLM --max-num-seqs, TGI "
+        "--max-batch-total-tokens, Triton instance count), or give it more GPUs.",
+    ),
+    Rule(
+        id=COLD_START,
+        name="probe-cold-start",
+        category=_CATEGORY,
+        severity=Severity.ERROR,
+        summary="From `docker start` to the first successful response takes at most "
+        "probe.slo.cold-start-max-s",
+        rationale="A new node or a restarted service is unavailable for its whole cold "
+        "start: it bounds how fast the fleet scales out and recovers.",
+        fix="See the model-load time beside it: a slow load wants weights on a local "
+        "volume or a faster format (safetensors); the rest is the server's own start.",
     ),
     Rule(
         id=OOM_CRASH,
@@ -157,6 +185,16 @@ RULES: tuple[Rule, ...] = (
         category=_CATEGORY,
         severity=Severity.WARNING,
         summary="GPU readings were taken through NVML during the run",
+    ),
+    Rule(
+        id=SERVER_METRICS,
+        name="probe-server-metrics",
+        category=_CATEGORY,
+        severity=Severity.WARNING,
+        summary="The server's queue was read from the Prometheus endpoint probe.metrics-url "
+        "or probe.queue-metric names",
+        fix="Check the URL (a path on the server's port, or http://HOST:PORT/PATH) and that "
+        "the metric is a gauge the endpoint exposes.",
     ),
     Rule(
         id=JOB_OOM,

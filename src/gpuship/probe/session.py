@@ -13,6 +13,7 @@ from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
 from gpuship.docker.service import ContainerState, ServiceSpec, running_service
 from gpuship.errors import LimitExceeded
 from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
+from gpuship.http.metrics import scraping
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.nvml.sampler import sampling
 from gpuship.probe import rules
@@ -22,7 +23,8 @@ from gpuship.probe.gate import Check, Status, judge
 from gpuship.probe.report import probe_report
 from gpuship.probe.requests import SHORTAGE_FIELD, load_requests
 from gpuship.probe.run import Running, Workload, load_steps, run_trials
-from gpuship.registry.reference import parse_reference
+from gpuship.probe.servers import queue_metrics
+from gpuship.reference import parse_reference
 from gpuship.report import Report
 
 CANDIDATE, STABLE = "candidate", "stable"
@@ -73,7 +75,10 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
             limits=request.limits,
         )
     workload = Workload(
-        requests=tuple(requests), shortage_requests=tuple(shortage), load_steps=load_steps(config)
+        requests=tuple(requests),
+        shortage_requests=tuple(shortage),
+        load_steps=load_steps(config),
+        series_points=request.limits.probe_series_max_points,
     )
     checks: list[Check] = []
     images = [(CANDIDATE, request.candidate)]
@@ -89,11 +94,12 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
                     images.append((STABLE, request.stable))
                 else:
                     checks.append(Check(rules.NO_COMPARISON, Status.WARN, "stable", missing))
+        scrape = _scraper(config, request.limits)
         trials = run_trials(
-            images, config, workload, launch, _sampler(config), _drive(config), progress
+            images, config, workload, launch, _sampler(config), scrape, _drive(config), progress
         )
     results = [
-        image_result(role, [t for t in trials if t.role == role], workload.load_steps, config.slo)
+        image_result(role, [t for t in trials if t.role == role], workload.load_steps, config)
         for role, _ in images
     ]
     stable = results[1] if len(results) > 1 else None
@@ -156,6 +162,7 @@ class _UrlTarget:
     def __init__(self, url: str) -> None:
         target = Target.from_url(url)
         self.address = (target.host, target.port)
+        self.started: float | None = None
 
     def state(self) -> ContainerState:
         return ContainerState(running=True, exit_code=None, oom_killed=False)
@@ -184,6 +191,26 @@ def _sampler(config: ProbeConfig) -> Callable[[Any], Any]:
         return sampling(config.sample_interval_ms / 1000, pids, indexes)
 
     return sample
+
+
+def metrics_url(config: ProbeConfig, address: tuple[str, int]) -> str:
+    """Where the server's Prometheus endpoint is: probe.metrics-url, a path on the server's
+    own address, or by default /metrics there (where vLLM and TGI serve it)."""
+    given = config.metrics_url or "/metrics"
+    return given if not given.startswith("/") else f"http://{address[0]}:{address[1]}{given}"
+
+
+def _scraper(config: ProbeConfig, limits: Limits) -> Callable[[Running], Any]:
+    names = queue_metrics(config.queue_metric)
+
+    def scrape(running: Running) -> Any:
+        url = metrics_url(config, running.address)
+        interval = config.metrics_interval_ms / 1000
+        return scraping(
+            url, names, interval, limits.metrics_max_bytes, limits.probe_series_max_points
+        )
+
+    return scrape
 
 
 def _drive(

@@ -1,1 +1,2 @@
-"""Adapter: OCI registries over the distribution API (client.py), with auth and retries."""
+"""Adapter: OCI registries over the distribution API (client.py and its parts), with auth and
+retries; GHCR's package API for what OCI cannot do there (ghcr.py)."""

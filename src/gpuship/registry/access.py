@@ -16,21 +16,10 @@ from typing import TYPE_CHECKING
 
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.deadline import Deadline
+from gpuship.registry.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from gpuship.registry.client import RegistryClient
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try: total attempts, first backoff (doubled per try), caps and timeouts."""
-
-    attempts: int = 5
-    backoff_s: float = 0.5
-    max_wait_s: float = 10.0
-    # One attempt, from sending to the last byte of the answer (streamed blobs: per read).
-    timeout_s: float = 30.0
-    connect_timeout_s: float = 10.0
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from gpuship.reference import Repository, sha256_digest
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
-from gpuship.registry.reference import Repository, sha256_digest
 
 EMPTY_CONFIG = b"{}"
 # Artifacts are read this many at a time (one manifest GET each): enough to overlap the round

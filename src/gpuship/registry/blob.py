@@ -10,8 +10,8 @@ import requests
 import urllib3
 
 from gpuship.errors import RegistryUnavailable
+from gpuship.reference import digest_hash
 from gpuship.registry.errors import DigestMismatch
-from gpuship.registry.reference import digest_hash
 from gpuship.registry.transport import ended_by_close
 
 

@@ -28,9 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuship.errors import InputError
+from gpuship.reference import DOCKER_HUB, normalise_registry
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.origin import Origin
-from gpuship.registry.reference import DOCKER_HUB, normalise_registry
 
 GHCR = "ghcr.io"
 REGISTRY_VAR = "GPUSHIP_REGISTRY"

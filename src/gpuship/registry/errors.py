@@ -26,10 +26,6 @@ class RegistryAuthError(RegistryRequestError):
     """Credentials are missing, wrong, or lack the permission the request needs (401/403)."""
 
 
-class UnsupportedDigest(InputError):
-    """A digest that is malformed, or whose algorithm gpuship cannot verify content by."""
-
-
 class DigestMismatch(RegistryUnavailable):
     """Content read from a registry does not hash to the digest it was requested by."""
 
@@ -40,5 +36,4 @@ __all__ = [
     "RegistryAuthError",
     "RegistryRequestError",
     "RegistryUnavailable",
-    "UnsupportedDigest",
 ]

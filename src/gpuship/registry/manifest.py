@@ -9,9 +9,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuship.documents import load_json
-from gpuship.errors import InputError, shown
+from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.registry.reference import is_digest
+from gpuship.redaction import shown
+from gpuship.reference import is_digest
 
 MEDIA_OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -33,12 +34,16 @@ ATTESTATION_REFERENCE_TYPE = "vnd.docker.reference.type"
 ATTESTATION_MANIFEST = "attestation-manifest"
 
 
-class _Document(BaseModel):
+class OciDocument(BaseModel):
+    """A JSON document of the image spec (or Docker's) as read from outside: unknown fields
+    kept, fields by their JSON names or ours, frozen. Image configs (`image/source.py`) are
+    read through it too."""
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
 
 
-class Platform(_Document):
-    """The platform an index entry runs on."""
+class DescriptorPlatform(OciDocument):
+    """The platform an index entry runs on (its descriptor's `platform`)."""
 
     architecture: str
     os: str
@@ -46,13 +51,13 @@ class Platform(_Document):
     os_version: str | None = Field(default=None, alias="os.version")
 
 
-class Descriptor(_Document):
+class Descriptor(OciDocument):
     """A pointer to content by media type, digest and size."""
 
     media_type: str = Field(alias="mediaType")
     digest: str
     size: int
-    platform: Platform | None = None
+    platform: DescriptorPlatform | None = None
     annotations: dict[str, str] = Field(default_factory=dict)
     artifact_type: str | None = Field(default=None, alias="artifactType")
 
@@ -76,7 +81,7 @@ class Descriptor(_Document):
         )
 
 
-class ImageManifest(_Document):
+class ImageManifest(OciDocument):
     """A single image (or artifact) manifest: one config blob and its layers."""
 
     schema_version: int = Field(alias="schemaVersion")
@@ -93,7 +98,7 @@ class ImageManifest(_Document):
         return [self.config, *self.layers]
 
 
-class ImageIndex(_Document):
+class ImageIndex(OciDocument):
     """A multi-platform index / manifest list (may hold attestation manifests too)."""
 
     schema_version: int = Field(alias="schemaVersion")

@@ -22,11 +22,9 @@ Redirects are the client's to follow (`redirects.py`, one hop per `send`); a red
 never read, and a URL that is not http(s) (a redirect to `file://`) is refused here.
 
 Retried: connection errors (but not a certificate that does not verify), timeouts and answers
-broken mid-body, 408, 429 and 5xx
-gateway/server errors (the list crane uses, google/go-containerregistry
-`pkg/v1/remote/options.go`), honouring `Retry-After` (seconds or an HTTP date) up to a cap,
-else exponential backoff; never past the deadline. A request whose body is a stream cannot be
-re-sent and is tried once.
+broken mid-body, and the statuses of `retry.RETRY_STATUSES`, honouring `Retry-After` up to a
+cap, else exponential backoff; never past the deadline. A request whose body is a stream cannot
+be re-sent and is tried once. Every other retry of the registry adapter is listed in `retry.py`.
 """
 
 from __future__ import annotations
@@ -35,7 +33,6 @@ import ipaddress
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,14 +41,13 @@ import urllib3
 
 from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
-from gpuship.registry.access import RetryPolicy
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.redirects import MAX_REDIRECTS
+from gpuship.registry.retry import RETRY_STATUSES, RetryPolicy, retry_after_seconds
 from gpuship.registry.tls import UntrustedCertificate, certificate_error
 from gpuship.registry.watchdog import Watch, WatchedAdapter, watching
 
-RETRY_STATUSES = frozenset({408, 429, 499, 500, 502, 503, 504, 522})
 _NETWORK_ERRORS = (
     requests.ConnectionError,
     requests.Timeout,
@@ -75,20 +71,6 @@ def uses_plain_http(host: str, insecure: Sequence[str]) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds to wait from a `Retry-After` header (delta-seconds or HTTP-date), if parseable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(moment.timestamp() - time.time(), 0.0)
 
 
 class Transport:

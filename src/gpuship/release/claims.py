@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from gpuship.errors import GpushipError
+from gpuship.reference import Repository
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import ImageIndex, ImageManifest, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.history import RECORD_TYPE, is_history_tag, read_history_tag
 from gpuship.release.record import ReleaseRecord
 from gpuship.release.retention import DigestDecision, closure
@@ -158,7 +158,7 @@ class Claims:
             for tag, found in zip(fresh, read, strict=True):
                 if found is not None:
                     self.seen.add(tag)
-                    self._learn(found[0])
+                    self._learn(found.record)
             if all(found is not None for found in read):
                 return tags
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from gpuship.config.section import Section
 
@@ -107,10 +107,48 @@ class RetentionConfig(Section):
         return _check_patterns(value)
 
 
+class SignaturesConfig(Section):
+    """Who may write release records: their signatures, and whether one is required."""
+
+    public_keys: list[str] = Field(
+        default_factory=list,
+        description=(
+            "PEM public keys (EC P-256, cosign's kind) whose signatures on release records "
+            "are trusted; records are signed with the private key in GPUSHIP_SIGNING_KEY."
+        ),
+    )
+    required: bool = Field(
+        default=False,
+        description=(
+            "Follow and complete only records signed by one of `public-keys`: rollback, "
+            "history's explanations and a re-run ignore any other (history reports it)."
+        ),
+    )
+
+    @field_validator("public_keys")
+    @classmethod
+    def _valid_keys(cls, value: list[str]) -> list[str]:
+        from gpuship.release.signing import public_key
+
+        for number, pem in enumerate(value, 1):
+            try:
+                public_key(pem)
+            except ValueError as error:
+                raise ValueError(f"key {number}: {error}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _keys_when_required(self) -> SignaturesConfig:
+        if self.required and not self.public_keys:
+            raise ValueError("required: true needs at least one key in public-keys")
+        return self
+
+
 class ReleaseConfig(Section):
     """Promotion, release history and retention settings."""
 
     tags: TagPolicyConfig = Field(default_factory=TagPolicyConfig)
+    signatures: SignaturesConfig = Field(default_factory=SignaturesConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     history_tag: str = Field(
         default="gpuship.releases",
@@ -122,6 +160,27 @@ class ReleaseConfig(Section):
             "`<history-tag>.<release id>` in the released repository, never rewritten (and, "
             "while it runs, its intent under `<history-tag>.<release id>.intent`). The tag "
             "itself is read as the history index older gpuship versions kept."
+        ),
+    )
+    consistency_window: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description=(
+            "Seconds a release keeps reading a tag it wrote while the tag still reads as it was "
+            "before (an eventually consistent registry: replicated, behind a CDN, geo-"
+            "replicated ACR) before it concludes the write did not land; 0: one read."
+        ),
+    )
+    contention_wait: float = Field(
+        default=60.0,
+        ge=0,
+        le=600,
+        description=(
+            "Seconds a release that creates an immutable tag waits for a later release "
+            "creating the same tag at another digest to say whether it gave way (both stored "
+            "their intent; the earlier one publishes the tag) before failing with nothing "
+            "written."
         ),
     )
     history_limit: int = Field(

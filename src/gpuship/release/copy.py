@@ -13,9 +13,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository
 
 
 @dataclass

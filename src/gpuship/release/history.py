@@ -36,12 +36,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.reference import Repository, sha256_digest
 from gpuship.registry.artifact import artifact_manifest, ensure_empty_config, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
@@ -51,10 +53,11 @@ from gpuship.registry.manifest import (
     ImageManifest,
     parse_manifest,
 )
-from gpuship.registry.reference import Repository, sha256_digest
 from gpuship.release.policy import TagAction
 from gpuship.release.record import ReleaseRecord
+from gpuship.release.signing import SIGNATURE_ANNOTATION, Signer, verified
 from gpuship.release.targets import release_targets
+from gpuship.release.trust import Trust, doubt
 
 RECORD_TYPE = "application/vnd.gpuship.release.v1+json"
 HISTORY_TYPE = "application/vnd.gpuship.release-history.v1+json"
@@ -66,21 +69,58 @@ RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 INTENT_SUFFIX = ".intent"
 
 
+class StoredRecord(NamedTuple):
+    """One history tag read: the record, its manifest digest, the record's JSON bytes as
+    stored (what a signature covers) and its signature (None: unsigned)."""
+
+    record: ReleaseRecord
+    digest: str
+    payload: bytes
+    signature: str | None
+
+
 @dataclass(frozen=True)
 class History:
     """The complete records read, oldest first; the unfinished releases (intents without a
     complete or abandoned record), oldest first; the manifest digest of each history tag
-    read; and the abandoned releases (closed intents), oldest first."""
+    read; the abandoned releases (closed intents), oldest first; and, when keys were given,
+    whether each history tag's record is signed by one (`signing.verified`; None: unsigned;
+    the index of older versions is never signed)."""
 
     records: list[ReleaseRecord]
     artifacts: dict[str, str] = field(default_factory=dict)
     unfinished: list[ReleaseRecord] = field(default_factory=list)
     abandoned: list[ReleaseRecord] = field(default_factory=list)
+    signed: dict[str, bool | None] = field(default_factory=dict)
 
     @property
     def entries(self) -> list[ReleaseRecord]:
         """Complete and unfinished releases together, oldest first: what moved the tags."""
         return sorted([*self.records, *self.unfinished], key=lambda r: (r.time, r.id))
+
+    def vetted(self, prefix: str, trust: Trust) -> tuple[History, list[tuple[ReleaseRecord, str]]]:
+        """This history without the records never to follow (`trust.doubt`: inconsistent in
+        themselves, or not signed as `trust` requires), and those records with why."""
+        doubts: list[tuple[ReleaseRecord, str]] = []
+
+        def kept(records: list[ReleaseRecord]) -> list[ReleaseRecord]:
+            keep = []
+            for record in records:
+                reason = doubt(record, self.signed.get(tag_of(prefix, record)), trust)
+                if reason is None:
+                    keep.append(record)
+                else:
+                    doubts.append((record, reason))
+            return keep
+
+        vetted = History(
+            kept(self.records),
+            self.artifacts,
+            kept(self.unfinished),
+            kept(self.abandoned),
+            self.signed,
+        )
+        return vetted, sorted(doubts, key=lambda found: (found[0].time, found[0].id))
 
 
 class RecordUncertain(RegistryUnavailable):
@@ -130,15 +170,20 @@ def tag_of(prefix: str, record: ReleaseRecord) -> str:
     return record_tag(prefix, record.id)
 
 
-def record_manifest(record: ReleaseRecord, subject: dict[str, object]) -> bytes:
+def record_manifest(
+    record: ReleaseRecord, subject: dict[str, object], signer: Signer | None = None
+) -> bytes:
     """The artifact manifest for one record (its layer is `record.to_json()`, its annotation
-    the same JSON, so one GET reads it)."""
+    the same JSON, so one GET reads it), signed by `signer` if given (deterministic: the same
+    record and key give the same bytes, whichever run stores it)."""
     data = record.to_json()
     annotations = {
         "org.opencontainers.image.created": record.time.isoformat(),
         "io.gpuship.release.id": record.id,
         RECORD_ANNOTATION: data.decode(),
     }
+    if signer is not None:
+        annotations[SIGNATURE_ANNOTATION] = signer.sign(data)
     return artifact_manifest(RECORD_TYPE, data, annotations, subject)
 
 
@@ -150,16 +195,18 @@ def store_record(
     subject: dict[str, object],
     *,
     config_present: bool = False,
+    signer: Signer | None = None,
 ) -> str:
-    """Store `record` under its own tag (`tag_of`: an intent under its intent tag); returns
-    the record manifest's digest. `config_present`: the empty config blob is known to be in
-    `repo` (a release's intent, stored just before, put it there).
+    """Store `record` under its own tag (`tag_of`: an intent under its intent tag), signed by
+    `signer` if given; returns the record manifest's digest. `config_present`: the empty
+    config blob is known to be in `repo` (a release's intent, stored just before, put it
+    there).
 
     A PUT that fails may still have landed (its answer lost; a registry holding tags immutable,
     ECR, then refuses the retry), so the tag is read before giving up. Raises the error that
     stopped it when the record is certainly not stored, RecordUncertain when that read failed.
     """
-    manifest = record_manifest(record, subject)
+    manifest = record_manifest(record, subject, signer)
     digest = sha256_digest(manifest)
     tag = tag_of(prefix, record)
     if not config_present:
@@ -205,11 +252,13 @@ def load_history(
     *,
     newest: int | None = None,
     tags: Sequence[str] | None = None,
+    keys: Sequence[str] = (),
 ) -> History:
     """The records of `repo`, oldest first: the `newest` N record tags (all when None) and the
     index of before per-record tags, and the newest N unfinished releases; empty when nothing
     was ever recorded. `tags`: the repository's tag list, when the caller has just read it
-    (else it is listed here)."""
+    (else it is listed here). `keys`: PEM public keys each record's signature is checked
+    against (`History.signed`)."""
     if tags is None:
         try:
             tags = client.list_tags(repo)
@@ -221,29 +270,54 @@ def load_history(
         named, intents = _newest(named, newest), _newest(intents, newest)
     read = read_each(partial(read_history_tag, client, repo, prefix), [*named, *intents])
     stored = [found for found in read if found is not None]
-    records = {record.id: record for record, _ in stored if record.state == "complete"}
-    artifacts = {tag_of(prefix, record): digest for record, digest in stored}
+    records = {
+        found.record.id: found.record for found in stored if found.record.state == "complete"
+    }
+    artifacts = {tag_of(prefix, found.record): found.digest for found in stored}
+    signed = (
+        {tag_of(prefix, f.record): verified(f.payload, f.signature, keys) for f in stored}
+        if keys
+        else {}
+    )
     if prefix in tags:
         for record in _legacy_records(client, repo, prefix):
             records.setdefault(record.id, record)
-    abandoned = {record.id: record for record, _ in stored if record.state == "abandoned"}
+    abandoned = {f.record.id: f.record for f in stored if f.record.state == "abandoned"}
     unfinished = [
-        r for r, _ in stored if r.state == "intent" and r.id not in records | abandoned.keys()
+        f.record
+        for f in stored
+        if f.record.state == "intent" and f.record.id not in records | abandoned.keys()
     ]
     ordered = _ordered(records.values(), newest)
     return History(
-        ordered, artifacts, _ordered(unfinished, newest), _ordered(abandoned.values(), newest)
+        ordered,
+        artifacts,
+        _ordered(unfinished, newest),
+        _ordered(abandoned.values(), newest),
+        signed,
     )
 
 
 def unfinished_releases(
-    client: RegistryClient, repo: Repository, prefix: str, tags: Sequence[str]
+    client: RegistryClient,
+    repo: Repository,
+    prefix: str,
+    tags: Sequence[str],
+    trust: Trust | None = None,
 ) -> list[ReleaseRecord]:
     """The intents in `tags` without a complete record, oldest first: one read each, the
-    complete records are not read."""
+    complete records are not read. `trust`: leave out the intents never to follow
+    (`trust.doubt`); None keeps them all (prune: whatever names a digest protects it)."""
     read_tag = partial(read_history_tag, client, repo, prefix)
     read = read_each(read_tag, _unpaired_intents(prefix, tags))
-    return _ordered((record for record, _ in filter(None, read)), None)
+    return _ordered(_trusted(filter(None, read), trust), None)
+
+
+def _trusted(stored: Iterable[StoredRecord], trust: Trust | None) -> Iterable[ReleaseRecord]:
+    for found in stored:
+        signed = verified(found.payload, found.signature, trust.keys) if trust else None
+        if trust is None or doubt(found.record, signed, trust) is None:
+            yield found.record
 
 
 def records_since(
@@ -252,9 +326,11 @@ def records_since(
     prefix: str,
     tags: Sequence[str],
     oldest: ReleaseRecord,
+    trust: Trust | None = None,
 ) -> list[ReleaseRecord]:
     """The complete records in `tags` stored since `oldest` started, oldest first: the record
-    tags of its second and later (an id orders by time to the second only), read once each."""
+    tags of its second and later (an id orders by time to the second only), read once each;
+    without those never to follow (`trust`, as in `unfinished_releases`)."""
     second = oldest.id.rsplit("-", 1)[0]
     named = [
         tag
@@ -262,7 +338,7 @@ def records_since(
         if (found := record_id_of(prefix, tag)) and found.rsplit("-", 1)[0] >= second
     ]
     read = read_each(partial(read_history_tag, client, repo, prefix), named)
-    complete = (record for record, _ in filter(None, read) if record.state == "complete")
+    complete = (r for r in _trusted(filter(None, read), trust) if r.state == "complete")
     return _ordered(complete, None)
 
 
@@ -273,14 +349,15 @@ def close_intent(
     intent: ReleaseRecord,
     subject: dict[str, object],
     intent_digest: str | None,
+    signer: Signer | None = None,
 ) -> None:
     """Close `intent` (its release left nothing): store it as `abandoned` under its record
-    tag, then remove the intent tag (`intent_digest`: its manifest, when known) where the
-    registry deletes manifests. Either one closes it: a refused or failed removal is no matter
-    once the record is stored (the pair reads as closed), nor a record refused once the
-    intent is removed. Raises when neither was done."""
+    tag (signed by `signer`, if given), then remove the intent tag (`intent_digest`: its
+    manifest, when known) where the registry deletes manifests. Either one closes it: a
+    refused or failed removal is no matter once the record is stored (the pair reads as
+    closed), nor a record refused once the intent is removed. Raises when neither was done."""
     try:
-        store_record(client, repo, prefix, intent.as_state("abandoned"), subject)
+        store_record(client, repo, prefix, intent.as_state("abandoned"), subject, signer=signer)
     except GpushipError:
         if intent_digest is None:
             raise
@@ -295,7 +372,11 @@ def close_intent(
 
 
 def close_unfinished(
-    client: RegistryClient, repo: Repository, prefix: str, intent: ReleaseRecord
+    client: RegistryClient,
+    repo: Repository,
+    prefix: str,
+    intent: ReleaseRecord,
+    signer: Signer | None = None,
 ) -> bool:
     """Close an unfinished release another run left (`close_intent`), its record referring to
     the image its intent refers to; False when its intent has gone meanwhile (completed or
@@ -309,7 +390,7 @@ def close_unfinished(
     if subject is None:
         raise InputError(f"{repo}:{intent_tag(prefix, intent.id)} names no released image")
     image = {"mediaType": subject.media_type, "digest": subject.digest, "size": subject.size}
-    close_intent(client, repo, prefix, intent, image, fetched.digest)
+    close_intent(client, repo, prefix, intent, image, fetched.digest, signer)
     return True
 
 
@@ -342,9 +423,9 @@ def _newest(tags: list[str], count: int) -> list[str]:
 
 def read_history_tag(
     client: RegistryClient, repo: Repository, prefix: str, tag: str
-) -> tuple[ReleaseRecord, str] | None:
-    """The record (or intent) under `tag` and its manifest digest; None if the tag went away
-    meanwhile (an intent is removed once its release is complete)."""
+) -> StoredRecord | None:
+    """The record (or intent) under `tag`, its manifest digest and signature; None if the tag
+    went away meanwhile (an intent is removed once its release is complete)."""
     where = f"{repo}:{tag}"
     try:
         fetched = client.get_manifest(repo.tag(tag))
@@ -356,23 +437,32 @@ def read_history_tag(
             f"{where} is named like a release record but holds something else; remove that "
             "tag or set release.history-tag to another prefix"
         )
-    record = _record_of(client, repo, document, where)
+    payload = _payload_of(client, repo, document, where)
+    record = _parse_record(payload, where)
     if tag_of(prefix, record) != tag:
         raise InputError(
             f"{where} holds the {record.state} record of release {record.id}, not its own"
         )
-    return record, fetched.digest
+    signature = document.annotations.get(SIGNATURE_ANNOTATION)
+    return StoredRecord(record, fetched.digest, payload, signature)
+
+
+def _payload_of(
+    client: RegistryClient, repo: Repository, document: ImageManifest, where: str
+) -> bytes:
+    """The record's JSON bytes as stored: its annotation, else its layer."""
+    text = document.annotations.get(RECORD_ANNOTATION)
+    if text is not None:
+        return text.encode()
+    if not document.layers:
+        raise InputError(f"release record {where} has no content")
+    return client.read_blob(repo, document.layers[0].digest)
 
 
 def _record_of(
     client: RegistryClient, repo: Repository, document: ImageManifest, where: str
 ) -> ReleaseRecord:
-    text = document.annotations.get(RECORD_ANNOTATION)
-    if text is not None:
-        return _parse_record(text.encode(), where)
-    if not document.layers:
-        raise InputError(f"release record {where} has no content")
-    return _parse_record(client.read_blob(repo, document.layers[0].digest), where)
+    return _parse_record(_payload_of(client, repo, document, where), where)
 
 
 def _parse_record(data: bytes, where: str) -> ReleaseRecord:

@@ -21,7 +21,7 @@ and that release fails and puts its tags back).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 from gpuship.release.policy import TagAction, TagStep
@@ -72,13 +72,19 @@ def unfinished_rollback(
 
 
 def superseded(
-    intent: ReleaseRecord, later: Sequence[ReleaseRecord], now: Mapping[str, str | None]
+    intent: ReleaseRecord,
+    later: Sequence[ReleaseRecord],
+    now: Mapping[str, str | None],
+    *,
+    after: Collection[str] = (),
 ) -> bool:
     """True when nothing of `intent` is left: a complete record newer than it touched one of
     its tags, and each tag it writes is either taken over by such a record or no longer at
     its digest (`now`: the digest of each tag not taken over; a tag missing counts as
-    unknown, so left)."""
-    taken = _taken_over(intent, later)
+    unknown, so left). `after`: ids of records known to come after it whatever the clocks
+    say (the run that read the intent as unfinished before storing its own record: a runner
+    whose clock ran fast gave the intent a later time)."""
+    taken = _taken_over(intent, later, after)
     if not taken:
         return False
     for change in intent.tags:
@@ -89,13 +95,18 @@ def superseded(
     return True
 
 
-def _taken_over(intent: ReleaseRecord, later: Sequence[ReleaseRecord]) -> set[str]:
-    """The tags of `intent` that a complete record newer than it wrote (or found in place)."""
+def _taken_over(
+    intent: ReleaseRecord, later: Sequence[ReleaseRecord], after: Collection[str] = ()
+) -> set[str]:
+    """The tags of `intent` that a complete record newer than it (or in `after`) wrote, or
+    found in place."""
     mine = {change.tag for change in intent.tags}
     return {
         change.tag
         for record in later
-        if record.state == "complete" and record.id != intent.id and _newer(record, intent)
+        if record.state == "complete"
+        and record.id != intent.id
+        and (record.id in after or _newer(record, intent))
         for change in record.tags
         if change.tag in mine and change.action is not TagAction.CONFLICT
     }

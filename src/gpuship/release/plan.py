@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.policy import TagAction, TagStep, plan_tags
 from gpuship.release.promote import ReleaseRequest
 from gpuship.release.referrers import ReferrerCopy, plan_referrers

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuship.errors import InputError
-from gpuship.registry.reference import is_valid_tag
+from gpuship.reference import is_valid_tag
 from gpuship.release.config import TagPolicyConfig
 
 

@@ -4,7 +4,9 @@ Order: read the source manifest (digest verified) and every target tag (GET: the
 checked against the bytes, and the old bytes are kept for a restore); refuse immutable
 conflicts before writing anything; copy content to another repository if needed (untagged, so
 harmless if it stops part-way), and with it what refers to the image (signatures, attestations,
-SBOMs); store the release's intent; write each tag and read it back; store the complete release
+SBOMs); store the release's intent; give way if another release publishes one of its new
+immutable tags at another digest (`contention.py`: the intents arbitrate); write each tag and
+read it back (within `release.consistency-window`: `consistency.py`); store the complete release
 record under its own tag; read the written tags once more (a prune that deleted the digest
 meanwhile took them away: they are written again); remove the intent; close the unfinished
 releases it leaves nothing of (`intent.superseded`). A complete record exists only for a
@@ -47,12 +49,14 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
+from gpuship.reference import Reference, Repository, sha256_digest
 from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
-from gpuship.registry.reference import Reference, Repository, sha256_digest
 from gpuship.release.config import ReleaseConfig
+from gpuship.release.consistency import digest_of, read_after_write, read_tag
+from gpuship.release.contention import arbitrate
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import (
     RecordUncertain,
@@ -75,6 +79,8 @@ from gpuship.release.record import (
     provenance,
 )
 from gpuship.release.referrers import ReferrerCopy, copy_referrers
+from gpuship.release.signing import Signer, signer_from
+from gpuship.release.trust import Trust
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,8 @@ class ReleaseRequest:
     """Put the manifest `source` (pinned by digest) under tags of `target`.
 
     `expected`: digests some tags must still have when the release reads them (a rollback
-    decided from them); otherwise nothing is written.
+    decided from them); otherwise nothing is written. `refusal`: why nothing may be written,
+    decided before (a rollback whose tag moved after it started); the release reports it.
     """
 
     source: Reference
@@ -91,6 +98,7 @@ class ReleaseRequest:
     kind: Literal["promote", "rollback"] = "promote"
     rollback_of: str | None = None
     expected: Mapping[str, str | None] = field(default_factory=dict)
+    refusal: str | None = None
 
 
 class TagFate(str, enum.Enum):
@@ -154,6 +162,8 @@ class ReleaseOutcome:
     unfinished: list[ReleaseRecord] = field(default_factory=list)
     later: list[ReleaseRecord] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
+    # Signs every record this run stores (GPUSHIP_SIGNING_KEY), if set.
+    signer: Signer | None = None
 
     @property
     def conflicts(self) -> list[TagStep]:
@@ -176,14 +186,6 @@ class ReleaseOutcome:
             self.exit_code = EXIT_ENVIRONMENT
 
 
-def read_tag(client: RegistryClient, repo: Repository, tag: str) -> FetchedManifest | None:
-    """What `tag` holds now, its digest checked against its bytes (None: no such tag)."""
-    try:
-        return client.get_manifest(repo.tag(tag))
-    except NotFound:
-        return None
-
-
 def release(
     client: RegistryClient,
     request: ReleaseRequest,
@@ -196,10 +198,11 @@ def release(
 ) -> ReleaseOutcome:
     """Promote (or roll back) and record it; see the module docstring for the guarantees."""
     assert request.source.digest is not None, "releases are by digest"
+    signer = signer_from(environ)
     manifest = client.get_manifest(request.source)
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
-    before = {tag: _digest(fetched) for tag, fetched in old.items()}
+    before = {tag: digest_of(fetched) for tag, fetched in old.items()}
     unfinished, later = _unfinished(client, target, config)
     resumed = resumable(unfinished, later, request.kind, manifest.digest, before)
     if resumed is not None:
@@ -209,6 +212,7 @@ def release(
         record = _record(request, manifest, steps, provenance(environ), now, config_digest)
     resumed_id = resumed.id if resumed is not None else None
     outcome = ReleaseOutcome(steps, record, resumed=resumed_id, unfinished=unfinished, later=later)
+    outcome.signer = signer
     outcome.tags = {step.tag: _first(step, before[step.tag], resumed) for step in steps}
     outcome.writes = [s for s in steps if s.writes and before[s.tag] != s.after]
     try:
@@ -227,10 +231,11 @@ def _unfinished(
         tags = client.list_tags(repo)
     except NotFound:
         return [], []  # a repository promote --to creates
-    unfinished = unfinished_releases(client, repo, config.history_tag, tags)
+    trust = Trust.of(config.signatures)
+    unfinished = unfinished_releases(client, repo, config.history_tag, tags, trust)
     if not unfinished:
         return [], []
-    return unfinished, records_since(client, repo, config.history_tag, tags, unfinished[0])
+    return unfinished, records_since(client, repo, config.history_tag, tags, unfinished[0], trust)
 
 
 def _first(step: TagStep, now: str | None, resumed: ReleaseRecord | None) -> TagResult:
@@ -252,7 +257,7 @@ def _carry_out(
 ) -> None:
     """Everything after the reads: refuse, copy, intent, tags, record, re-check."""
     target = request.target
-    if _refused(request, outcome, {tag: _digest(fetched) for tag, fetched in old.items()}):
+    if _refused(request, outcome, {tag: digest_of(fetched) for tag, fetched in old.items()}):
         return
     if target != request.source.repository and not _copy(
         client, request, manifest, outcome, progress
@@ -260,9 +265,13 @@ def _carry_out(
         return
     if not outcome.writes and outcome.resumed is None:
         return  # every tag already at the digest: nothing to record
-    if outcome.resumed is None and not _store_intent(client, target, config, manifest, outcome):
-        return
-    if not _write_all(client, target, outcome.writes, manifest, outcome):
+    if outcome.resumed is None:
+        if not _store_intent(client, target, config, manifest, outcome):
+            return
+        if not _uncontested(client, target, config, outcome):
+            _settle_intent(client, target, config, outcome)
+            return
+    if not _write_all(client, target, outcome.writes, manifest, outcome, config.consistency_window):
         _undo(client, target, outcome.writes, old, manifest, outcome)
         _settle_intent(client, target, config, outcome)
         return
@@ -345,6 +354,9 @@ def _refused(
         names = ", ".join(f"{s.tag} (at {s.before})" for s in outcome.conflicts)
         outcome.error = f"immutable tags already point at another digest: {names}; nothing written"
         return True
+    if request.refusal is not None:
+        outcome.error = f"{request.refusal}; nothing written"
+        return True
     moved = {tag: digest for tag, digest in request.expected.items() if before.get(tag) != digest}
     if moved:
         outcome.error = "; ".join(
@@ -357,14 +369,41 @@ def _refused(
     return False
 
 
+def _uncontested(
+    client: RegistryClient, repo: Repository, config: ReleaseConfig, outcome: ReleaseOutcome
+) -> bool:
+    """True if no other release publishes this one's new immutable tags at another digest
+    (`contention.py`: the intents arbitrate); else the release fails, nothing written."""
+    try:
+        contest = arbitrate(
+            client,
+            repo,
+            config.history_tag,
+            outcome.record,
+            config.contention_wait,
+            Trust.of(config.signatures),
+        )
+    except GpushipError as error:
+        outcome.fail(
+            f"reading the other releases under way failed: {error}; no tag was written", error
+        )
+        return False
+    if contest.reason:
+        outcome.fail(f"{contest.reason}; this release gives way, no tag was written")
+        return False
+    return True
+
+
 def _write_all(
     client: RegistryClient,
     repo: Repository,
     writes: list[TagStep],
     manifest: FetchedManifest,
     outcome: ReleaseOutcome,
+    window: float,
 ) -> bool:
-    """Write each tag and read it back; False (outcome failed) at the first that fails."""
+    """Write each tag and read it back (within the consistency window: `consistency.py`);
+    False (outcome failed) at the first that fails."""
     for step in writes:
         result = outcome.tags[step.tag]
         result.fate = TagFate.PENDING  # from the PUT on it may be written (a signal, no answer)
@@ -373,18 +412,28 @@ def _write_all(
         except GpushipError as error:
             # The PUT may have landed with its answer lost (a registry holding the tag
             # immutable, ECR, then refuses the retry): the read below tells.
-            if not _holds(client, repo, step.tag, manifest.digest):
+            if not _holds(client, repo, step, window):
                 outcome.fail(f"writing tag {step.tag} failed: {_explain(error)}", error)
                 result.in_flight = isinstance(error, EnvironmentUnavailable)
                 return False
         try:
-            now = _read_back(client, repo, step.tag, manifest)
+            now = _read_back(client, repo, step, manifest, window)
         except GpushipError as error:
             outcome.fail(f"reading tag {step.tag} back after writing it failed: {error}", error)
             return False
-        result.now = _digest(now)
+        result.now = digest_of(now)
         if result.now == manifest.digest:
             result.fate = TagFate.WRITTEN
+        elif result.now == step.before:
+            # Not a lost write for sure: a registry lagging longer than the window reads the
+            # same. The tag may yet show the digest, so the intent stays (a re-run completes).
+            result.in_flight = True
+            outcome.fail(
+                f"tag {step.tag} still reads as {step.before or 'nothing'} {window:g} s after "
+                "it was written: the write did not land, or the registry shows writes later "
+                "than release.consistency-window"
+            )
+            return False
         elif step.kind is TagKind.IMMUTABLE:
             result.fate = TagFate.LEFT
             result.note = "another writer created it at the same time"
@@ -400,15 +449,27 @@ def _write_all(
 
 
 def _read_back(
-    client: RegistryClient, repo: Repository, tag: str, manifest: FetchedManifest
+    client: RegistryClient,
+    repo: Repository,
+    step: TagStep,
+    manifest: FetchedManifest,
+    window: float,
 ) -> FetchedManifest | None:
-    """The tag just written, read back. Gone already: a prune's DELETE of the digest (planned
-    before this release) took effect after the write, and took the tag with it; it is written
-    once more (this run's intent, stored before, keeps prune from deleting it again)."""
-    found = read_tag(client, repo, tag)
+    """The tag just written, read back within the consistency window. Gone (404): a prune's
+    DELETE of the digest (planned before this release) took effect after the write and took
+    the tag with it, or a registry that lags shows no new tag yet; it is written once more
+    at once either way (the same bytes; this run's intent, stored before, keeps prune from
+    deleting it again), then read within the window."""
+    found = read_tag(client, repo, step.tag)
+    if digest_of(found) == step.after:
+        return found
     if found is None:
-        client.put_manifest(repo.tag(tag), manifest.data, manifest.media_type)
-        found = read_tag(client, repo, tag)
+        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
+    found = read_after_write(client, repo, step.tag, old=step.before, window=window)
+    if found is None and step.before is not None:
+        # Gone during the wait (a DELETE that landed then): written once more, as above.
+        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
+        found = read_tag(client, repo, step.tag)
     return found
 
 
@@ -429,7 +490,7 @@ def _store_intent(
     outcome.intent_sent = True
     try:
         outcome.intent_digest = store_record(
-            client, repo, config.history_tag, intent, _subject(manifest)
+            client, repo, config.history_tag, intent, _subject(manifest), signer=outcome.signer
         )
         return True
     except RecordUncertain as error:
@@ -462,6 +523,7 @@ def _store(
             outcome.record,
             _subject(manifest),
             config_present=outcome.intent_digest is not None,
+            signer=outcome.signer,
         )
         outcome.record_state = "stored"
         return
@@ -484,7 +546,7 @@ def _remove_record(
 ) -> None:
     """Remove the complete record a failed run may have stored (its answer lost)."""
     tag = tag_of(config.history_tag, outcome.record)
-    digest = sha256_digest(record_manifest(outcome.record, _subject(manifest)))
+    digest = sha256_digest(record_manifest(outcome.record, _subject(manifest), outcome.signer))
     with client.deadline.cleanup():
         try:
             delete_record(client, repo, tag, digest)
@@ -527,9 +589,10 @@ def _close_superseded(
             continue
         try:
             others = [c.tag for c in intent.tags if c.tag not in mine]
-            now = {tag: _digest(read_tag(client, repo, tag)) for tag in others} | mine
-            if superseded(intent, later, now) and close_unfinished(
-                client, repo, config.history_tag, intent
+            now = {tag: digest_of(read_tag(client, repo, tag)) for tag in others} | mine
+            closing = superseded(intent, later, now, after=(outcome.record.id,))
+            if closing and close_unfinished(
+                client, repo, config.history_tag, intent, outcome.signer
             ):
                 outcome.closed.append(intent.id)
         except GpushipError as error:
@@ -574,7 +637,9 @@ def _drop_intent(
                 digest = head.digest if head is not None else None
             if outcome.record_state != "stored" and digest is not None:
                 subject = _subject(client.get_manifest(repo.at(intent.digest)))
-                close_intent(client, repo, config.history_tag, intent, subject, digest)
+                close_intent(
+                    client, repo, config.history_tag, intent, subject, digest, outcome.signer
+                )
             elif digest is not None:
                 delete_record(client, repo, tag, digest)
             outcome.intent_sent, outcome.intent_digest = False, None
@@ -677,7 +742,7 @@ def _restore(
     right before), then read where it is."""
     step = result.step
     try:
-        current = _digest(read_tag(client, repo, step.tag))
+        current = digest_of(read_tag(client, repo, step.tag))
     except GpushipError as error:
         result.fate, result.known = TagFate.UNKNOWN, False
         result.note = f"could not be read to put it back: {error}"
@@ -705,7 +770,7 @@ def _restore(
     except GpushipError as error:
         result.note = f"putting it back failed: {error}"
     try:
-        result.now = _digest(read_tag(client, repo, step.tag))
+        result.now = digest_of(read_tag(client, repo, step.tag))
     except GpushipError as error:
         result.fate, result.known = TagFate.UNKNOWN, False
         result.note = f"{result.note}; could not be read afterwards: {error}".lstrip("; ")
@@ -719,16 +784,14 @@ def _restore(
         result.note = f"another writer moved it to {result.now or 'nothing'} meanwhile"
 
 
-def _holds(client: RegistryClient, repo: Repository, tag: str, digest: str) -> bool:
-    """True if `tag` reads as `digest` now; False if not, or if it cannot be read."""
+def _holds(client: RegistryClient, repo: Repository, step: TagStep, window: float) -> bool:
+    """True if `step`'s tag reads as its new digest (a write whose answer was lost may show
+    late: read within the consistency window); False if not, or if it cannot be read."""
     try:
-        return _digest(read_tag(client, repo, tag)) == digest
+        found = read_after_write(client, repo, step.tag, old=step.before, window=window)
     except GpushipError:
         return False
-
-
-def _digest(fetched: FetchedManifest | None) -> str | None:
-    return fetched.digest if fetched is not None else None
+    return digest_of(found) == step.after
 
 
 def remove_tag(
@@ -775,6 +838,6 @@ def remove_tag(
     except NotFound:
         return
     except GpushipError:
-        if fallback is not None and _digest(read_tag(client, repo, tag)) == digest:
+        if fallback is not None and digest_of(read_tag(client, repo, tag)) == digest:
             client.put_manifest(repo.tag(tag), fallback.data, fallback.media_type)
         raise

@@ -32,11 +32,11 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
+from gpuship.reference import Repository
 from gpuship.registry.artifact import read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import ImageIndex
-from gpuship.registry.reference import Repository
 from gpuship.release.claims import Claims, ContentReader, claims_at_plan
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import is_history_tag, load_history, unfinished_releases
@@ -83,12 +83,16 @@ class PrunePlan:
 
 
 def _parse_time(value: object) -> datetime | None:
+    """An image config's `created`, which the OCI image spec (config.md) says is RFC 3339
+    section 5.6: with an offset. Without one it is local time in an unknown zone, so its
+    age is unknown (None), and retention keeps the tag (`retention._rule_keeps`)."""
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def _created(reader: ContentReader, digest: str) -> datetime | None:

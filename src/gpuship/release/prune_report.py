@@ -4,7 +4,7 @@ what a failed or interrupted delete left behind (exit 3 when the registry stoppe
 from __future__ import annotations
 
 from gpuship.errors import EXIT_ENVIRONMENT
-from gpuship.registry.reference import Repository
+from gpuship.reference import Repository
 from gpuship.release.prune import PrunePlan
 from gpuship.release.result import PruneResult
 from gpuship.release.rules import PRUNE_DELETE, PRUNE_FAILED, PRUNE_RESTORED, RULES

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpuship.release.policy import TagAction, TagKind, TagStep
 
@@ -70,6 +70,14 @@ class ReleaseRecord(BaseModel):
     # release left nothing: undone, or superseded by later releases of its tags (history lists
     # it as abandoned; nothing protects its digest; it is never completed).
     state: Literal["intent", "complete", "abandoned"] = "complete"
+
+    @field_validator("time")
+    @classmethod
+    def _utc_when_unqualified(cls, value: datetime) -> datetime:
+        """A time without an offset (RFC 3339 section 5.6 makes it mandatory; gpuship always
+        writes one) is read as UTC, as the release id that names the record is: records
+        are ordered by time, and a naive time cannot be compared with the others."""
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
 
     def as_state(self, state: Literal["intent", "complete", "abandoned"]) -> ReleaseRecord:
         """The same release in another state (the intent and the complete record differ only

@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import MEDIA_OCI_INDEX, Descriptor, ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.copy import BlobProgress, CopyStats, copy_manifest_tree
 from gpuship.release.history import RECORD_TYPE
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuship.errors import InputError
@@ -14,6 +15,7 @@ from gpuship.release.result import CopyResult, ReleasedTag, ReleaseResult
 from gpuship.release.rules import (
     CONCURRENT_WRITER,
     IMMUTABLE_CONFLICT,
+    RECORD_NOT_FOLLOWED,
     RELEASE_FAILED,
     RESTORE_INCOMPLETE,
     RULES,
@@ -245,3 +247,19 @@ def _headline(outcome: ReleaseOutcome, changed: list[str]) -> str:
     if outcome.with_fate(TagFate.RESTORED):
         return f"{failed}; every tag it wrote was put back or left to a later writer"
     return f"{failed}; no tag was changed by this run"
+
+
+def record_findings(repository: str, doubts: Sequence[tuple[ReleaseRecord, str]]) -> list[Finding]:
+    """One warning per record `history` read and never follows (`release/trust.py`)."""
+    return [
+        Finding(
+            RECORD_NOT_FOLLOWED.id,
+            Severity.WARNING,
+            f"{repository}: the {_STATE_WORD[record.state]} of release {record.id} is not "
+            f"followed: {reason}",
+        )
+        for record, reason in doubts
+    ]
+
+
+_STATE_WORD = {"intent": "intent", "complete": "record", "abandoned": "closing record"}

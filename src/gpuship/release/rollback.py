@@ -6,15 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuship.errors import InputError
+from gpuship.reference import Repository, is_digest
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository, is_digest
+from gpuship.registry.errors import NotFound
 from gpuship.release.config import ReleaseConfig
-from gpuship.release.history import explain, find_release, load_history
+from gpuship.release.consistency import read_tag
+from gpuship.release.history import explain, find_release, load_history, record_tag
 from gpuship.release.intent import unfinished_rollback
-from gpuship.release.policy import TagAction, classify_tags
-from gpuship.release.promote import ReleaseRequest, read_tag
+from gpuship.release.policy import TagAction, TagRequest, classify_tags
+from gpuship.release.promote import ReleaseRequest
 from gpuship.release.record import ReleaseRecord
 from gpuship.release.targets import release_targets
+from gpuship.release.trust import Trust, chain_break
 
 _GIVE_TO = "give --to DIGEST or --to RELEASE (see `gpuship history`)"
 _NOTHING = (
@@ -24,16 +27,21 @@ _NOTHING = (
 
 
 def previous_digest(records: Sequence[ReleaseRecord], tag: str, current: str) -> tuple[str, str]:
-    """The digest `tag` had before the newest recorded move that put it at `current`.
+    """The digest `tag` had before the newest recorded move that put it at `current`, where
+    the chain of records shows the tag held it (`trust.chain_break`).
 
     Returns (digest, release id of that move). InputError saying exactly what disagrees when
-    the history has no such move.
+    the history has no such move, or when that move does not join the chain (a move outside
+    gpuship, or a forged record: nothing is moved).
     """
     for record in reversed(records):
         for change in record.tags:
             if change.tag != tag or change.action is not TagAction.MOVE:
                 continue
             if change.after == current and change.before is not None:
+                broken = chain_break(records, record, tag)
+                if broken is not None:
+                    raise InputError(f"{broken}; rollback does not follow it; {_GIVE_TO}")
                 return change.before, record.id
     raise InputError(_disagreement(records, tag, current))
 
@@ -106,21 +114,54 @@ def target_gone(
 
 
 def rollback_request(
-    client: RegistryClient, repo: Repository, tag: str, to: str | None, config: ReleaseConfig
+    client: RegistryClient,
+    repo: Repository,
+    tag: str,
+    to: str | None,
+    config: ReleaseConfig,
+    *,
+    expect: str | None = None,
 ) -> ReleaseRequest:
     """The release that points floating `tag` at `to` (or its previous digest), recorded as
     a rollback.
 
-    Decided from the tag's digest read here and every release, unfinished ones included (an
-    interrupted promote's moves can be rolled back; an interrupted rollback that already
+    Decided from the tag's digest read here and every release the repository's trust lets it
+    follow (`trust.py`), unfinished ones included (an interrupted promote's moves can be
+    rolled back; an interrupted rollback that already
     moved the tag is completed, not rolled back further); the release refuses to write if the
     tag has moved by the time it reads it again (another writer). A target the repository no
     longer holds is refused here, before anything is written (`target_gone`).
+
+    A rollback whose tag moved after it started writes nothing either: the tags are listed
+    first, and a release that put the tag where it is now and was not recorded at that list
+    moved it meanwhile (two rollbacks at once: the one that read the tag after the other
+    moved it would otherwise undo it). `expect`: the digest the tag must hold (`--expect`).
     """
     requests = tuple(classify_tags(config.tags, [], [tag]))
-    history = load_history(client, repo, config.history_tag, newest=config.history_limit)
+    started = _tags_now(client, repo)
+    trust = Trust.of(config.signatures)
+    history, _ = load_history(
+        client, repo, config.history_tag, newest=config.history_limit, keys=trust.keys
+    ).vetted(config.history_tag, trust)
     fetched = read_tag(client, repo, tag)
     current = fetched.digest if fetched is not None else None
+    if expect is not None and current != expect:
+        return _refused(
+            repo, requests, current, f"{tag} points at {current or 'nothing'}, not at {expect}"
+        )
+    placed = explain(history.entries, tag, current) if current is not None else None
+    # An unfinished one is completed below (`unfinished_rollback`), or rolled back from.
+    # (A record of the index older gpuship versions kept has no tag of its own: not new.)
+    placed_id = placed.id if placed is not None else ""
+    placed_tag = record_tag(config.history_tag, placed_id)
+    if placed_tag in history.artifacts and placed_tag not in started:
+        return _refused(
+            repo,
+            requests,
+            current,
+            f"{tag} was moved to {current} by release {placed_id} after this rollback "
+            "started (another writer); run it again to decide from the new state",
+        )
     stopped = unfinished_rollback(history.unfinished, tag, current) if to is None else None
     if stopped is not None:
         digest, rollback_of = stopped.digest, stopped.rollback_of
@@ -132,3 +173,19 @@ def rollback_request(
     return ReleaseRequest(
         repo.at(digest), repo, requests, "rollback", rollback_of, expected={tag: current}
     )
+
+
+def _tags_now(client: RegistryClient, repo: Repository) -> frozenset[str]:
+    try:
+        return frozenset(client.list_tags(repo))
+    except NotFound:
+        return frozenset()
+
+
+def _refused(
+    repo: Repository, requests: tuple[TagRequest, ...], current: str | None, why: str
+) -> ReleaseRequest:
+    """A rollback that writes nothing and says why (it reports like any refused release)."""
+    if current is None:
+        raise InputError(f"{why}: nothing to roll back")
+    return ReleaseRequest(repo.at(current), repo, requests, "rollback", expected={}, refusal=why)

@@ -83,6 +83,24 @@ REFERRER_TAG_KEPT = Rule(
     fix="Verify with the target's signatures, or sign the promoted digest again in the target.",
 )
 
+RECORD_NOT_FOLLOWED = Rule(
+    id="GSR106",
+    name="release-record-not-followed",
+    category="release",
+    severity=Severity.WARNING,
+    summary="A release record or intent contradicts itself, its signature or the chain of records.",
+    rationale=(
+        "Anyone who can push a tag to the repository can plant a record. A record whose tags go "
+        "elsewhere than its digest, one not signed as release.signatures requires, or a move "
+        "from a digest no other record shows the tag held is never followed: rollback does not "
+        "go back from it and a re-run does not complete it."
+    ),
+    fix=(
+        "Find who pushed the record tag (the registry's audit log); remove it if it is forged. "
+        "A move made outside gpuship: roll back with --to DIGEST if that digest is trusted."
+    ),
+)
+
 PRUNE_DELETE = Rule(
     id="GSR201",
     name="prune-delete",
@@ -128,6 +146,7 @@ RULES: tuple[Rule, ...] = (
     RESTORE_INCOMPLETE,
     CONCURRENT_WRITER,
     REFERRER_TAG_KEPT,
+    RECORD_NOT_FOLLOWED,
     PRUNE_DELETE,
     PRUNE_FAILED,
     PRUNE_RESTORED,

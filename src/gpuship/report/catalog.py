@@ -8,7 +8,7 @@ Every stage declares its catalog the same way, in its own `rules.py`:
 
 and looks rules up with `rules_by_id(RULES)` (a read-only mapping, built once per catalog)
 rather than keeping a `BY_ID` dict of its own. `gpuship rules` and the generated rule pages
-gather the stages' `RULES` in `gpuship.cli.rules_catalog` (as `Stage`s, defined here so
+gather the stages' `RULES` in `gpuship.cli.rules_catalog` (as `RuleCatalog`s, defined here so
 the docs stage can be handed the catalog without importing the stages).
 
 Severity overrides (`rules:` and `lint:` in gpuship.yaml) are resolved by `resolve_overrides`
@@ -161,8 +161,9 @@ def _configure(report: Report, overrides: Overrides) -> None:
 
 
 @dataclass(frozen=True)
-class Stage:
-    """A stage whose rules appear in findings, and its catalog."""
+class RuleCatalog:
+    """The rules of one or more stages, listed under one heading (`name`: the `stage` of each
+    rule in `gpuship rules`; `title`: the heading of docs/rules/)."""
 
     name: str
     title: str
@@ -171,12 +172,12 @@ class Stage:
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """A rule and the stage that reports it."""
+    """A rule and the catalog that lists it."""
 
-    stage: Stage
+    catalog: RuleCatalog
     rule: Rule
 
 
-def catalog_entries(stages: Sequence[Stage]) -> list[CatalogEntry]:
-    """Every rule of every stage, in catalog order."""
-    return [CatalogEntry(stage, rule) for stage in stages for rule in stage.rules]
+def catalog_entries(catalogs: Sequence[RuleCatalog]) -> list[CatalogEntry]:
+    """Every rule of every catalog, in catalog order."""
+    return [CatalogEntry(catalog, rule) for catalog in catalogs for rule in catalog.rules]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from gpuship import __version__
-from gpuship.errors import redact_data
+from gpuship.redaction import redact_data
 from gpuship.report.model import Finding, Report, Severity
 from gpuship.report.result import Counts, to_json
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import yaml
 
-from gpuship.errors import UsageError, redact_data
+from gpuship.errors import UsageError
+from gpuship.redaction import redact_data
 from gpuship.report.model import Report
 from gpuship.report.result import to_json
 

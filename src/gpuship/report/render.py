@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import TextIO
 
 from gpuship import gha
-from gpuship.errors import InputError, redact_credentials
+from gpuship.errors import InputError
 from gpuship.files import write_atomically
+from gpuship.redaction import redact_credentials
 from gpuship.report.github import render_annotations
 from gpuship.report.json_format import render_json
 from gpuship.report.markdown import render_markdown

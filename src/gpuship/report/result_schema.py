@@ -4,7 +4,8 @@ pydantic's `TypeAdapter` reads the result dataclasses (imported only here, on de
 command pays for pydantic to run). The schema is closed: every object lists exactly the
 keys `to_json` writes, keys always written are required, and `flattened()` mappings become
 the object's `additionalProperties`; so a test that validates a command's real output
-against it fails when the output and the type disagree.
+against it fails when the output and the type disagree. A result dataclass renamed in the code
+(not a generic one) keeps the name users' schemas know with `PUBLISHED_NAME: ClassVar[str]`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ def document_schema(command: str, result_type: object) -> dict[str, Any]:
     from pydantic import TypeAdapter
 
     adapter: TypeAdapter[Any] = TypeAdapter(Document[result_type])  # type: ignore[valid-type]
-    schema = adapter.json_schema(mode="serialization", schema_generator=_closed_generator())
+    published: dict[str, str] = {}
+    schema = adapter.json_schema(
+        mode="serialization", schema_generator=_closed_generator(published)
+    )
+    schema = _published_names(schema, published)
     schema["properties"]["command"] = {"const": command, "type": "string"}
     return {
         "$schema": JSON_SCHEMA_DIALECT,
@@ -40,7 +45,27 @@ def document_schema(command: str, result_type: object) -> dict[str, Any]:
     }
 
 
-def _closed_generator() -> type[Any]:
+def _published_names(schema: dict[str, Any], published: dict[str, str]) -> dict[str, Any]:
+    """`schema` with each renamed result type under the name it was published as: its
+    `$defs` key, its title and every `$ref` to it (the keys kept in pydantic's sorted order)."""
+    if not published:
+        return schema
+    refs = {f"#/$defs/{old}": f"#/$defs/{new}" for old, new in published.items()}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: refs.get(v, v) if key == "$ref" else rename(v) for key, v in value.items()}
+        return [rename(item) for item in value] if isinstance(value, list) else value
+
+    renamed: dict[str, Any] = rename(schema)
+    defs = {published.get(key, key): value for key, value in renamed["$defs"].items()}
+    renamed["$defs"] = dict(sorted(defs.items()))
+    return renamed
+
+
+def _closed_generator(published: dict[str, str]) -> type[Any]:
+    """The schema generator; it notes in `published` each result type that keeps the name it
+    was published under (`PUBLISHED_NAME`), class name -> that name."""
     from pydantic.json_schema import GenerateJsonSchema
 
     class Closed(GenerateJsonSchema):
@@ -48,6 +73,9 @@ def _closed_generator() -> type[Any]:
 
         def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
             out = super().dataclass_schema(schema)
+            name = getattr(schema["cls"], "PUBLISHED_NAME", None)
+            if name is not None:
+                published[schema["cls"].__name__] = out["title"] = name
             properties = out.get("properties", {})
             required = []
             out["additionalProperties"] = False

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuship import __version__
-from gpuship.errors import redact_data
+from gpuship.redaction import redact_data
 from gpuship.report.model import DOCS_BASE, Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -22,11 +22,11 @@ from functools import partial
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity, audit_from_document
 from gpuship.errors import EnvironmentUnavailable, GpushipError, InputError, RegistryUnavailable
+from gpuship.reference import Repository
 from gpuship.registry.artifact import artifact_manifest, canonical_json, push_artifact, read_each
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import MEDIA_OCI_MANIFEST
-from gpuship.registry.reference import Repository
 
 AUDIT_TYPE = "application/vnd.gpuship.audit.v1+json"
 ENTRY_PREFIX = "runner-"

@@ -18,11 +18,13 @@ from gpuship.compat.audit import HostAudit, RunnerIdentity
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.verdict import judged_reading
 from gpuship.config.duration import format_duration
+from gpuship.reference import parse_repository
 from gpuship.registry.access import RegistryAccess
-from gpuship.registry.reference import parse_repository
-from gpuship.report import Finding, Severity
+from gpuship.report import Finding, Report, Severity
+from gpuship.report.catalog import rules_by_id
 from gpuship.route import rules
 from gpuship.route.inventory import InventoryEntry, entry_tag, publish_audit, read_entry
+from gpuship.route.result import Published, PublishSkipped
 
 
 @dataclass(frozen=True)
@@ -100,3 +102,36 @@ def label_findings(runner: RunnerIdentity) -> list[Finding]:
             fix="add --label <pool label> (GPUSHIP_RUNNER_LABELS for the runner hook and timer)",
         )
     ]
+
+
+def publish_report(
+    command: str,
+    outcome: PublishOutcome,
+    runner: RunnerIdentity,
+    audit_report: Callable[[HostAudit], Report],
+) -> Report:
+    """The report of `audit --publish`: the published audit's own report (`audit_report`, the
+    verify stage's) with where it went and what it replaced, or why nothing was published;
+    with a warning for a runner that has no labels, either way."""
+    where = f"{outcome.repository}:{outcome.tag}"
+    findings = label_findings(runner)
+    if outcome.audit is None:
+        return Report(
+            command=command,
+            findings=findings,
+            rules=rules_by_id(rules.RULES),
+            result=PublishSkipped(False, where, outcome.skipped_because or ""),
+            outputs={"published": "false", "entry": where},
+            headline=f"not published: {where} {outcome.skipped_because}",
+        )
+    report = audit_report(outcome.audit)
+    report.findings += findings
+    report.rules = {**report.rules, **rules_by_id(rules.RULES)}
+    report.result = Published(True, where, outcome.audit)
+    report.outputs.update({"published": "true", "entry": where})
+    replaced = (
+        f", replacing the audit taken {outcome.previous.audit.taken_at}" if outcome.previous else ""
+    )
+    changed = f" ({outcome.changed})" if outcome.changed else ""
+    report.headline += f"; published to {where}{replaced}{changed}"
+    return report

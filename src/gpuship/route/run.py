@@ -134,7 +134,7 @@ def route_over(
 
 
 def _read_fleet(fleet: str, settings: Settings) -> Inventory:
-    from gpuship.registry.reference import parse_repository
+    from gpuship.reference import parse_repository
 
     repo = parse_repository(fleet)
     with settings.access.client() as client:
@@ -176,7 +176,7 @@ def cell_reference(cell: CellSpec, where: str) -> str:
     """What a GPU job pulls for a cell: its first tag (a full reference, as `gpuship matrix`
     writes it; a bare tag joins the cell's repository) or its digest. Never the repository
     alone, which would pull whatever `latest` is then: that is an input error."""
-    from gpuship.registry.reference import is_digest, is_valid_tag, parse_reference
+    from gpuship.reference import is_digest, is_valid_tag, parse_reference
 
     name = cell.name
     if cell.tags:

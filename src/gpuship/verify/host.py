@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 
 from gpuship.compat.audit import HostAudit, new_audit
 from gpuship.compat.config import VerifyConfig
+from gpuship.compat.container import ContainerReadings
+from gpuship.docker.info import read_docker
+from gpuship.host.container import (
+    TOOLKIT_BINARIES,
+    read_cdi_refresh_units,
+    read_cdi_specs,
+    read_tool,
+)
+from gpuship.host.system import read_system, this_runner
 from gpuship.nvml.probe import read_nvml
-from gpuship.verify.container import read_container_side, read_system
 
 
 def audit_this_host(
@@ -16,4 +25,21 @@ def audit_this_host(
     """Read everything `verify` judges; NVML problems raise `GpuUnavailable` (exit 3)."""
     nvml = read_nvml()
     container = read_container_side(environ, config.cdi_spec_dirs, config.systemd_unit_dirs)
-    return new_audit(nvml, container, read_system(), environ, labels)
+    system = read_system()
+    taken_at = datetime.now(timezone.utc)
+    return new_audit(nvml, container, system, this_runner(environ, labels), taken_at)
+
+
+def read_container_side(
+    environ: Mapping[str, str], cdi_spec_dirs: Iterable[str], unit_dirs: Iterable[str]
+) -> ContainerReadings:
+    """Read the Docker engine, CDI spec dirs (configured plus the engine's), toolkit tools and
+    the systemd units that regenerate CDI specs."""
+    docker_reading = read_docker(environ)
+    dirs = list(dict.fromkeys([*cdi_spec_dirs, *docker_reading.cdi_spec_dirs]))
+    return ContainerReadings(
+        docker=docker_reading,
+        cdi_specs=read_cdi_specs(dirs),
+        tools=[read_tool(name, environ) for name in TOOLKIT_BINARIES],
+        cdi_refresh_units=read_cdi_refresh_units(unit_dirs),
+    )

@@ -8,8 +8,8 @@ import pytest
 from sample_bed import SampleProject
 
 from bed.act import ActRunner
+from gpuship.reference import parse_reference
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import parse_reference
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ from sample_bed import PLACEHOLDER_REGISTRY, SAMPLE, SampleProject, push_base
 from bed import hosts
 from bed.docker_engine import DockerEngine
 from bed.topology import RegistryTopology, TopologyRegistry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from gpuship import labels as L
 from gpuship.cuda.arch import parse_arch_list
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.matrix.lockfile import read_lock
+from gpuship.reference import parse_reference
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageManifest, parse_manifest
-from gpuship.registry.reference import parse_reference
 
 pytestmark = pytest.mark.integration
 

@@ -106,6 +106,14 @@ def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(
         ("llama-cpp-native-arch", {"GSL506"}),  # ggml's native CUDA arch
         ("ssh-key-and-sudo", {"GSL905", "GSL906"}),  # deploy key and NOPASSWD sudo
         ("torch-extra-index-cu118", {"GSL510"}),  # PyPI's torch wins over the cu118 index
+        # Issue #37: CUDA-bound packages other than torch, and companions of another torch.
+        ("inference-cuda-bound-packages", {"GSL509"}),  # onnxruntime-gpu, cupy for CUDA 11
+        ("xformers-flash-attn-wheels", {"GSL511"}),  # xformers for torch 2.4; cp311 on 3.10
+        ("conda-env-cudnn8-beside-torch", {"GSL509"}),  # conda's cuDNN 8 beside torch's 9
+        # Issue #37: what hides behind a project, a make target, a builder stage, a mirror.
+        ("editable-install-after-copy", {"GSL601"}),  # `pip install -e ".[serve]"` after COPY .
+        ("conda-builder-models", {"GSL202", "GSL303", "GSL201"}),  # make's script, conda pkgs/
+        ("lab-mirror-ssh", {"GSL907", "GSL908", "GSL909"}),  # unsigned, key over HTTP, host keys
     ],
 )
 def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str]) -> None:
@@ -121,6 +129,8 @@ def test_hadolint_misses_what_real_ml_files_get_wrong(case: str, ours: set[str])
     [
         ("shell-idioms", "DL3013", "GSL105"),  # `pip install --dry-run` installs nothing
         ("arg-expanded-require", "DL3064", "GSL901"),  # a global ARG no RUN sees
+        # Issue #37: an unpinned nightly torch in a `case` arm the default build never takes.
+        ("torch-stack-from-build-args", "DL3013", "GSL105"),
     ],
 )
 def test_hadolint_flags_idioms_gpuship_accepts(case: str, code: str, rule: str) -> None:

@@ -36,7 +36,8 @@ from bed.probe_server import (
 )
 from gpuship.docker.engine import Container, Engine
 from gpuship.docker.service import PROBE_LABEL, ServiceSpec, running_service
-from gpuship.errors import STOP_SIGNALS, Interrupted
+from gpuship.errors import Interrupted
+from gpuship.signals import STOP_SIGNALS
 from json_results import checked
 
 pytestmark = pytest.mark.integration
@@ -640,3 +641,154 @@ def test_url_mode_streams_chat_and_reports_ttft_itl_and_goodput(
     assert step["goodput_rps"] == pytest.approx(10)
     # One image, started by someone else: nothing to compare, no container to watch.
     assert result["comparisons"] == [] and len(result["trials"]) == 1
+
+
+# A known queue: ten requests sent 10 ms apart to a server that runs one at a time for 500 ms,
+# under a client cap of 4. Four hold a slot (in flight), six wait for one on the client, and
+# three of the four at the server wait in its own queue while it runs the first. The server
+# answers nothing but 503 for its first 2.5 s (loading the model), then logs the line vLLM
+# logs when its weights are loaded.
+KNOWN_QUEUE = {**GPU, "STARTUP_MS": "2500", "MAX_RUNNING": "1", "LATENCY_MS": "500"}
+TEN_AT_ONCE = {
+    "arrival": "constant",
+    "warmup-s": 0,
+    "concurrency": 4,
+    "steps": [{"rate": 100, "duration-s": 0.1}],
+}
+# Cold start: the engine's `docker start` returns once the process runs; the probe then polls
+# /health every 200 ms, and the bed shares two cores with other suites.
+COLD_START_TOLERANCE_S = 2.0
+
+
+def test_queues_cold_start_and_the_slowest_requests_of_a_known_server(
+    run_probe: Callable[..., ProbeRun], docker_engine: DockerEngine, server_binary: Path
+) -> None:
+    image = build_server_image(docker_engine, server_binary, "probe-queue:candidate", KNOWN_QUEUE)
+    probe = {
+        "profile": TEN_AT_ONCE,
+        "shortage": {"enabled": False},
+        "metrics-interval-ms": 100,
+        "slowest-requests": 3,
+        "slo": {"server-queue-max": 2, "cold-start-max-s": 1},
+    }
+
+    run = run_probe(image, probe, "--no-compare")
+
+    assert run.returncode == 1, run.stderr
+    result = run.report["result"]
+    queue = result["images"][0]["queue"]
+    assert (queue["peak_in_flight"], queue["peak_waiting"]) == (4, 6)
+    assert queue["server_queue_metric"] == "vllm:num_requests_waiting"
+    assert queue["server_queue_peak"] == 3
+    assert 2.5 <= queue["cold_start_s"] <= 2.5 + COLD_START_TOLERANCE_S
+    assert queue["model_load_s"] == 2.5  # from the server's own log line
+    # Served one after another: the last answered about ten service times after it was sent.
+    slowest = queue["slowest"]
+    assert len(slowest) == 3
+    latencies = [slow["latency_ms"] for slow in slowest]
+    assert latencies == sorted(latencies, reverse=True)
+    assert 4500 <= latencies[0] <= 6500
+    assert {(s["trial"], s["step"], s["error"]) for s in slowest} == {(1, "100/s", "")}
+    assert all(0 <= s["start_s"] < 0.1 for s in slowest)
+    (step,) = result["images"][0]["steps"]
+    assert step["max_latency_ms"] == latencies[0]
+    statuses = {c["rule"]: (c["status"], c["message"]) for c in result["checks"]}
+    assert statuses["GSP107"] == (
+        "fail",
+        "vllm:num_requests_waiting peaked at 3 during the load steps (> 2)",
+    )
+    assert statuses["GSP108"][0] == "fail"
+    assert statuses["GSP108"][1].endswith("(> 1 s); the model loaded in 2.5 s")
+    (trial,) = result["trials"]
+    server = trial["server_queue"]
+    assert server["type"] == "gauge" and server["peaks"]["load"]["value"] == 3
+    assert len(server["points"]) <= 600 and server["failed_reads"] == 0
+    assert trial["phases"][0]["queue"]["peak_waiting"] == 6
+    assert run.outputs["server-queue-peak"] == "3"
+    assert (run.outputs["in-flight-peak"], run.outputs["waiting-peak"]) == ("4", "6")
+    assert float(run.outputs["cold-start-s"]) == pytest.approx(queue["cold_start_s"], abs=0.005)
+    assert float(run.outputs["max-latency-ms"]) == pytest.approx(latencies[0], abs=0.1)
+    assert "Queue depth over time" in run.summary and "Slowest request over time" in run.summary
+    assert "3 (vllm:num_requests_waiting)" in run.summary
+
+
+def test_a_server_queue_that_cannot_be_read_is_unknown_not_passed(
+    tmp_path: Path, server_binary: Path, nvml_host: HostEnv
+) -> None:
+    # A server without a Prometheus endpoint (404), started by someone else: its queue and its
+    # cold start are unknown, and SLOs on them warn rather than pass.
+    port = free_port()
+    server = subprocess.Popen(
+        [str(server_binary)],
+        env={**os.environ, **GPU, "PORT": str(port), "LATENCY_MS": "5", "METRICS": "0"},
+        stdout=subprocess.DEVNULL,
+    )
+    config = {
+        "probe": {
+            "profile": {"warmup-s": 0, "steps": [{"rate": 20, "duration-s": 1}]},
+            "shortage": {"enabled": False},
+            "metrics-url": "/metrics",
+            "slo": {"server-queue-max": 10, "cold-start-max-s": 60},
+            "max-lag-ms": BED_MAX_LAG_MS,
+        }
+    }
+    (tmp_path / "gpuship.yaml").write_text(yaml.safe_dump(config))
+    try:
+        time.sleep(0.3)
+        completed = subprocess.run(
+            [sys.executable, "-m", "gpuship", "probe", "my-server", "--url",
+             f"http://127.0.0.1:{port}", "--format", "json"],
+            env=nvml_host(hosts.L4_550),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+    assert completed.returncode == 0, completed.stderr
+    result = checked(completed.stdout)["result"]
+    assert result["verdict"] == "warn"
+    statuses = {c["rule"]: (c["status"], c["message"]) for c in result["checks"]}
+    url = f"http://127.0.0.1:{port}/metrics"
+    assert statuses["GSP403"] == ("warn", f"the server's queue is unknown: {url} answered 404")
+    assert statuses["GSP107"][0] == "warn" and "answered 404" in statuses["GSP107"][1]
+    assert statuses["GSP108"] == (
+        "warn",
+        "cold start unknown: not measured: the server was started by someone else",
+    )
+    queue = result["images"][0]["queue"]
+    assert queue["server_queue_peak"] is None and queue["cold_start_s"] is None
+    assert result["trials"][0]["server_queue"]["failed_reads"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "field", "says"),
+    [
+        ("metrics-url: ftp://host/metrics", "probe.metrics-url", "give a path (/metrics)"),
+        ("metrics-url: http://u:p@host:8002/m", "probe.metrics-url", "must not hold credentials"),
+        ("queue-metric: 9-queue", "probe.queue-metric", "not a Prometheus metric name"),
+        ("metrics-interval-ms: 0", "probe.metrics-interval-ms", "greater than or equal to 50"),
+        ("slowest-requests: 100000", "probe.slowest-requests", "less than or equal to 1000"),
+        ("slo: {server-queue-max: .inf}", "probe.slo.server-queue-max", "finite number"),
+        ("slo: {cold-start-max-s: -1}", "probe.slo.cold-start-max-s", "greater than 0"),
+        ("target: {model-load-log: 'took ('}", "probe.target.model-load-log", "not a regular"),
+        ("target: {model-load-log: took}", "probe.target.model-load-log", "group named s or ms"),
+    ],
+)
+def test_a_bad_queue_or_cold_start_setting_is_a_usage_error_naming_it(
+    tmp_path: Path, setting: str, field: str, says: str
+) -> None:
+    (tmp_path / "gpuship.yaml").write_text(f"probe:\n  {setting}\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "gpuship", "probe", "any:image"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.startswith("gpuship: error: "), completed.stderr
+    assert f"{field}: " in completed.stderr and says in completed.stderr, completed.stderr
+    assert "Traceback" not in completed.stderr

@@ -13,10 +13,10 @@ import pytest
 
 from bed.oci import Blob, canonical_json, make_image, make_index, push
 from bed.registry import Registry
+from gpuship.reference import Repository, parse_reference, sha256_digest
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import DigestMismatch, NotFound, RegistryAuthError
 from gpuship.registry.manifest import ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository, parse_reference, sha256_digest
 
 pytestmark = pytest.mark.integration
 

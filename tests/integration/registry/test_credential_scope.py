@@ -18,10 +18,10 @@ import requests
 from bed.oci import make_image, push
 from bed.topology import RegistryTopology
 from gpuship.errors import RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.tls import UntrustedCertificate
 from gpuship.registry.transport import Transport
 

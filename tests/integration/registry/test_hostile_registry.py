@@ -20,12 +20,12 @@ import pytest
 from gpuship.cli.main import main
 from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository, parse_reference
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
 from gpuship.registry.redirects import MAX_REDIRECTS
-from gpuship.registry.reference import Repository, parse_reference
+from gpuship.registry.retry import RetryPolicy
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ import pytest
 from bed.oci import make_image, push
 from bed.registry import Registry
 from bed.tunnel import PROXY_VARIABLES
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 

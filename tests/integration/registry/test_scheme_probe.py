@@ -11,8 +11,8 @@ import pytest
 from bed.oci import make_image, push
 from bed.registry import Registry
 from bed.topology import RegistryTopology
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.registry.tls import speaks_tls
 from integration.registry.ssl_calls import count_calls
 

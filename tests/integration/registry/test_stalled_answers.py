@@ -26,9 +26,9 @@ from bed.registry import Registry
 from bed.servers import answering, serving
 from gpuship.cli.main import main
 from gpuship.errors import RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 
 pytestmark = pytest.mark.integration
 

@@ -18,10 +18,10 @@ from bed.topology import RegistryTopology
 from bed.tunnel import PROXY_VARIABLES, tunnelling_proxy
 from gpuship.compat.audit import audit_from_document
 from gpuship.errors import InputError, RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.artifact import READ_WORKERS, read_each
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.tls import BUNDLE_VARS
 from gpuship.route.inventory import publish_audit, read_inventory
 from integration.registry.ssl_calls import count_calls

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bed.oci import OCI_INDEX, Blob, Image, Index, Platform, canonical_json, make_image, push
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 ATTESTATION_ANNOTATIONS = {
     "vnd.docker.reference.type": "attestation-manifest",

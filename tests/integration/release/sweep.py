@@ -29,8 +29,8 @@ from release_images import candidate_image, candidate_index, dated_image, place_
 from bed import faults
 from bed.oci import Image, Index
 from gpuship.cli.main import main
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import load_history
 from gpuship.release.policy import TagKind, TagRequest

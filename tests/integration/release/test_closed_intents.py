@@ -12,8 +12,8 @@ from release_images import RunCli, candidate_image, stable_and_candidate, tag_di
 from bed import faults
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.history import History, intent_tag, load_history
 from gpuship.release.promote import remove_tag
 

@@ -28,8 +28,8 @@ from bed import faults
 from bed.oci import Image
 from bed.registry import Registry
 from gpuship.errors import GpushipError
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import explain, load_history
 from gpuship.release.policy import TagKind, TagRequest

@@ -13,9 +13,9 @@ from bed import faults
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.errors import RegistryUnavailable
-from gpuship.registry.access import RetryPolicy
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
+from gpuship.registry.retry import RetryPolicy
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration
@@ -171,14 +171,18 @@ def test_immutable_tag_created_by_someone_else_meanwhile_fails_and_restores(
 ):
     repo, old, new, theirs = _setup(registry, "rel/immutable-race")
     direct = RegistryClient(environ={})
-    # The second read is the read-back right after this run's PUT.
+    # The second read is the one right after this run stored its intent (its contest for the
+    # new version tag, `release/contention.py`): it finds the tag taken and writes nothing.
     hook = _moves_on_read(direct, repo, "4.0.0", theirs, 2)
     with faults.start(registry.host, hook=hook) as proxy:
         result = run_cli(
             "promote", f"{proxy.host}/{repo.name}@{new}", "--tag", "4.0.0", "--move", "stable"
         )
     assert result.code == 1, result
-    assert "another writer created it" in result.report["result"]["error"]
+    assert (
+        f"immutable tag 4.0.0 was created at {theirs} meanwhile" in result.report["result"]["error"]
+    )
+    assert result.report["result"]["written"] == []
     assert tag_digest(direct, repo, "4.0.0") == theirs
     assert tag_digest(direct, repo, "stable") == old
     assert _records(direct, repo) == []

@@ -32,8 +32,8 @@ from bed import faults
 from bed.action_step import start_action_step
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.history import History, load_history
 
 pytestmark = pytest.mark.integration

@@ -10,9 +10,9 @@ from release_images import RunCli, candidate_image, candidate_index, push_candid
 
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration

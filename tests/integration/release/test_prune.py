@@ -10,8 +10,8 @@ from release_images import RunCli, dated_image
 from bed import faults
 from bed.oci import OCI_INDEX, Blob, Index, canonical_json, push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from release_images import dated_image, tag_digest
 
 from bed.oci import push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import store_record
 from gpuship.release.policy import TagAction, TagKind, TagRequest

@@ -35,9 +35,9 @@ from release_images import candidate_image, candidate_index, place_seeded, tag_d
 from bed import faults
 from bed.oci import Image, Index
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.manifest import ImageIndex, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import explain, load_history
 from gpuship.release.policy import TagKind, TagRequest

@@ -17,10 +17,10 @@ from release_images import RunCli
 from bed.oci import make_image
 from bed.signing import SIMPLE_SIGNING, Signer, attach
 from bed.topology import RegistryTopology, TopologyRegistry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import NotFound
 from gpuship.registry.manifest import ImageManifest, parse_manifest
-from gpuship.registry.reference import Repository
 from gpuship.release.history import RECORD_TYPE
 
 pytestmark = pytest.mark.integration

@@ -21,8 +21,8 @@ from release_images import candidate_image, dated_image, tag_digest
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.cli.main import main
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 

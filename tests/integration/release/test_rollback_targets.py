@@ -13,8 +13,8 @@ from bed import faults
 from bed.oci import push
 from bed.registry import Registry
 from gpuship.cli.main import main
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.history import load_history
 
 pytestmark = pytest.mark.integration

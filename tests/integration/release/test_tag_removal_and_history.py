@@ -10,8 +10,8 @@ from release_images import RunCli, candidate_image
 
 from bed.oci import OCI_INDEX, OCI_MANIFEST, Blob, Image, Index, Platform, canonical_json, push
 from bed.registry import Registry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import Repository
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.history import load_history
 from gpuship.release.policy import TagKind, TagRequest

@@ -12,9 +12,9 @@ from release_images import RunCli, candidate_image, candidate_index
 from bed.oci import push
 from bed.registry import Registry
 from bed.topology import TopologyRegistry as TokenRegistry
+from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.registry.errors import RegistryAuthError
-from gpuship.registry.reference import Repository
 
 pytestmark = pytest.mark.integration
 

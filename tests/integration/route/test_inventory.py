@@ -20,8 +20,8 @@ from typing import Any
 from bed import faults, hosts
 from bed.registry import Registry
 from gpuship.compat.audit import RunnerIdentity
+from gpuship.reference import parse_repository
 from gpuship.registry.client import RegistryClient
-from gpuship.registry.reference import parse_repository
 from gpuship.route.inventory import entry_tag, read_entry, read_inventory
 from json_results import check_output
 

@@ -8,7 +8,7 @@ import pytest
 
 from gpuship.cli.config_catalog import load_config
 from gpuship.cli.rules_catalog import rule_overrides
-from gpuship.config.load import with_overrides
+from gpuship.config.load import with_flags
 from gpuship.config.locate import find_config_file
 from gpuship.errors import ConfigError
 
@@ -71,9 +71,9 @@ def test_precedence_file_env_cli(tmp_path: Path) -> None:
     config = load_config(path, env).config
     assert config.fail_on == "warning"
     assert config.registries.insecure == ["b", "c"]
-    assert with_overrides(config, {"fail-on": "never"}).fail_on == "never"
+    assert with_flags(config, {"fail-on": "never"}).fail_on == "never"
     # None means "flag not given": the lower layers stand.
-    assert with_overrides(config, {"fail-on": None}).fail_on == "warning"
+    assert with_flags(config, {"fail-on": None}).fail_on == "warning"
 
 
 def test_env_error_names_variable() -> None:
@@ -89,7 +89,7 @@ def test_env_variables_that_are_not_config_are_ignored() -> None:
 def test_cli_override_error_names_option() -> None:
     config = load_config(None, {}).config
     with pytest.raises(ConfigError, match=r"^option fail-on: "):
-        with_overrides(config, {"fail-on": "loud"})
+        with_flags(config, {"fail-on": "loud"})
 
 
 def test_find_config_file(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_one_rule_severity_from_the_environment_joins_the_files(tmp_path: Path) 
     assert config.rules == {"GSR201": "warning", "GSL103": "note", "gsr201": "off",
                             "prune-delete": "error"}  # fmt: skip
     assert config.lint.severity == {"gsl104": "off"}
-    overrides = rule_overrides(config.rules, config.lint.settings())
+    overrides = rule_overrides(config.rules, {"lint": config.lint})
     # The environment's key comes after the file's for the same rule id: it wins.
     assert overrides["GSR201"] is None
     assert overrides["GSL104"] is None

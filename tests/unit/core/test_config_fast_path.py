@@ -15,7 +15,8 @@ import pytest
 from gpuship.cli import main as cli_main
 from gpuship.cli.config_catalog import config_model
 from gpuship.cli.context import Context
-from gpuship.config.locate import DEFAULT_FAIL_ON, TOP_LEVEL_KEYS, has_config_input
+from gpuship.cli.stages import section_keys
+from gpuship.config.locate import DEFAULT_FAIL_ON, SHARED_KEYS, has_config_input
 from gpuship.lint.config import LintConfig
 from gpuship.lint.settings import LintSettings
 
@@ -26,7 +27,7 @@ DOCKERFILE = "FROM python:3.12-slim\nUSER 1000\n"
 
 def test_top_level_keys_are_the_models() -> None:
     aliases = {info.alias or name for name, info in config_model().model_fields.items()}
-    assert aliases == TOP_LEVEL_KEYS
+    assert aliases == SHARED_KEYS | section_keys()
 
 
 def test_defaults_without_pydantic_are_the_models() -> None:
@@ -47,18 +48,19 @@ def test_defaults_without_pydantic_are_the_models() -> None:
     ],
 )
 def test_config_input_from_environment(environ: dict[str, str], expected: bool) -> None:
-    assert has_config_input(None, environ) is expected
+    assert has_config_input(None, environ, SHARED_KEYS | section_keys()) is expected
 
 
 def test_a_file_is_config_input(tmp_path: Path) -> None:
-    assert has_config_input(tmp_path / "gpuship.yaml", {})
+    assert has_config_input(tmp_path / "gpuship.yaml", {}, SHARED_KEYS)
 
 
 def test_context_without_input_builds_no_config() -> None:
     ctx = Context(config_path=None, environ={})
     assert ctx.fail_on == "error"
-    assert "config" not in ctx.__dict__  # the cached property was never filled
-    assert Context(config_path=None, environ={}, fail_on_flag="never").fail_on == "never"
+    # The resolver's cached properties were never filled: nothing was validated.
+    assert not {"loaded", "config"} & set(ctx.options.__dict__)
+    assert Context(config_path=None, environ={}, flags={"fail-on": "never"}).fail_on == "never"
     assert Context(config_path=None, environ={"GPUSHIP_FAIL_ON": "note"}).fail_on == "note"
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuship.cli.main import main
-from gpuship.errors import redact_credentials, redact_data, shown
+from gpuship.redaction import redact_credentials, redact_data, shown
 
 SECRET = "glpat-s3cr3tT0ken"
 

@@ -24,6 +24,8 @@ IMPORT_NAMES = {
     "pyelftools": "elftools",
     "nvidia-ml-py": "pynvml",
     "h11": "h11",
+    "cryptography": "cryptography",
+    "prometheus-client": "prometheus_client",
 }
 
 

@@ -54,6 +54,12 @@ def test_the_tree_keeps_every_contract() -> None:
         ("compat/verdict.py", "import gpuship.image.needs", "gpuship.compat.verdict"),
         ("compat/audit.py", "import gpuship.nvml.probe", "gpuship.compat.audit"),
         ("image/report.py", "import docker", "gpuship.image.report -> docker"),
+        # The host adapter reaches Docker only through the docker adapter.
+        ("host/container.py", "import docker", "gpuship.host.container -> docker"),
+        # Pure parsers are contracts: no way up into an adapter.
+        ("reference.py", "import gpuship.registry.client", "gpuship.reference"),
+        # The ground's three rooms are independent: errors, redaction, signals.
+        ("redaction.py", "import gpuship.errors", "gpuship.redaction"),
         # The root config model no longer reaches into a stage (or compat) for its section.
         ("config/model.py", "import gpuship.route.config", "gpuship.config.model"),
         ("config/model.py", "import gpuship.compat.config", "gpuship.config.model"),

@@ -12,12 +12,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import jsonschema
 import pytest
 
 from gpuship.cli.main import main
-from gpuship.cli.registry import command_names, load_command
+from gpuship.cli.registry import load_command
+from gpuship.cli.stages import command_names
 from gpuship.report.result import JsonDocument, flattened, omitted_if_none, to_json
 from gpuship.report.result_schema import document_schema
 from json_results import checked, validator
@@ -94,3 +96,35 @@ def test_to_json_writes_what_the_types_say() -> None:
     schema = document_schema("sample", Sample)["$defs"]["Sample"]
     assert schema["additionalProperties"] == {"type": "string"}  # the flattened axes
     assert schema["required"] == ["name", "inner", "maybe"]
+
+
+@dataclass(frozen=True)
+class _Zeta:
+    n: int
+
+
+@dataclass(frozen=True)
+class _Renamed:
+    PUBLISHED_NAME: ClassVar[str] = "Alpha"
+    inner: _Zeta
+
+
+@dataclass(frozen=True)
+class _Outer:
+    first: _Renamed
+    again: tuple[_Renamed, ...]
+
+
+def test_a_renamed_result_type_keeps_the_name_it_was_published_under() -> None:
+    schema = document_schema("x", _Outer)
+    defs = schema["$defs"]
+    assert "_Renamed" not in defs and defs["Alpha"]["title"] == "Alpha"
+    assert list(defs) == sorted(defs)  # where pydantic would have put it
+    result = defs["_Outer"]["properties"]
+    assert result["first"] == {"$ref": "#/$defs/Alpha"}
+    assert result["again"]["items"] == {"$ref": "#/$defs/Alpha"}
+    assert defs["Alpha"]["properties"]["inner"] == {"$ref": "#/$defs/_Zeta"}
+    # The build stage's NotBuilt is published as BuildFailed (builder/engine.py's exception
+    # has that name now).
+    build = document_schema("build", load_command("build").result_type())
+    assert "BuildFailed" in build["$defs"] and "NotBuilt" not in json.dumps(build)

@@ -38,7 +38,7 @@ def severities(document: dict[str, object], prefix: str) -> dict[str, str]:
 def test_an_id_beats_a_name_beats_a_category_and_lint_wins_at_its_level() -> None:
     overrides = rule_overrides(
         {"cuda": "note", "verify-driver": "warning", "GSV203": "off", "GSL501": "warning"},
-        LintSettings(severity={"GSL501": "error"}),
+        {"lint": LintSettings(severity={"GSL501": "error"})},
     )
     assert overrides["GSV201"] is N  # by category
     assert overrides["GSV202"] is W  # by name, over the category
@@ -48,7 +48,7 @@ def test_an_id_beats_a_name_beats_a_category_and_lint_wins_at_its_level() -> Non
 
 
 def test_lint_enable_and_disable_keep_their_meaning() -> None:
-    overrides = rule_overrides({}, LintSettings(enable=("pinning",), disable=("GSL105",)))
+    overrides = rule_overrides({}, {"lint": LintSettings(enable=("pinning",), disable=("GSL105",))})
     assert overrides["GSL105"] is None and overrides["GSL201"] is None
     assert "GSL101" not in overrides  # enabled and not overridden: keeps its severity
     assert not any(rule_id.startswith("GSV") for rule_id in overrides)
@@ -64,7 +64,7 @@ def test_lint_enable_and_disable_keep_their_meaning() -> None:
 )
 def test_unknown_or_unconfigurable_keys_are_config_errors(key: str, message: str) -> None:
     with pytest.raises(InputError, match="^" + re.escape(message)):
-        rule_overrides({key: "note"}, LintSettings())
+        rule_overrides({key: "note"}, {"lint": LintSettings()})
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_a_bad_rule_key_from_the_environment_names_the_variable() -> None:
 
 
 def test_a_category_leaves_what_happened_alone() -> None:
-    overrides = rule_overrides({"release": "off"}, LintSettings())
+    overrides = rule_overrides({"release": "off"}, {"lint": LintSettings()})
     assert overrides["GSR201"] is None  # prune-delete: a judgement of retention
     assert "GSR101" not in overrides and "GSR102" not in overrides
     report = Report(command="promote", failed=True)

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuship.cli.main import main
-from gpuship.errors import redact_credentials
 from gpuship.gha import LogStream, neutralise, neutralise_json
+from gpuship.redaction import redact_credentials
 from workflow_commands import commands_in, foreign_commands
 
 ACTIONS = {"GITHUB_ACTIONS": "true"}

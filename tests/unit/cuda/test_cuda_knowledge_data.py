@@ -30,7 +30,7 @@ def raw() -> dict[str, object]:
 
 def test_header() -> None:
     kb = knowledge_base()
-    assert kb.schema_version == 3
+    assert kb.schema_version == 4
     assert kb.updated
 
 
@@ -155,7 +155,7 @@ def test_loader_rejects_bad_version() -> None:
 
 def test_loader_rejects_unknown_schema() -> None:
     data = raw()
-    data["schema_version"] = 4
+    data["schema_version"] = 3
     with pytest.raises(KnowledgeBaseError):
         parse_knowledge_base(yaml.safe_dump(data))
 
@@ -237,11 +237,11 @@ MUTATIONS: dict[str, tuple[Callable[[Any], None], str]] = {
     ),
     "schema version": (
         lambda d: d.update(schema_version=1),
-        "schema_version: int 1 is not one of 3",
+        "schema_version: int 1 is not one of 4",
     ),
-    "schema version true is not 3": (
+    "schema version true is not 4": (
         lambda d: d.update(schema_version=True),
-        "schema_version: bool True is not one of 3",
+        "schema_version: bool True is not one of 4",
     ),
     "cudnn major without its source": (
         lambda d: d["torch"]["releases"][0].pop("cudnn_major_source"),

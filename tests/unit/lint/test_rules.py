@@ -226,6 +226,32 @@ BAD = [
         [(2, 13)],
     ),
     (
+        "GSL005",
+        "FROM python:3.12\nRUN if [ -f /tmp/x.txt ]; then pip install -r /tmp/x.txt fi\n",
+        {},
+        [(2, 5)],
+    ),
+    (
+        "GSL907",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y --allow-unauthenticated "
+        "curl=7.81.0-1ubuntu1.20\n",
+        {},
+        [(2, 42)],
+    ),
+    (
+        "GSL908",
+        "FROM ubuntu:22.04\nRUN curl -fsSL http://repo.example.com/key.gpg | apt-key add -\n",
+        {},
+        [(2, 16)],
+    ),
+    ("GSL909", "FROM ubuntu:22.04\nRUN ssh-keygen -A\n", {}, [(2, 5)]),
+    (
+        "GSL703",
+        "FROM python:3.12\nCOPY . /app\nRUN chown -R 10001 /app\n",
+        {"serve.py": ""},
+        [(3, 20)],
+    ),
+    (
         "GSL905",
         "FROM python:3.12\nCOPY deploy.pem /root/.ssh/id_rsa\n",
         {"deploy.pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n"},
@@ -553,6 +579,28 @@ GOOD = [
         "GSL702",
         "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
         "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl && rm pkg-*.whl\n",
+        {},
+    ),
+    ("GSL703", "FROM python:3.12\nCOPY --chown=10001 . /app\n", {"serve.py": ""}),
+    (
+        "GSL005",
+        "FROM python:3.12\nRUN if [ -f /tmp/x.txt ]; then pip install -r /tmp/x.txt; fi\n",
+        {},
+    ),
+    (
+        "GSL907",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y curl=7.81.0-1ubuntu1.20\n",
+        {},
+    ),
+    (
+        "GSL908",
+        "FROM ubuntu:22.04\nRUN curl -fsSL https://repo.example.com/key.gpg "
+        "| gpg --dearmor -o /usr/share/keyrings/example.gpg\n",
+        {},
+    ),
+    (
+        "GSL909",
+        'FROM ubuntu:22.04\nENTRYPOINT ["/bin/sh", "-c", "ssh-keygen -A && exec sshd -D"]\n',
         {},
     ),
     (

@@ -203,6 +203,35 @@ def _kernel_clones_built_later(n: int) -> str:
     return f"FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n{clones}{builds}"
 
 
+def _branches_in_one_run(n: int) -> str:
+    """Issue #37: one RUN of n `if`s on a build arg; each command looked for its arms among
+    every arm of the text."""
+    chains = " \\\n".join(f'if [ "$V" = {i} ]; then echo {i}; fi;' for i in range(n))
+    return f"FROM alpine:3.19\nARG V=3\nRUN {chains} true\n"
+
+
+def _case_arms_in_one_run(n: int) -> str:
+    """Issue #37: one RUN whose `case` has n arms."""
+    arms = " \\\n".join(f"  v{i}) echo {i} ;;" for i in range(n))
+    return f'FROM alpine:3.19\nARG V=v3\nRUN case "$V" in \\\n{arms} \\\nesac\n'
+
+
+def _commented_compiler_installs(n: int) -> str:
+    """GSL402: n RUNs installing a compiler, each under a comment read for a stated JIT need."""
+    runs = "".join(f"# step {i}\nRUN apt-get install -y gcc-{i}\n" for i in range(n))
+    return f"FROM ubuntu:22.04\n{runs}"
+
+
+def _triggers_up_a_chain(n: int) -> str:
+    """ONBUILD triggers read in each stage of a chain of n, each under a SHELL."""
+    stages = "".join(
+        f'FROM s{i - 1} AS s{i}\nSHELL ["/bin/bash", "-c"]\nONBUILD RUN pip install x{i}\n'
+        "RUN if true; then echo; fi\n"
+        for i in range(1, n)
+    )
+    return "FROM python:3.12 AS s0\n" + stages
+
+
 # Files the shapes' COPYs take from the build context.
 _CONTEXT = {"a": "a\n", "scripts/install.py": "print(1)\n"}
 
@@ -222,6 +251,9 @@ _SHAPES = (
     _downloads_in_one_run,
     _uv_layers_up_a_chain,
     _script_dirs_run_last,
+    _branches_in_one_run,
+    _case_arms_in_one_run,
+    _triggers_up_a_chain,
 )
 # Shapes whose quadratic step is a small part of the work at 150: measured larger.
 _LARGER = (
@@ -229,6 +261,7 @@ _LARGER = (
     _code_named_last,
     _clones_moved_last,
     _kernel_clones_built_later,
+    _commented_compiler_installs,
 )
 
 

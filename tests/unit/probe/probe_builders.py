@@ -6,12 +6,15 @@ from collections.abc import Sequence
 
 from gpuship.docker.service import ContainerState
 from gpuship.http.load import LoadResult, Sample
+from gpuship.limits import DEFAULT_LIMITS
 from gpuship.nvml.sampler import GpuSample
+from gpuship.probe.queue import client_queue
 from gpuship.probe.run import LOAD, RECOVERY, SHORTAGE, Phase, Trial
 from gpuship.probe.schedule import Step
 
 RUNNING = ContainerState(running=True, exit_code=None, oom_killed=False)
 CRASHED = ContainerState(running=False, exit_code=1, oom_killed=False)
+SERIES_POINTS = DEFAULT_LIMITS.probe_series_max_points
 
 
 def sample(
@@ -48,9 +51,8 @@ def latencies(values: Sequence[float], step: int = 0, lag: float = 0.0) -> list[
 def phase(
     name: str, steps: Sequence[Step], samples: Sequence[Sample], after: ContainerState = RUNNING
 ) -> Phase:
-    return Phase(
-        name, tuple(steps), LoadResult(origin=100.0, duration=10.0, samples=tuple(samples)), after
-    )
+    result = LoadResult(origin=100.0, duration=10.0, samples=tuple(samples))
+    return Phase(name, tuple(steps), result, after, client_queue(result, SERIES_POINTS))
 
 
 def trial(

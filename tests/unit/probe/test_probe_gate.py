@@ -31,9 +31,8 @@ def tailed(rng: random.Random, n: int = 500) -> list[float]:
 
 
 def results(candidate_trials, stable_trials, probe_config):  # type: ignore[no-untyped-def]
-    slo = probe_config.slo
-    cand = image_result("candidate", candidate_trials, STEPS, slo)
-    stab = image_result("stable", stable_trials, STEPS, slo) if stable_trials else None
+    cand = image_result("candidate", candidate_trials, STEPS, probe_config)
+    stab = image_result("stable", stable_trials, STEPS, probe_config) if stable_trials else None
     return cand, stab
 
 
@@ -165,14 +164,16 @@ def test_report_outputs_tables_and_charts() -> None:
         trial("candidate", 1, latencies(tailed(rng)), STEPS),
         trial("stable", 1, latencies(steady(rng)), STEPS),
     ]
-    cand = image_result("candidate", trials[0::2], STEPS, probe.slo)
-    stab = image_result("stable", trials[1::2], STEPS, probe.slo)
+    cand = image_result("candidate", trials[0::2], STEPS, probe)
+    stab = image_result("stable", trials[1::2], STEPS, probe)
     checks, comparisons = judge(cand, stab, probe)
     report = probe_report("probe", [cand, stab], checks, comparisons, trials)
     assert report.failed and report.outputs["verdict"] == "fail"
     assert report.outputs["reason"].startswith("step 50/s p99: candidate")
     assert [c.title for c in report.charts] == [
         "Latency vs load",
+        "Queue depth over time (load steps, first trial)",
+        "Slowest request over time (load steps, first trial)",
         "GPU memory over time (first trial)",
     ]
     assert [s.name for s in report.charts[0].series][:2] == ["candidate p99", "stable p99"]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from gpuship.cli.context import Context
 from gpuship.limits import DEFAULT_LIMITS
-from gpuship.registry.access import RegistryAccess, RetryPolicy
+from gpuship.registry.access import RegistryAccess
+from gpuship.registry.retry import RetryPolicy
 
 CONFIG = """\
 deadline: 300
@@ -26,7 +27,7 @@ def test_a_command_access_carries_registries_deadline_limits_and_environment(tmp
     config = tmp_path / "gpuship.yaml"
     config.write_text(CONFIG)
     environ = {"DOCKER_CONFIG": str(tmp_path)}
-    ctx = Context(config_path=config, environ=environ, deadline_flag=9)
+    ctx = Context(config_path=config, environ=environ, flags={"deadline": 9})
     access = ctx.registry_access()
     assert access.insecure == ("registry.internal:5000",)
     assert access.retry == RetryPolicy(attempts=2, backoff_s=0.25, timeout_s=4.0)

@@ -8,7 +8,8 @@ from email.utils import format_datetime
 import pytest
 
 from gpuship.registry.auth import parse_challenge, scope_strings
-from gpuship.registry.transport import retry_after_seconds, uses_plain_http
+from gpuship.registry.retry import retry_after_seconds
+from gpuship.registry.transport import uses_plain_http
 
 
 def test_bearer_challenge_with_quoted_and_space_separated_scopes():

@@ -44,7 +44,7 @@ def test_the_command_deadline_comes_from_flag_environment_or_default():
     assert Context(config_path=None, environ={}).deadline.seconds == DEFAULT_DEADLINE_S
     from_env = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "42"})
     assert from_env.deadline.seconds == 42
-    flag = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "42"}, deadline_flag=7.5)
+    flag = Context(config_path=None, environ={"GPUSHIP_DEADLINE": "42"}, flags={"deadline": 7.5})
     assert flag.deadline.seconds == 7.5
     tuned = Context(
         config_path=None,

@@ -15,7 +15,7 @@ from verify_builders import A100, audit, gpu
 
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.verdict import Status, judge
-from gpuship.verify.container import parse_cdi_spec, read_cdi_refresh_units
+from gpuship.host.container import parse_cdi_spec, read_cdi_refresh_units
 from gpuship.verify.rules import CDI_SPEC
 
 CDI_DATA = Path(__file__).parents[2] / "data" / "cdi"

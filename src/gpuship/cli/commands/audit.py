@@ -60,14 +60,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
 def _publish(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
-    from gpuship.compat.audit import this_runner
     from gpuship.compat.config import VerifyConfig
     from gpuship.config.duration import parse_duration
     from gpuship.errors import UsageError
-    from gpuship.report.catalog import rules_by_id
-    from gpuship.route.publish import label_findings, publish_or_skip
-    from gpuship.route.result import Published, PublishSkipped
-    from gpuship.route.rules import RULES
+    from gpuship.host.system import this_runner
+    from gpuship.route.publish import publish_or_skip, publish_report
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.report import audit_report
 
@@ -84,28 +81,9 @@ def _publish(args: argparse.Namespace, ctx: Context) -> Report:
         now=datetime.now(timezone.utc),
         access=ctx.registry_access(),
     )
-    where = f"{outcome.repository}:{outcome.tag}"
-    findings = label_findings(runner)
-    if outcome.audit is None:
-        return Report(
-            command=NAME,
-            findings=findings,
-            rules=rules_by_id(RULES),
-            result=PublishSkipped(False, where, outcome.skipped_because or ""),
-            outputs={"published": "false", "entry": where},
-            headline=f"not published: {where} {outcome.skipped_because}",
-        )
-    report = audit_report(NAME, outcome.audit, _json_file(args))
-    report.findings += findings
-    report.rules = {**report.rules, **rules_by_id(RULES)}
-    report.result = Published(True, where, outcome.audit)
-    report.outputs.update({"published": "true", "entry": where})
-    replaced = (
-        f", replacing the audit taken {outcome.previous.audit.taken_at}" if outcome.previous else ""
+    return publish_report(
+        NAME, outcome, runner, lambda audit: audit_report(NAME, audit, _json_file(args))
     )
-    changed = f" ({outcome.changed})" if outcome.changed else ""
-    report.headline += f"; published to {where}{replaced}{changed}"
-    return report
 
 
 def _json_file(args: argparse.Namespace) -> Path | None:

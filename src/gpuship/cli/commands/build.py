@@ -17,20 +17,17 @@ fails the command with no digest output; half a tag set is never reported as a s
 from __future__ import annotations
 
 import argparse
-import datetime
-import subprocess
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
-from gpuship.errors import ConfigError, UsageError
+from gpuship.errors import UsageError
 from gpuship.report import Report
 from gpuship.report.progress import Progress
 
 if TYPE_CHECKING:
-    from gpuship.builder.report import ImageCheckResult
-    from gpuship.builder.run_build import ImageCheck
+    from gpuship.compat.cell import CellSpec
+    from gpuship.image.run import ImageCheck
 
 NAME = "build"
 HELP = "build one matrix cell with its labels and push its candidate tag"
@@ -93,70 +90,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Build, push and report one cell."""
-    from gpuship.builder.plan import BuildPlan
+    from gpuship.builder.plan import BuildOptions, plan_build
     from gpuship.builder.run_build import execute
-    from gpuship.builder.secrets import (
-        check_secret_spec,
-        check_ssh_spec,
-        secret_ids,
-        secret_values,
-    )
-    from gpuship.compat.cell import cell_from_dict, parse_cell
 
-    directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
-    if args.cell:
-        if args.set:
-            raise UsageError("--set picks a cell of --image; it cannot be used with --cell")
-        cell = parse_cell(args.cell, ctx.limits)
-    else:
-        cell = cell_from_dict(_pick_cell(args, ctx))
-    commit = args.commit or ctx.environ.get("GITHUB_SHA") or _git_commit(directory)
-    if args.push and not commit:
-        raise UsageError("no commit for the candidate tag: pass --commit or set GITHUB_SHA")
-    values = secret_values(ctx.environ)
-    specs = tuple(check_secret_spec(spec, ctx.environ, Path.cwd()) for spec in args.secret)
-    secret_ids(specs, values)
-    plan = BuildPlan(
-        cell=cell,
-        directory=directory,
-        commit=commit,
-        created=_created(ctx.environ),
+    options = BuildOptions(
+        commit=args.commit,
         push=args.push,
         builder=args.builder,
         network=args.network,
         image_checks=args.image_checks,
-        secrets=specs,
-        secret_values=values,
-        ssh=tuple(check_ssh_spec(spec) for spec in args.ssh),
+        secrets=tuple(args.secret),
+        ssh=tuple(args.ssh),
         provenance=args.provenance,
         sbom=args.sbom,
     )
+    directory = ctx.config_path.parent if ctx.config_path else Path.cwd()
+    plan = plan_build(_cell(args, ctx), directory, options, ctx.environ)
     # The builder's output, a line each, on a terminal as in CI logs.
-    progress = Progress(prefix=f"[{cell.id}] ")
-    return execute(plan, ctx.environ, progress.line, _image_check(ctx))
+    progress = Progress(prefix=f"[{plan.cell.id}] ")
+    check = _image_check(ctx) if plan.push and plan.image_checks else None
+    return execute(plan, ctx.environ, progress.line, check)
 
 
-def _image_check(ctx: Context) -> ImageCheck:
-    """The image stage's checks of a pushed image, as the `inspect:` config sets them."""
-    from gpuship.image.config import ImageStageConfig
-    from gpuship.image.run import inspect_and_judge
+def _cell(args: argparse.Namespace, ctx: Context) -> CellSpec:
+    """`--cell JSON`, or the cell of `--image` that every `--set AXIS=VALUE` picks."""
+    from gpuship.compat.cell import cell_from_dict, parse_cell
 
-    def check(image: str, dockerfile: Path) -> ImageCheckResult:
-        judgement = inspect_and_judge(
-            image,
-            ctx.config.section(ImageStageConfig),
-            access=ctx.registry_access(),
-            dockerfile=dockerfile,
-        )
-        return judgement.findings, judgement.rules, judgement.result
-
-    return check
-
-
-def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    """The one cell of `--image` whose values match every `--set`."""
+    if args.cell:
+        if args.set:
+            raise UsageError("--set picks a cell of --image; it cannot be used with --cell")
+        return parse_cell(args.cell, ctx.limits)
     from gpuship.matrix.config import ImageConfig
-    from gpuship.matrix.project import load_project, plan_images, select_images
+    from gpuship.matrix.project import load_project, pick_cell
 
     wanted: dict[str, str] = {}
     for pair in args.set:
@@ -164,52 +129,17 @@ def _pick_cell(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {pair}: expected AXIS=VALUE")
         wanted[name.strip()] = value.strip()
-    project = load_project(
-        ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
-    )
-    (plan,) = plan_images(project, select_images(project, [args.image]), ctx.environ)
-    chosen = [c for c in plan.cells if all(c.values.get(k) == v for k, v in wanted.items())]
-    if len(chosen) == 1:
-        return chosen[0].to_json()
-    if not chosen:
-        rejected = [c for c in plan.invalid if all(c.values.get(k) == v for k, v in wanted.items())]
-        why = f" ({rejected[0].cell_id} is invalid: {rejected[0].reason})" if rejected else ""
-        raise ConfigError(f"image {args.image} has no valid cell with {_pairs(wanted)}{why}")
-    ids = ", ".join(c.id for c in chosen)
-    raise UsageError(
-        f"{_pairs(wanted) or 'no --set'} matches {len(chosen)} cells ({ids}); add --set"
-    )
+    images = ctx.config.section(list[ImageConfig])
+    project = load_project(ctx.config_path, images, args.lock, ctx.limits)
+    return cell_from_dict(pick_cell(project, args.image, wanted, ctx.environ))
 
 
-def _pairs(wanted: Mapping[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in wanted.items())
+def _image_check(ctx: Context) -> ImageCheck:
+    """The image stage's checks of the pushed image, as the `inspect:` config sets them."""
+    from gpuship.image.config import ImageStageConfig
+    from gpuship.image.run import image_check
 
-
-def _git_commit(directory: Path) -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    commit = result.stdout.strip()
-    return commit if result.returncode == 0 and commit else None
-
-
-def _created(environ: Mapping[str, str]) -> str:
-    """RFC 3339 build time; SOURCE_DATE_EPOCH (reproducible builds) wins when set."""
-    epoch = environ.get("SOURCE_DATE_EPOCH")
-    moment = (
-        datetime.datetime.fromtimestamp(int(epoch), tz=datetime.timezone.utc)
-        if epoch and epoch.isdigit()
-        else datetime.datetime.now(tz=datetime.timezone.utc)
-    )
-    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return image_check(ctx.config.section(ImageStageConfig), ctx.registry_access())
 
 
 def result_type() -> object:

@@ -39,8 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Generate (or compare) every page; each stale page is an error finding under --check."""
     from gpuship.cli.config_catalog import config_schema
-    from gpuship.cli.registry import command_names, load_command
-    from gpuship.cli.rules_catalog import STAGES
+    from gpuship.cli.registry import load_command
+    from gpuship.cli.rules_catalog import rule_catalogs
+    from gpuship.cli.stages import command_names
     from gpuship.docs.pages import generated_pages
     from gpuship.docs.result import PagesResult
     from gpuship.docs.rules import RULES, STALE
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     root = Path(args.root)
     # Each command's result type, for the result reference (docs/results/).
     results = {name: load_command(name).result_type() for name in command_names()}
-    pages = generated_pages(root, results, STAGES, config_schema())
+    pages = generated_pages(root, results, rule_catalogs(), config_schema())
     report = Report(command=NAME, rules=rules_by_id(RULES))
     for path, text in pages.items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None

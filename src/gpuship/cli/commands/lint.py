@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.errors import UsageError
-from gpuship.report import Finding, Report, Rule
+from gpuship.report import Report
 
 if TYPE_CHECKING:
-    from gpuship.image_result import ImageResult
-    from gpuship.lint.run import ImageCheck
+    from gpuship.image.run import ImageCheck
 
 NAME = "lint"
 HELP = "check Dockerfiles: pinning, weights, caches, toolchains, CUDA mismatches, security"
@@ -99,24 +97,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     return run_lint(NAME, request)
 
 
-def _image_check(ctx: Context, platform: str | None) -> ImageCheck[ImageResult]:
-    """The image stage's checks of an image, as the `inspect:` config sets them."""
+def _image_check(ctx: Context, platform: str | None) -> ImageCheck:
+    """The image stage's checks of each --image, as the `inspect:` config sets them."""
     from gpuship.image.config import ImageStageConfig
-    from gpuship.image.run import inspect_and_judge
+    from gpuship.image.run import image_check
 
-    def check(
-        reference: str, dockerfile: Path | None
-    ) -> tuple[list[Finding], Mapping[str, Rule], ImageResult]:
-        judgement = inspect_and_judge(
-            reference,
-            ctx.config.section(ImageStageConfig),
-            access=ctx.registry_access(),
-            platform=platform,
-            dockerfile=dockerfile,
-        )
-        return judgement.findings, judgement.rules, judgement.result
-
-    return check
+    return image_check(ctx.config.section(ImageStageConfig), ctx.registry_access(), platform)
 
 
 def result_type() -> object:

@@ -13,6 +13,8 @@ from gpuship.report.progress import Progress
 
 NAME = "probe"
 HELP = "load-test a candidate image on a GPU runner: tail latency, GPU memory, OOM, vs stable"
+# Flags that set a gpuship.yaml key (flags > environment > file: `config/options.py`).
+CONFIG_FLAGS = {"trials": "probe.compare.trials"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,11 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Probe the image (or the job) and report."""
-    from gpuship.config.load import with_overrides
     from gpuship.probe.config import ProbeConfig
 
-    overridden = with_overrides(ctx.config, {"probe.compare.trials": args.trials})
-    config = overridden.section(ProbeConfig)
+    config = ctx.config.section(ProbeConfig)
     base = ctx.config_path.parent if ctx.config_path else Path.cwd()
 
     progress = Progress(prefix="gpuship probe: ").line

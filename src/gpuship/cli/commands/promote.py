@@ -9,7 +9,6 @@ from pathlib import Path
 from gpuship.cli.context import Context
 from gpuship.errors import InputError
 from gpuship.report import Report
-from gpuship.report.progress import Progress
 
 NAME = "promote"
 HELP = "promote an image by digest to version and floating tags (no pull), recording every move."
@@ -57,9 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Promote, store the release record in the target repository, report every tag."""
-    from gpuship.registry.reference import parse_reference, parse_repository
+    from gpuship.reference import parse_reference, parse_repository
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.policy import classify_tags
+    from gpuship.release.progress import CopyProgress
     from gpuship.release.promote import ReleaseRequest, release
     from gpuship.release.report import release_report
 
@@ -99,23 +99,3 @@ def result_type() -> object:
     from gpuship.release.result import DryRunResult, ReleaseResult
 
     return ReleaseResult | DryRunResult
-
-
-class CopyProgress:
-    """Progress of blob copies on stderr: one updating line on a terminal; in CI logs only
-    the total, once every blob is copied."""
-
-    def __init__(self) -> None:
-        self._done: dict[str, int] = {}
-        self._progress = Progress()
-
-    def __call__(self, digest: str, count: int) -> None:
-        self._done[digest] = self._done.get(digest, 0) + count
-        total = sum(self._done.values())
-        self._progress.update(live=f"copying {digest[:19]}: {total / 1e6:.1f} MB copied")
-
-    def finish(self) -> None:
-        """End the progress display with one summary line."""
-        if self._done:
-            total = sum(self._done.values())
-            self._progress.line(f"copied {len(self._done)} blobs, {total / 1e6:.1f} MB")

@@ -24,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Plan (and with --apply, delete); lists what is kept and why."""
-    from gpuship.registry.reference import parse_repository
+    from gpuship.reference import parse_repository
+    from gpuship.registry.ghcr import GhcrPackages
     from gpuship.release.config import ReleaseConfig
-    from gpuship.release.ghcr import GhcrPackages
     from gpuship.release.prune import Deleter, apply_prune, plan_prune, registry_deleter
     from gpuship.release.prune_report import prune_report
 

@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: the digest the tag had before its last recorded move",
     )
     parser.add_argument(
+        "--expect",
+        metavar="DIGEST",
+        help="write only if the tag points at DIGEST (when the rollback starts and when it "
+        "writes); else nothing is written, exit 1",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print where the tag would go (old -> new digest) and change nothing",
@@ -42,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Resolve the rollback target from the registry-held history and move the tag there."""
-    from gpuship.registry.reference import parse_reference
+    from gpuship.reference import is_digest, parse_reference
     from gpuship.release.config import ReleaseConfig
     from gpuship.release.promote import release
     from gpuship.release.report import release_report
@@ -51,9 +57,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     reference = parse_reference(args.target, default_tag=None)
     if reference.tag is None or reference.digest is not None:
         raise InputError(f"rollback {args.target}: name one tag, REPO:TAG, without a digest")
+    if args.expect is not None and not is_digest(args.expect):
+        raise InputError(f"rollback --expect {args.expect}: give a digest, sha256:...")
     with ctx.registry_client() as client:
         config = ctx.config.section(ReleaseConfig)
-        request = rollback_request(client, reference.repository, reference.tag, args.to, config)
+        request = rollback_request(
+            client, reference.repository, reference.tag, args.to, config, expect=args.expect
+        )
         if args.dry_run:
             from gpuship.release.plan import plan_release
             from gpuship.release.plan_report import plan_report

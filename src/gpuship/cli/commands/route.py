@@ -20,6 +20,8 @@ HELP = (
     "fleet inventory, before any GPU job is queued"
 )
 FORMATS = ("k8s", "arc")
+# Flags that set a gpuship.yaml key (flags > environment > file: `config/options.py`).
+CONFIG_FLAGS = {"gpus": "verify.gpus", "min_memory_gib": "verify.min-memory-gib"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +58,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from datetime import datetime, timezone
 
     from gpuship.compat.config import VerifyConfig
-    from gpuship.config.load import with_overrides
     from gpuship.errors import UsageError
     from gpuship.route.config import RouteConfig
     from gpuship.route.kubernetes import parse_toleration
@@ -66,9 +67,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         raise UsageError(
             "route needs --fleet REGISTRY/REPO (or --format k8s or arc for Kubernetes)"
         )
-    config = with_overrides(
-        ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
-    )
     request = RouteRequest(
         images=args.images,
         matrix=Path(args.matrix) if args.matrix else None,
@@ -80,8 +78,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     access = ctx.registry_access()
     settings = Settings(
-        verify=config.section(VerifyConfig),
-        route=config.section(RouteConfig),
+        verify=ctx.config.section(VerifyConfig),
+        route=ctx.config.section(RouteConfig),
         access=access,
         limits=ctx.limits,
     )

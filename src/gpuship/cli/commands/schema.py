@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from gpuship.cli.context import Context
-from gpuship.cli.registry import command_names
+from gpuship.cli.stages import command_names
 from gpuship.report import Report
 
 NAME = "schema"

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 NAME = "verify"
 HELP = "check that this GPU host can run an image (driver, NVIDIA_REQUIRE_*, arch, runtime)"
+# Flags that set a gpuship.yaml key (flags > environment > file: `config/options.py`).
+CONFIG_FLAGS = {"gpus": "verify.gpus", "min_memory_gib": "verify.min-memory-gib"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,16 +67,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.compat.audit import load_audit
     from gpuship.compat.config import VerifyConfig
     from gpuship.compat.verdict import judge
-    from gpuship.config.load import with_overrides
     from gpuship.platforms import host_platform
     from gpuship.verify.host import audit_this_host
     from gpuship.verify.report import verdict_report
 
     if args.smoke and not args.image:
         raise UsageError("verify --smoke needs an IMAGE to start")
-    config = with_overrides(
-        ctx.config, {"verify.gpus": args.gpus, "verify.min-memory-gib": args.min_memory_gib}
-    ).section(VerifyConfig)
+    config = ctx.config.section(VerifyConfig)
     audit = (
         load_audit(Path(args.audit), ctx.limits)
         if args.audit

@@ -15,9 +15,9 @@ from gpuship.image.source import (
     parse_config,
     read_limited,
 )
+from gpuship.reference import Reference, parse_reference
 from gpuship.registry.access import RegistryAccess
 from gpuship.registry.manifest import Descriptor
-from gpuship.registry.reference import Reference, parse_reference
 
 
 class RegistrySource(ImageSource):

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.dockerfile.source import Instruction, Span
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, FileSpec, Run
 from gpuship.lint.shell import Command, Word
 from gpuship.lint.stages import Env, Stage, State, expand
-from gpuship.registry.reference import Reference, parse_reference
+from gpuship.reference import Reference, parse_reference
 from gpuship.report import Severity
 
 WEIGHT_SUFFIXES = (
@@ -54,15 +54,44 @@ class Hit:
 def at_word(
     rule: str, message: str, run: Run, command: Command, word: Word, **extra: object
 ) -> Hit:
-    """A hit on a word of a command inside a RUN (or a script it runs)."""
+    """A hit on a word of a command inside a RUN (or a script it runs); the message says when
+    the command runs in a shell branch gpuship cannot decide, or one a --build-arg selects."""
     return Hit(
         rule,
-        message,
+        message + run.note(command),
         command.span(word),
         run.instruction,
         run.stage,
         command.file,
         **extra,  # type: ignore[arg-type]
+    )
+
+
+def at_spec(
+    rule: str,
+    message: str,
+    run: Run,
+    command: Command,
+    word: Word | None,
+    file: FileSpec | None,
+    file_path: Path | None,
+    severity: Severity | None = None,
+) -> Hit:
+    """A hit on a requirement: its word on the command line, or its line in the file the
+    command installs from (the message then says which Dockerfile line installs it)."""
+    if word is not None:
+        return at_word(rule, message, run, command, word, severity=severity)
+    assert file is not None  # a requirement is on the command line or in a file
+    line, column = file.line, file.column
+    return Hit(
+        rule,
+        f"{message} (installed by line {run.instruction.start_line} of the Dockerfile)"
+        + run.note(command),
+        Span(line, column, line, column + len(file.spec.text)),
+        run.instruction,
+        run.stage,
+        file_path,
+        severity,
     )
 
 
@@ -206,3 +235,23 @@ def first_in_chains(stages: Iterable[Stage], runs: Iterable[Run]) -> dict[int, i
 def reachable_runs(analysis: Analysis) -> Iterator[Run]:
     """RUNs the build of the target executes."""
     return analysis.runs_in(analysis.build.reachable)
+
+
+def triggers(analysis: Analysis) -> Iterator[Run]:
+    """The `ONBUILD RUN` triggers of the stages the target builds: RUNs of every image built
+    FROM one of them, which is that image's final filesystem (see `Analysis.triggers_in`)."""
+    return analysis.triggers_in(analysis.build.reachable)
+
+
+def image_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs whose layers an image ships: the final image's, then the triggers that run in the
+    images built FROM this file's stages."""
+    yield from final_runs(analysis)
+    yield from triggers(analysis)
+
+
+def executed_runs(analysis: Analysis) -> Iterator[Run]:
+    """RUNs the build of the target executes, then the triggers images built FROM its stages
+    execute."""
+    yield from reachable_runs(analysis)
+    yield from triggers(analysis)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -9,23 +10,27 @@ from dataclasses import dataclass
 from gpuship.lint.analysis import Analysis, Run
 from gpuship.lint.checks.base import (
     Hit,
+    at_instruction,
     at_word,
-    final_runs,
     first_in_chains,
     home,
+    image_reference,
+    image_runs,
     removes,
     truthy,
     user_cache,
 )
-from gpuship.lint.packages import PythonInstall
-from gpuship.lint.shell import SHELLS, Command
-from gpuship.lint.stages import Env
+from gpuship.lint.checks.weights import copied_stage
+from gpuship.lint.packages import PythonInstall, os_download
+from gpuship.lint.shell import SHELLS, Command, expand_shell
+from gpuship.lint.stages import Env, expand_word
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL301-306: caches left by installs in the stages of the final image."""
+    yield from _copied_pkgs(analysis)
     configured = analysis.per_file(pip_cache_configured_off)
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
@@ -84,6 +89,109 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 _CONDA_INSTALLER = re.compile(r"(?i)(miniconda|miniforge|mambaforge|anaconda)[\w.\-]*\.sh$")
 
 
+@dataclass(frozen=True)
+class _LeftPkgs:
+    """A conda package cache a RUN left full: the pkgs/ directory and what filled it."""
+
+    pkgs: str
+    run: Run
+    what: str
+
+
+# Where the conda of these images lives (their Dockerfiles: continuumio's and conda-forge's
+# CONDA_DIR, micromamba's MAMBA_ROOT_PREFIX).
+_CONDA_IMAGES = {
+    "docker.io/continuumio/miniconda3": "/opt/conda",
+    "docker.io/continuumio/anaconda3": "/opt/conda",
+    "docker.io/condaforge/miniforge3": "/opt/conda",
+    "docker.io/condaforge/mambaforge": "/opt/conda",
+    "docker.io/mambaorg/micromamba": "/opt/conda",
+}
+# Where each installer puts conda without `-p` (its `-h`: PREFIX defaults to $HOME/<name>).
+_INSTALLER_PREFIX = {
+    "Miniconda": "miniconda3",
+    "Miniforge": "miniforge3",
+    "Mambaforge": "mambaforge",
+    "Anaconda": "anaconda3",
+}
+
+
+def _copied_pkgs(analysis: Analysis) -> Iterator[Hit]:
+    """GSL303 at a `COPY --from=STAGE DIR` of the final image that takes a conda pkgs/
+    directory a RUN of that stage's chain left full (nothing later in the chain cleaned it)."""
+    left = analysis.per_file(_left_pkgs)
+    for stage in analysis.final_stages():
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            from_stage = instruction.flag("from")
+            if instruction.keyword not in ("COPY", "ADD") or from_stage is None:
+                continue
+            index = copied_stage(analysis, from_stage, state)
+            for raw in instruction.args[:-1] if index is not None else ():
+                source = posixpath.normpath("/" + expand_word(raw, state.env)[0].lstrip("/"))
+                for found in left.get(index, ()) if index is not None else ():
+                    if found.pkgs == source or found.pkgs.startswith(source.rstrip("/") + "/"):
+                        yield at_instruction(
+                            "GSL303",
+                            f"`{instruction.keyword} --from={from_stage} {raw}` copies "
+                            f"{found.pkgs}, the package tarballs {found.what} (line "
+                            f"{found.run.instruction.start_line}) left there",
+                            instruction,
+                            stage,
+                            raw,
+                        )
+                        break
+
+
+def _left_pkgs(analysis: Analysis) -> dict[int, tuple[_LeftPkgs, ...]]:
+    """For each stage, the conda pkgs/ directories its filesystem holds full: left by a RUN
+    there or up its FROM chain, not cleaned by a later one. Once per file."""
+    found: dict[int, tuple[_LeftPkgs, ...]] = {}
+    for stage in analysis.stages:  # a parent always comes earlier in the file
+        left = list(found.get(stage.parent, ())) if stage.parent is not None else []
+        root = _CONDA_IMAGES.get(str(getattr(image_reference(stage), "repository", "")))
+        for run in analysis.runs_of(stage):
+            left = [f for f in left if not _cleans(run, f.pkgs)]
+            for command in run.commands:
+                prefix, what = _pkgs_filler(run, command, root)
+                if prefix is not None:
+                    root = root or prefix
+                    if not _conda_clean(run, command):
+                        left.append(_LeftPkgs(prefix.rstrip("/") + "/pkgs", run, what))
+        found[stage.index] = tuple(left)
+    return found
+
+
+def _pkgs_filler(run: Run, command: Command, root: str | None) -> tuple[str | None, str]:
+    """The conda prefix whose pkgs/ `command` fills (an installer's `-p`, an install's
+    `-p`/`--prefix`, else the root conda), and what fills it; (None, "") when it fills none
+    or the prefix is unknown."""
+    env = run.env_at(command)
+    installer = conda_installer(command)
+    if installer is not None:
+        argv = command.argv
+        prefix = argv[argv.index("-p") + 1] if "-p" in argv[:-1] else None
+        default = home(env) + "/" + _INSTALLER_PREFIX[installer]
+        value, known = expand_shell(prefix, env) if prefix else (default, True)
+        return (value if known else None), f"the {installer} installer"
+    install = run.python_install(command)
+    if install is None or install.tool != "conda":
+        return None, ""
+    argv = command.argv
+    option = next((o for o in ("-p", "--prefix") if o in argv[:-1]), None)
+    if option is None:
+        return root, f"`{command.name} {install.verb}`"
+    value, known = expand_shell(argv[argv.index(option) + 1], env)
+    return (value if known else None), f"`{command.name} {install.verb}`"
+
+
+def _cleans(run: Run, pkgs: str) -> bool:
+    """Whether `run` empties a conda pkgs/ directory: `conda clean --all/--tarballs`, or an rm
+    of it or of a directory holding it."""
+    return any(
+        c.name in ("conda", "mamba", "micromamba") and "clean" in c.argv for c in run.commands
+    ) or removes(run, paths=(pkgs,))
+
+
 def conda_installer(command: Command) -> str | None:
     """The distribution a `bash Miniconda3-...sh -b -p /opt/conda` installs, if it is one."""
     words = command.words
@@ -129,7 +237,7 @@ def _pip_clean(
     env: Env,
     options: frozenset[str],
 ) -> bool:
-    if "--no-cache-dir" in options or truthy(env.get("PIP_NO_CACHE_DIR")):
+    if "--no-cache-dir" in options or pip_boolean(env.get("PIP_NO_CACHE_DIR")):
         return True
     if _configured_before(configured, run, command):
         return True
@@ -183,8 +291,21 @@ def _sets_no_cache(command: Command) -> bool:
     return (
         len(values) >= 2
         and values[0].split(".", 1)[-1] == "no-cache-dir"
-        and values[1].lower() in ("true", "1", "yes", "on")
+        and pip_boolean(values[1])
     )
+
+
+# pip reads PIP_NO_CACHE_DIR, and `no-cache-dir` in its config, through the --no-cache-dir
+# option's callback, which turns the cache off for every value strtobool accepts: "0", "false",
+# "no" and "off" too, for backwards compatibility (`_handle_no_cache_dir` in
+# pip/_internal/cli/cmdoptions.py; checked with pip 23.2: `PIP_NO_CACHE_DIR=0 pip cache dir`
+# says the cache is disabled). An empty value is ignored; any other value fails every pip run.
+_PIP_BOOLEANS = frozenset({"y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"})
+
+
+def pip_boolean(value: str | None) -> bool:
+    """Whether pip takes `value` as set for a switch such as no-cache-dir."""
+    return value is not None and value.lower() in _PIP_BOOLEANS
 
 
 def _configured_before(configured: CacheOff, run: Run, command: Command) -> bool:
@@ -277,7 +398,9 @@ def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
             word,
         )
     elif name == "apk" and "add" in argv and "--no-cache" not in argv:
-        if run.has_mount_on("/var/cache/apk") or removes(run, paths=("/var/cache/apk",)):
+        if run.has_mount_on("/var/cache/apk") or removes(
+            run, paths=("/var/cache/apk",), after=command
+        ):
             return
         yield at_word(
             "GSL305",
@@ -286,20 +409,48 @@ def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
             command,
             command.words[0],
         )
-    elif name in ("dnf", "yum", "microdnf", "tdnf") and "install" in argv:
-        if run.has_mount_on("/var/cache/dnf", "/var/cache/yum"):
-            return
-        if any(
-            c.name in ("dnf", "yum", "microdnf", "tdnf") and "clean" in c.argv
-            for c in _after(run, command)
-        ):
-            return
-        if removes(run, paths=("/var/cache/dnf", "/var/cache/yum")):
-            return
-        yield at_word(
-            "GSL305",
-            f"`{name} install` without `{name} clean all` keeps the package cache",
-            run,
-            command,
-            command.words[0],
-        )
+    else:
+        yield from _rpm_cache(run, command)
+
+
+# Where each manager keeps its cache. dnf 4: /var/cache/dnf (libdnf's SYSTEM_CACHEDIR); dnf 5:
+# /var/cache/libdnf5 (dnf5's "changes from dnf4": the default system_cachedir), the `dnf` of
+# Fedora 41 and later; microdnf: /var/cache/yum (CACHEDIR in its dnf-main.c), rebuilt on libdnf5
+# from Fedora 38 on (dnf5's "Migrating from DNF to DNF5"); yum 3: /var/cache/yum (EL7), a link to
+# dnf from EL8 on; tdnf: /var/cache/tdnf. Which one a command is depends on the distribution:
+# a removal of any of its possible caches counts.
+_RPM_CACHES = {
+    "dnf": ("/var/cache/dnf", "/var/cache/libdnf5"),
+    "dnf5": ("/var/cache/libdnf5",),
+    "yum": ("/var/cache/yum", "/var/cache/dnf", "/var/cache/libdnf5"),
+    "microdnf": ("/var/cache/yum", "/var/cache/libdnf5"),
+    "tdnf": ("/var/cache/tdnf",),
+}
+# Whose `clean` may empty that cache: the dnf family shares one where the distribution makes them
+# one stack (yum a link to dnf, microdnf on libdnf5), so any of them counts; tdnf only its own.
+_DNF_STACK = frozenset({"dnf", "dnf5", "yum", "microdnf"})
+
+
+def _rpm_cache(run: Run, command: Command) -> Iterator[Hit]:
+    """GSL305 for a dnf/yum/microdnf/tdnf command that downloads packages (`install`, `in`,
+    `upgrade`, `group install`...) with no clean or cache removal after it in the RUN."""
+    verb = os_download(command)
+    if verb is None:
+        return
+    name = command.name
+    caches = _RPM_CACHES[name]
+    if run.has_mount_on(*caches):
+        return
+    cleaners = _DNF_STACK if name in _DNF_STACK else frozenset({name})
+    if any(c.name in cleaners and "clean" in c.argv for c in _after(run, command)):
+        return
+    if removes(run, paths=caches, after=command):
+        return
+    yield at_word(
+        "GSL305",
+        f"`{name} {verb.text}` without `{name} clean all` keeps the package cache "
+        f"({' or '.join(caches)})",
+        run,
+        command,
+        command.words[0],
+    )

@@ -31,11 +31,12 @@ from gpuship.cuda.torch import (
     torch_release,
 )
 from gpuship.cuda.version import Version
-from gpuship.dockerfile.source import Span
 from gpuship.lint.analysis import Analysis, FileSpec, Run, container_path
+from gpuship.lint.checks import cudapackages
 from gpuship.lint.checks.base import (
     Hit,
     at_instruction,
+    at_spec,
     at_word,
     final_runs,
     image_reference,
@@ -107,9 +108,6 @@ _APT_CUDA_NAME = re.compile(
     r"^(?:cuda|libcu|libnpp|libnv|libnccl|libcudnn|cudnn|libcufile|libcusparselt)"
     r"[a-z0-9-]*?-(?:(\d+)-(\d+)|cuda-(\d+))$"
 )
-_REQUIREMENT_LINE = "installed by line {line} of {file}"
-# apt cuDNN packages and their major: libcudnn8, libcudnn8-dev, libcudnn9-cuda-12, cudnn9-cuda-12.
-_APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)(?:[-=]|$)")
 # Specifiers that keep torch to one minor release (whose PyPI default is known).
 _ONE_RELEASE = re.compile(r"(?:==|~=)(\d+\.\d+)(?:\.\*|\.\d+)")
 
@@ -133,6 +131,7 @@ class TorchInstall:
     # How the indexes read decide the variant: several that disagree leave it unknown, none
     # with the pinned release make it missing.
     indexes: Resolved = PYPI_DEFAULT
+    tool: str = "pip"  # the installer that resolves it (pip for an environment file's `pip:`)
 
     @property
     def unknown(self) -> bool:
@@ -141,19 +140,13 @@ class TorchInstall:
 
     def hit(self, rule: str, message: str, severity: Severity | None = None) -> Hit:
         """A hit on the torch argument, or on the requirements line that names torch."""
-        if self.word is not None:
-            return at_word(rule, message, self.run, self.command, self.word, severity=severity)
-        assert self.file is not None  # a TorchInstall has a word or a file line
-        line, column = self.file.line, self.file.column
-        where = _REQUIREMENT_LINE.format(
-            line=self.run.instruction.start_line, file="the Dockerfile"
-        )
-        return Hit(
+        return at_spec(
             rule,
-            f"{message} ({where})",
-            Span(line, column, line, column + len(self.file.spec.text)),
-            self.run.instruction,
-            self.run.stage,
+            message,
+            self.run,
+            self.command,
+            self.word,
+            self.file,
             self.file_path,
             severity,
         )
@@ -181,43 +174,39 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     yield from _require_env(analysis, torches)
     yield from _arch_list(analysis)
     yield from _apt_packages(analysis)
-    yield from _cudnn_majors(analysis, torches)
+    yield from cudapackages.check(analysis, _cudnn_stacks(analysis, torches))
     yield from foreign_wheels(analysis, [_torch_facts(t) for t in torches])
 
 
 def _torch_facts(torch: TorchInstall) -> TorchFacts:
-    """(run, torch major.minor, its CUDA, how to name it) for the wheel check."""
+    """What the wheel check needs of a torch install: its release, CUDA and range."""
     release = None
     if torch.version:
         try:
             release = str(Version.parse(torch.version).major_minor())
         except InvalidVersion:
             release = None
-    return torch.run, release, _torch_cuda(torch), torch.shown
+    specifier = torch.spec.specifier if torch.spec.kind == "name" else ""
+    return TorchFacts(torch.run, release, _torch_cuda(torch), torch.shown, specifier)
 
 
 def _torch_installs(analysis: Analysis) -> Iterator[TorchInstall]:
-    """torch on RUN lines and in requirement files those RUNs install from."""
+    """torch on RUN lines, in requirement files those RUNs install from, and in the `pip:`
+    section of conda environment files."""
     for run in reachable_runs(analysis):
         for command in run.commands:
-            install = run.python_install(command)
-            if install is None:
-                continue
-            env = run.env_at(command)
-            for spec in install.specs:
-                if spec.name == "torch" and spec.word is not None:
-                    yield _torch(run, install, spec, env, word=spec.word)
-            for path in install.requirement_files:
-                for item in analysis.file_specs(run, path.text, env):
-                    if item.spec.name == "torch":
-                        yield _torch(
-                            run,
-                            install,
-                            item.spec,
-                            env,
-                            file=item,
-                            file_path=analysis.context.root / item.source,
-                        )
+            for item in analysis.requested(run, command):
+                if item.spec.name != "torch" or (item.file and item.file.tool == "conda"):
+                    continue
+                yield _torch(
+                    run,
+                    item.install,
+                    item.spec,
+                    run.env_at(command),
+                    word=item.spec.word if item.file is None else None,
+                    file=item.file,
+                    file_path=item.file_path,
+                )
 
 
 def _torch(
@@ -258,6 +247,7 @@ def _torch(
         chosen_by,
         passed_over,
         indexes,
+        install.tool,
     )
 
 
@@ -368,8 +358,7 @@ def _missing(torch: TorchInstall, release: TorchRelease) -> Hit:
         f"{urls} cannot provide it"
     )
     if torch.indexes.pypi:
-        install = torch.run.python_install(torch.command)
-        tool = install.tool if install else "pip"
+        tool = torch.tool
         default = release.pypi_default
         build = f"default variant {default}" if default else "a CUDA variant gpuship does not know"
         return torch.hit(
@@ -386,8 +375,7 @@ def _passed_over(torches: list[TorchInstall]) -> Iterator[Hit]:
         if torch.passed_over is None:
             continue
         url, variant, last = torch.passed_over
-        tool = torch.run.python_install(torch.command)
-        name = tool.tool if tool else "pip"
+        name = torch.tool
         yield torch.hit(
             "GSL510",
             f"`{torch.spec.text}` admits releases after torch {last}, the last with a {variant} "
@@ -825,11 +813,11 @@ def _apt_packages(analysis: Analysis) -> Iterator[Hit]:
                 )
 
 
-def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[Hit]:
-    """GSL509: an apt cuDNN of another major than the image's cuDNN stack (a `cudnn9` base tag,
-    or the cuDNN torch's PyPI wheel pins, from the knowledge base)."""
+def _cudnn_stacks(analysis: Analysis, torches: list[TorchInstall]) -> dict[int, str]:
+    """The image's cuDNN majors, each with what brings it: a `cudnn9` base tag, or the cuDNN
+    torch's PyPI wheel pins (from the knowledge base)."""
     chain = set(analysis.build.final_chain)
-    stacks: dict[int, str] = {}  # cuDNN major -> what brings it
+    stacks: dict[int, str] = {}
     if chain:
         root = analysis.build.root_base(analysis.build.stages[analysis.build.target])
         reference = image_reference(root)
@@ -847,27 +835,7 @@ def _cudnn_majors(analysis: Analysis, torches: list[TorchInstall]) -> Iterator[H
             and torch.variant in (None, release.pypi_default)
         ):
             stacks.setdefault(release.cudnn_major, torch.shown)
-    if not stacks:
-        return
-    for run in final_runs(analysis):
-        for command in run.commands:
-            install = os_install(command)
-            if install is None or install.manager != "apt":
-                continue
-            for word in install.packages:
-                match = _APT_CUDNN.match(expand(word.text, run.env_at(command))[0])
-                if match is None or int(match.group(1)) in stacks:
-                    continue
-                major, owner = next(iter(stacks.items()))
-                yield at_word(
-                    "GSL509",
-                    f"{word.text} installs cuDNN {match.group(1)} beside the cuDNN {major} of "
-                    f"{owner}: two cuDNN majors in the image, hundreds of MB that only software "
-                    f"built for cuDNN {match.group(1)} loads",
-                    run,
-                    command,
-                    word,
-                )
+    return stacks
 
 
 def _apt_cuda(package: str) -> str | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gpuship.lint.checks.base import image_reference
 from gpuship.lint.stages import Stage
-from gpuship.registry.reference import Reference
+from gpuship.reference import Reference
 
 _CUDA_TAG = re.compile(r"^(\d+\.\d+)(?:\.\d+)?-(.+)$")
 _EMBEDDED_CUDA = re.compile(r"cuda(\d+\.\d+)")

@@ -14,8 +14,9 @@ from gpuship.lint.checks import leftovers
 from gpuship.lint.checks.base import Hit, at_word, context_copies, first_in_chains, is_python
 from gpuship.lint.checks.cache import CacheOff, left_caches, pip_cache_configured_off
 from gpuship.lint.checks.cuda import compiles_at_install
-from gpuship.lint.checks.weights import downloads
-from gpuship.lint.context import context_relative
+from gpuship.lint.checks.pinning import project_manifests
+from gpuship.lint.checks.weights import downloads, make_recipes
+from gpuship.lint.context import BuildContext, context_relative
 from gpuship.lint.packages import PythonInstall, os_install
 from gpuship.lint.shell import SHELLS, Command, Word
 from gpuship.lint.stages import Stage, State, expand_word
@@ -23,7 +24,7 @@ from gpuship.units import human_size
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL601/602 (layer order), GSL701/702 (waste), GSL801 (large context copies)."""
+    """GSL601/602 (layer order), GSL701-703 (waste), GSL801 (large context copies)."""
     yield from _order(analysis)
     yield from _waste(analysis)
     yield from leftovers.check(analysis)
@@ -151,12 +152,17 @@ def _later_use(analysis: Analysis, stage: Stage) -> _LaterUse:
     named: dict[str, int] = {}
     runs_below: dict[str, int] = {}
     for run in analysis.runs_of(stage):  # in file order: the last one stays
-        text = run.instruction.text.value
-        for match in _SUFFIX_AT.finditer(text):  # a name holding a suffix ends with it
-            end = match.start() + len(match.group(1))
-            for length in lengths:
-                if end >= length and text[end - length : end] in names:
-                    named[text[end - length : end]] = run.instruction.index
+        # The RUN's text, and the recipes its `make TARGET`s run (`make models` runs a script).
+        texts = [run.instruction.text.value]
+        for command in run.commands if names else ():
+            made = make_recipes(analysis, run, command)
+            texts += [recipe.text for recipe, _ in made.recipes] if made is not None else []
+        for text in texts:
+            for match in _SUFFIX_AT.finditer(text):  # a name holding a suffix ends with it
+                end = match.start() + len(match.group(1))
+                for length in lengths:
+                    if end >= length and text[end - length : end] in names:
+                        named[text[end - length : end]] = run.instruction.index
         for command in run.commands:
             for word in _program_words(command):
                 path = container_path(run.state.workdir, word.text, run.env_at(command))
@@ -190,7 +196,7 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
     heavy_runs = {d.run.instruction.index: d for d in downloads(analysis)}
     for stage in analysis.reachable_stages:
         copy: Instruction | None = None
-        reported = False
+        heaviest: tuple[int, Hit] | None = None  # the heaviest install after the copy
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         whole = False
         later = _Later(analysis, stage)
@@ -203,11 +209,9 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
             run = runs.get(instruction.index)
             if copy is None or run is None:
                 continue
-            if not reported:
-                hit = _dependency_install(analysis, run, copy, whole)
-                if hit is not None:
-                    reported = True
-                    yield hit
+            found = _dependency_install(analysis, run, copy, whole)
+            if found is not None and (heaviest is None or found[0] > heaviest[0]):
+                heaviest = found
             download = heavy_runs.get(run.instruction.index)
             if download is not None:
                 yield Hit(
@@ -232,45 +236,103 @@ def _order(analysis: Analysis) -> Iterator[Hit]:
                             command,
                             spec.word,
                         )
+        if heaviest is not None:
+            yield heaviest[1]
 
 
-def _dependency_install(analysis: Analysis, run: Run, copy: Instruction, whole: bool) -> Hit | None:
-    """The first dependency install in `run`. After a code-only COPY, `uv sync` / `poetry
-    install` install the project itself (the documented pattern), so only a whole-context
-    COPY makes them a finding; and not even then when an earlier `uv sync --no-install-project`
-    / `poetry install --no-root` installed the dependencies (uv's and poetry's documented
-    layering: the second sync installs only the project)."""
+def _dependency_install(
+    analysis: Analysis, run: Run, copy: Instruction, whole: bool
+) -> tuple[int, Hit] | None:
+    """The heaviest dependency install in `run` with its weight: Python dependencies (2) before
+    OS packages (1), the first of equals; also one that a `make TARGET` recipe runs."""
+    found: tuple[int, Hit] | None = None
     for command in run.commands:
-        install = run.python_install(command)
-        if install is not None:
-            named = [s for s in install.specs if s.kind in ("name", "vcs") and s.word]
-            project = (
-                whole
-                and install.project
-                and install.verb in ("sync", "install")
-                and not _project_only(install)
-                and not _dependencies_layered(analysis, run, copy, install)
+        weight, what = _install_weight(analysis, run, command, copy, whole)
+        made = make_recipes(analysis, run, command) if not weight else None
+        if made is not None:
+            for recipe, inner in made.recipes:
+                inner_weight, inner_what = _install_weight(analysis, run, inner, copy, whole)
+                if inner_weight > weight:
+                    weight = inner_weight
+                    where = f"{made.source} line {recipe.line}"
+                    what = f"`make {recipe.target}` ({where}) runs a {inner_what}"
+        if weight and (found is None or weight > found[0]):
+            word = made.word if made is not None else command.words[0]
+            message = (
+                f"{what} after `COPY {copy.args[0]}` (line {copy.start_line}): every code "
+                "edit re-runs this install"
             )
-            if install.requirement_files or install.env_files or named or project:
-                word = command.words[0]
-                return at_word(
-                    "GSL601",
-                    f"dependencies install after `COPY {copy.args[0]}` "
-                    f"(line {copy.start_line}): every code edit re-runs this install",
-                    run,
-                    command,
-                    word,
-                )
-        if os_install(command) is not None:
-            return at_word(
-                "GSL601",
-                f"OS packages install after `COPY {copy.args[0]}` (line "
-                f"{copy.start_line}): every code edit re-runs this install",
-                run,
-                command,
-                command.words[0],
+            found = (weight, at_word("GSL601", message, run, command, word))
+    return found
+
+
+def _install_weight(
+    analysis: Analysis, run: Run, command: Command, copy: Instruction, whole: bool
+) -> tuple[int, str]:
+    """How heavy the install `command` performs is (0: none) and what it installs.
+
+    After a code-only COPY, `uv sync` / `poetry install` install the project itself (the
+    documented pattern), so only a whole-context COPY makes them a finding; and not even then
+    when an earlier `uv sync --no-install-project` / `poetry install --no-root` installed the
+    dependencies (uv's and poetry's documented layering: the second sync installs only the
+    project). A local project (`pip install -e .`, `".[serve]"`) installs the dependencies its
+    pyproject.toml lists, unless a RUN before the copy installed Python dependencies."""
+    install = run.python_install(command)
+    if install is not None:
+        named = [s for s in install.specs if s.kind in ("name", "vcs") and s.word]
+        project = (
+            whole
+            and install.project
+            and install.verb in ("sync", "install")
+            and not _project_only(install)
+            and not _dependencies_layered(analysis, run, copy, install)
+        )
+        if install.requirement_files or install.env_files or named or project:
+            return 2, "dependencies install"
+        project_install = _project_dependencies(analysis, run, command, install, copy)
+        if project_install is not None:
+            return (
+                2,
+                f"project install `{project_install}` (the dependencies of its pyproject.toml)",
             )
+    if os_install(command) is not None:
+        return 1, "OS packages install"
+    return 0, ""
+
+
+def _project_dependencies(
+    analysis: Analysis, run: Run, command: Command, install: PythonInstall, copy: Instruction
+) -> str | None:
+    """The local project (`.`, `.[serve]`) an install installs with the dependencies its
+    pyproject.toml lists, when no RUN before the copy (this stage or one it is built FROM)
+    installed Python dependencies; None otherwise."""
+    first = analysis.per_file(_dependency_installs).get(run.stage.index)
+    if first is not None and first < copy.index:
+        return None
+    env = run.env_at(command)
+    for spec, path, extras in project_manifests(install):
+        if next(iter(analysis.file_specs(run, path, env, extras=extras)), None) is not None:
+            return spec.text
     return None
+
+
+def _dependency_installs(analysis: Analysis) -> dict[int, int]:
+    """For each stage, the first RUN there or up its FROM chain that installs Python
+    dependencies (requirement or env files, named packages). Once per file."""
+    runs = [
+        run
+        for run in analysis.runs
+        if any(
+            (install := run.python_install(c)) is not None
+            and (
+                install.requirement_files
+                or install.env_files
+                or any(s.kind in ("name", "vcs") for s in install.specs)
+            )
+            for c in run.commands
+        )
+    ]
+    return first_in_chains(analysis.stages, runs)
 
 
 # Options that leave the project out (`uv sync --no-install-project`) or install it alone.
@@ -304,19 +366,46 @@ def _layered_installs(analysis: Analysis) -> dict[str, dict[int, int]]:
     return {tool: first_in_chains(analysis.stages, runs) for tool, runs in by_tool.items()}
 
 
-def _created_by_copy(instruction: Instruction, state: State) -> list[str]:
+# What a path an instruction added holds below it: nothing known (a file, or a source gpuship
+# cannot see: None), anything (a directory a RUN made, a clone or a cache: _ANYTHING), or what a
+# directory of the build context holds (its context path).
+_Holds = str | None  # a context path, _ANYTHING, or None
+_ANYTHING = "\x00"
+
+
+def _created_by_copy(
+    analysis: Analysis, instruction: Instruction, state: State
+) -> list[tuple[str, _Holds]]:
+    """The paths a COPY/ADD adds, each with what it holds below it. A directory of the context
+    is copied into the destination, which then holds what that directory holds; a file is put
+    at the destination or, when the image already has a directory there, inside it (both are
+    added, and neither holds anything: what lies below them may be the base image's). What a
+    `--from` or unmatched source is, gpuship does not know: a file, as far as it can tell."""
     args = [a for a in instruction.args if not a.startswith("<<")]
     if len(args) < 2:
         return []
     *sources, raw_dest = (expand_word(a, state.env)[0] for a in args)
     dest = posixpath.normpath(posixpath.join(state.workdir, raw_dest))
-    if raw_dest.endswith("/") or len(sources) > 1:
-        return [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
-    return [dest]
+    into = raw_dest.endswith("/") or len(sources) > 1
+    context = analysis.context
+    local = instruction.flag("from") is None and context.exists
+    created: list[tuple[str, _Holds]] = []
+    for source in sources:
+        items = context.match(source) if local else []
+        for item in items or [source.rstrip("/")]:
+            if items and context.is_dir(item):
+                created.append((dest, item))
+                continue
+            created.append((posixpath.join(dest, posixpath.basename(item)), None))
+            if not into:
+                created.append((dest, None))
+    return created
 
 
-def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
-    created = left_caches(configured, run)
+def _created_by_run(configured: CacheOff, run: Run) -> list[tuple[str, _Holds]]:
+    """What a RUN adds that a later RUN may delete: caches and clones (directories holding
+    anything), curl/wget outputs (files)."""
+    created: list[tuple[str, _Holds]] = [(c, _ANYTHING) for c in left_caches(configured, run)]
     env = run.state.env
     for command in run.commands:
         argv = command.argv
@@ -324,14 +413,16 @@ def _created_by_run(configured: CacheOff, run: Run) -> list[str]:
             if command.name in ("curl", "wget") and flag in argv:
                 index = argv.index(flag)
                 if index + 1 < len(argv):
-                    created.append(container_path(run.state.workdir, argv[index + 1], env))
+                    path = container_path(run.state.workdir, argv[index + 1], env)
+                    created.append((path, None))
         if command.name == "git" and "clone" in argv:
             positional = [a for a in argv[argv.index("clone") + 1 :] if not a.startswith("-")]
             if len(positional) >= 2:
-                created.append(container_path(run.state.workdir, positional[1], env))
+                path = container_path(run.state.workdir, positional[1], env)
+                created.append((path, _ANYTHING))
             elif positional:
                 name = posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
-                created.append(container_path(run.state.workdir, name, env))
+                created.append((container_path(run.state.workdir, name, env), _ANYTHING))
     return created
 
 
@@ -340,18 +431,19 @@ def _waste(analysis: Analysis) -> Iterator[Hit]:
     for stage in analysis.final_stages():
         runs = {r.instruction.index: r for r in analysis.runs_of(stage)}
         depths = {t.rstrip("/").count("/") + 1 for r in runs.values() for _, _, t in _removed(r)}
-        created = _Created(depths)
+        created = _Created(depths, analysis.context)
         for instruction, state in zip(stage.instructions, stage.states, strict=True):
             if instruction.keyword in ("COPY", "ADD") and not instruction.heredocs:
-                for path in _created_by_copy(instruction, state):
-                    created.add(path, instruction)
+                for path, holds in _created_by_copy(analysis, instruction, state):
+                    created.add(path, instruction, holds)
                 continue
             run = runs.get(instruction.index)
             if run is None:
                 continue
             yield from _deletions(run, created)
-            for path in _created_by_run(configured, run):
-                created.add(path, instruction)
+            yield from _rewrites(run, created)
+            for path, holds in _created_by_run(configured, run):
+                created.add(path, instruction, holds)
 
 
 def _removed(run: Run) -> Iterator[tuple[Command, Word, str]]:
@@ -382,24 +474,55 @@ def _deletions(run: Run, created: _Created) -> Iterator[Hit]:
             )
 
 
+_OWNERSHIP = frozenset({"chown", "chgrp", "chmod"})
+
+
+def _rewrites(run: Run, created: _Created) -> Iterator[Hit]:
+    """GSL703: a recursive chown/chgrp/chmod of a tree an earlier instruction added."""
+    for command in run.commands:
+        if command.name not in _OWNERSHIP:
+            continue
+        options = [w.text for w in command.words[1:] if w.text.startswith("-")]
+        if not any(o == "--recursive" or (not o.startswith("--") and "R" in o) for o in options):
+            continue
+        operands = [w for w in command.words[1:] if not w.text.startswith("-")]
+        reference = any(o.startswith("--reference") for o in options)
+        for word in operands if reference else operands[1:]:  # the owner or mode first
+            target = container_path(run.state.workdir, word.text, run.env_at(command))
+            origin = created.touched(target)
+            if origin is not None and target != "/":
+                yield at_word(
+                    "GSL703",
+                    f"`{command.name} -R` rewrites {target}, which line {origin.start_line} "
+                    f"({origin.keyword}) added: this layer stores every file under it again",
+                    run,
+                    command,
+                    word,
+                )
+
+
 class _Created:
     """The paths earlier layers of a stage added, each with the instruction that last added
     it, indexed so that "which path, first added, does deleting T touch" (T itself, a path
-    below it, or one above it) costs the depth of T, not every path added so far (8,000
-    COPYs, then 8,000 RUNs deleting something). Directories are keys ending in "/";
+    below it, or one above it that holds T) costs the depth of T, not every path added so far
+    (8,000 COPYs, then 8,000 RUNs deleting something). Directories are keys ending in "/";
     `depths`: how many "/" the deleted paths hold as such a key (`_removed`), the only depths
     a path added is filed under its directories at."""
 
-    def __init__(self, depths: set[int]) -> None:
+    def __init__(self, depths: set[int], context: BuildContext) -> None:
         self._depths = depths
+        self._context = context
         self._added: dict[str, tuple[int, Instruction]] = {}  # path -> (first added, last by)
+        self._holds: dict[str, _Holds] = {}  # path -> what it holds below it
         self._as_directory: dict[str, str] = {}  # a path as "dir/" -> the first one added
         self._directory_depths: set[int] = set()
         self._below: dict[str, str] = {}  # "dir/" -> the first path added below it
 
-    def add(self, path: str, instruction: Instruction) -> None:
+    def add(self, path: str, instruction: Instruction, holds: _Holds) -> None:
         first = self._added.get(path)
         self._added[path] = (len(self._added) if first is None else first[0], instruction)
+        if self._holds.get(path) != _ANYTHING:
+            self._holds[path] = holds
         if first is not None:
             return  # filed when it was first added
         directory = path.rstrip("/") + "/"
@@ -416,10 +539,18 @@ class _Created:
         found += [below] if below is not None else []
         for directory in _directories_above(target, self._directory_depths):
             above = self._as_directory.get(directory)
-            found += [above] if above is not None else []
+            if above is not None and self._holding(above, target[len(directory) :]):
+                found.append(above)
         if not found:
             return None
         return self._added[min(found, key=lambda path: self._added[path][0])][1]
+
+    def _holding(self, path: str, relative: str) -> bool:
+        """Whether what `path` was added with holds `relative` below it."""
+        holds = self._holds.get(path)
+        if holds is None or holds == _ANYTHING:
+            return holds is not None
+        return self._context.sent(posixpath.join(holds, relative))
 
 
 def _large_copies(analysis: Analysis) -> Iterator[Hit]:

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_word, final_runs, home_path
+from gpuship.lint.checks.base import Hit, at_word, home_path, image_runs
 from gpuship.lint.shell import Command, Word, expand_shell
+from gpuship.lint.stages import Env
 
 # Files downloaded only to be installed or unpacked, and large enough to matter.
 _INSTALL_INPUTS = re.compile(
@@ -44,12 +45,12 @@ class Saved:
 
 def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL702 for each install input downloaded in a final-image RUN and not deleted there."""
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         commands = list(run.commands)
-        cwds = _working_dirs(run, commands)
+        cwds = working_dirs(run, commands)
         # The RUN's deletions (and where they are): a download looks only at those after it,
         # not at every later command (a RUN of thousands of downloads).
-        deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS]
+        deletions = [(i, c) for i, c in enumerate(commands) if c.name in _DELETERS | {"mv"}]
         for index, command in enumerate(commands):
             if command.file is not None or command.name in ("cd", "pushd"):
                 continue
@@ -67,7 +68,7 @@ def check(analysis: Analysis) -> Iterator[Hit]:
                     )
 
 
-def _working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
+def working_dirs(run: Run, commands: list[Command]) -> list[str | None]:
     """The working directory each command runs in: WORKDIR, moved by `cd`/`pushd`; None where
     unknown (a script's own `cd`s are not followed: its paths are unknown)."""
     cwd: str | None = run.state.workdir
@@ -177,29 +178,61 @@ def _curl_remote_name(words: tuple[Word, ...]) -> bool:
 
 def _kept(run: Run, saved: Saved, later: list[tuple[Command, str | None]]) -> bool:
     """True unless a mount holds its directory or a later rm/find (with the directory it runs
-    in) may delete it."""
+    in) may delete it, where it is then: a later `mv` moves it (`mv x.sh /tmp/i.sh`, or into a
+    directory of that name: both places are followed)."""
     if saved.directory is not None and run.has_mount_on(
         saved.directory, kinds=("cache", "tmpfs", "bind")
     ):
         return False
+    places = [saved]
     for command, cwd in later:
-        if command.name not in _DELETERS:
-            continue
         env = run.env_at(command)
-        for word in command.words[1:]:
-            if word.text.startswith("-"):
-                if command.name == "find":
-                    break  # the expression: what follows is not a path
-                continue
-            value, known = expand_shell(word.text, env)
-            if not known or "$" in value:
-                return False  # a path decided at build time may be the file
-            path = home_path(value, env)
-            if not path.startswith("/") and cwd is not None:  # `find . -name '*.whl' -delete`
-                path = posixpath.normpath(posixpath.join(cwd, path))
-            if _may_delete(path, saved):
+        paths = _operands(command, env, cwd)
+        if paths is None:
+            return False  # a path decided at build time may be the file
+        if command.name == "mv":
+            places = _moved_to(places, paths, command)
+            if not places:
                 return False
+        elif any(_may_delete(path, place) for path in paths for place in places):
+            return False
     return True
+
+
+def _operands(command: Command, env: Env, cwd: str | None) -> list[str] | None:
+    """The paths an rm/find/unlink/shred/mv command names, absolute where the directory it runs
+    in is known; None when one is decided at build time."""
+    paths = []
+    for word in command.words[1:]:
+        if word.text.startswith("-"):
+            if command.name == "find":
+                break  # the expression: what follows is not a path
+            continue
+        value, known = expand_shell(word.text, env)
+        if not known or "$" in value:
+            return None
+        path = home_path(value, env)
+        if not path.startswith("/") and cwd is not None:  # `find . -name '*.whl' -delete`
+            path = posixpath.normpath(posixpath.join(cwd, path))
+        paths.append(path)
+    return paths
+
+
+def _moved_to(places: list[Saved], paths: list[str], command: Command) -> list[Saved]:
+    """Where the file may be after `mv SOURCE... DEST`: unchanged unless a source may be it;
+    else DEST itself and DEST/NAME (whether DEST is a directory is not known). Empty when the
+    destination is not an absolute path."""
+    if len(paths) < 2 or not any(_may_delete(p, place) for p in paths[:-1] for place in places):
+        return places
+    target = paths[-1]
+    if not target.startswith("/") or any(w.text.startswith("-t") for w in command.words[1:]):
+        return []
+    word = places[0].word
+    name = places[0].name
+    moved = [Saved(word, name, target.rstrip("/") or "/")]
+    if not target.endswith("/"):
+        moved.append(Saved(word, posixpath.basename(target), posixpath.dirname(target)))
+    return moved
 
 
 def _may_delete(path: str, saved: Saved) -> bool:

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 
 from gpuship.dockerfile.source import Instruction, Span
 from gpuship.errors import InputError
-from gpuship.lint.analysis import Analysis, Run
+from gpuship.lint.analysis import Analysis, Run, container_path
 from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_instruction,
     at_word,
     by_pipeline,
+    executed_runs,
     image_reference,
     image_token,
-    reachable_runs,
 )
 from gpuship.lint.checks.leftovers import URL
 from gpuship.lint.packages import (
@@ -29,10 +29,11 @@ from gpuship.lint.packages import (
     is_version_tag,
     os_install,
     os_package_pinned,
+    project_path,
 )
 from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, expand
-from gpuship.registry.reference import Reference, parse_reference
+from gpuship.reference import Reference, parse_reference
 from gpuship.report import Severity
 
 # The installers themselves, upgraded before use (`pip install -U pip`, `conda update conda`):
@@ -64,9 +65,9 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     """GSL101-109: base images, packages, VCS sources, downloads, unquoted specifiers."""
     yield from _base_images(analysis)
     yield from _copy_images(analysis)
-    seen_files: set[tuple[str, int]] = set()
+    seen_files: set[tuple[str, int, int]] = set()
     moves = _pinned_moves(analysis)
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         for command in run.commands:
             env = run.env_at(command)
             install = run.python_install(command)
@@ -199,12 +200,17 @@ def _python(
     run: Run,
     install: PythonInstall,
     env: Env,
-    seen_files: set[tuple[str, int]],
+    seen_files: set[tuple[str, int, int]],
 ) -> Iterator[Hit]:
     command = install.command
     yield from _remote_requirement_files(run, install, env)
     constrained: set[str] = set()
     for word in install.constraint_files:
+        if not _readable(analysis, run, word.text, env):
+            # A constraints file gpuship cannot read (`-c https://...`, one the build writes)
+            # may pin any package: their versions are unknown, not unpinned.
+            constrained.add(_ANY)
+            continue
         for item in analysis.file_specs(run, word.text, env):
             if item.spec.pinned:
                 constrained.add(item.spec.name)
@@ -223,7 +229,7 @@ def _python(
                 command,
                 spec.word,
             )
-        elif spec.kind == "name" and not spec.pinned and spec.name not in constrained:
+        elif spec.kind == "name" and not spec.pinned and not {spec.name, _ANY} & constrained:
             if (upgrade and spec.name in _BOOTSTRAP) or wheelhouse:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
@@ -250,20 +256,18 @@ def _python(
             command,
             _verb_word(command, "install"),
         )
-    # `pip install .` / `uv pip install ./app` install the project's pyproject dependencies.
-    projects = []
-    if "--no-deps" not in install.options and install.verb == "install":
-        for spec in install.specs:
-            if spec.kind == "path" and spec.word and not spec.text.endswith((".whl", ".tar.gz")):
-                projects.append((spec.text.rstrip("/") + "/pyproject.toml", False))
-    files = [
-        (w.text, w in install.env_files) for w in (*install.requirement_files, *install.env_files)
+    # `pip install .`, `pip install ".[serve]"` and `uv pip install -e ./app` install the
+    # project's pyproject dependencies (and those of the extras named).
+    files: list[tuple[str, bool, tuple[str, ...]]] = [
+        (w.text, w in install.env_files, ())
+        for w in (*install.requirement_files, *install.env_files)
     ]
-    for path, conda in (*files, *projects):
-        for item in analysis.file_specs(run, path, env, conda=conda):
+    files += [(manifest, False, extras) for _, manifest, extras in project_manifests(install)]
+    for path, conda, extras in files:
+        for item in analysis.file_specs(run, path, env, conda=conda, extras=extras):
             found, source, line, column = item.spec, item.source, item.line, item.column
-            key = (source, line)
-            if key in seen_files or found.pinned or found.name in constrained:
+            key = (source, line, column)
+            if key in seen_files or found.pinned or {found.name, _ANY} & constrained:
                 continue
             seen_files.add(key)
             file = analysis.context.root / source
@@ -298,6 +302,34 @@ _RAW_URL = (
     re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:raw|blob)/(?:refs/(?:heads|tags)/)?([^/]+)/"),
     re.compile(r"^https?://[^/]+/.+?/-/(?:raw|blob)/([^/]+)/"),
 )
+
+
+_ANY = "*"  # in a set of constrained names: an unread constraints file may pin any
+
+
+def project_manifests(install: PythonInstall) -> list[tuple[Spec, str, tuple[str, ...]]]:
+    """Each local project an install installs with its dependencies (`pip install .`, `-e
+    ./app`, `".[serve]"`): its spec, its pyproject.toml and the extras named; none with
+    --no-deps."""
+    if "--no-deps" in install.options or install.verb != "install":
+        return []
+    found = []
+    for spec in install.specs:
+        if spec.kind == "path" and spec.word and not spec.text.endswith((".whl", ".tar.gz")):
+            path, extras = project_path(spec.text)
+            found.append((spec, path.rstrip("/") + "/pyproject.toml", extras))
+    return found
+
+
+def _readable(analysis: Analysis, run: Run, path: str, env: Env) -> bool:
+    """Whether gpuship reads a requirements/constraints file: one a COPY brought from the
+    build context, not a URL or a file the build makes."""
+    value, known = expand_shell(path, env)
+    if not known or "://" in value:
+        return False
+    container = container_path(run.state.workdir, value, env)
+    source = analysis.context_source(run.stage, run.instruction, container)
+    return source is not None and analysis.context.read_text(source) is not None
 
 
 def _remote_requirement_files(run: Run, install: PythonInstall, env: Env) -> Iterator[Hit]:
@@ -383,7 +415,11 @@ def _os_packages(run: Run, command: Command) -> Iterator[Hit]:
     install = os_install(command)
     if install is None:
         return
-    unpinned = [w for w in install.packages if not os_package_pinned(install.manager, w.text)]
+    unpinned = [
+        w
+        for w in install.packages
+        if not os_package_pinned(install.manager, w.text, module=install.modules)
+    ]
     if unpinned:
         names = ", ".join(w.text for w in unpinned[:6]) + (" ..." if len(unpinned) > 6 else "")
         yield at_word(
@@ -490,7 +526,7 @@ def _pinned_moves(analysis: Analysis) -> _Moves:
     last: dict[tuple[int, str], int] = {}
     other: dict[tuple[int, str], tuple[int, str]] = {}
     own: set[int] = set()
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         places: set[str] = set()
         clones = 0
         for command in run.commands:

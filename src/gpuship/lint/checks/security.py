@@ -18,12 +18,14 @@ from gpuship.lint.checks.base import (
     at_word,
     by_pipeline,
     context_copies,
-    final_runs,
-    reachable_runs,
+    executed_runs,
+    home_path,
+    image_runs,
+    removes,
 )
-from gpuship.lint.checks.leftovers import curl_short
+from gpuship.lint.checks.leftovers import curl_short, output_path
 from gpuship.lint.context import BuildContext, context_relative
-from gpuship.lint.shell import SHELLS, Command, Word
+from gpuship.lint.shell import SHELLS, Command, Word, expand_shell
 from gpuship.lint.stages import Stage, env_pairs, expand_word
 from gpuship.report import Severity
 
@@ -100,17 +102,24 @@ def is_secret_name(name: str) -> bool:
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
-    """GSL901-906: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks,
-    private keys copied in, passwordless sudo."""
+    """GSL901-909: secrets in ARG/ENV, remote scripts piped to a shell, root user, no TLS checks,
+    private keys copied in, passwordless sudo, package signatures off, signing keys over plain
+    HTTP, SSH keys generated into the image."""
     if analysis.first_target:  # about the file's ARG/ENV lines, whatever the target
         yield from _secrets(analysis)
     yield from _piped_scripts(analysis)
     yield from _root_user(analysis)
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
+        pipelines = by_pipeline(run.commands)
         for command in run.commands:
             yield from _insecure_tls(run, command)
+            yield from _unsigned_packages(run, command)
+            yield from _key_over_http(run, command, pipelines[command.pipeline])
+    yield from _keys_added_over_http(analysis)
     yield from _private_keys(analysis)
     yield from _passwordless_sudo(analysis)
+    for run in image_runs(analysis):
+        yield from _generated_keys(run)
 
 
 def _stage_of(analysis: Analysis, index: int) -> Stage | None:
@@ -171,7 +180,7 @@ def _switch_value(value: str) -> bool:
 
 
 def _piped_scripts(analysis: Analysis) -> Iterator[Hit]:
-    for run in reachable_runs(analysis):
+    for run in executed_runs(analysis):
         commands = list(run.commands)
         pipelines = by_pipeline(commands)
         for command in commands:
@@ -270,6 +279,185 @@ def _insecure_word(run: Run, command: Command) -> Word | None:
         if run.env_at(command).get("GIT_SSL_NO_VERIFY") is not None:
             return command.words[0]
     return None
+
+
+# Package manager switches that install packages whose signature is missing or bad: apt-get(8)
+# (`--force-yes` is the deprecated form that implies --allow-unauthenticated), apt.conf(5),
+# apk's `--allow-untrusted`, dnf/yum `--nogpgcheck`, rpm `--nosignature`.
+_UNSIGNED = {
+    "apt": frozenset({"--allow-unauthenticated", "--allow-insecure-repositories", "--force-yes"}),
+    "apk": frozenset({"--allow-untrusted"}),
+    "dnf": frozenset({"--nogpgcheck"}),
+    "rpm": frozenset({"--nosignature"}),
+}
+_MANAGER = {"apt-get": "apt", "apt": "apt", "aptitude": "apt", "apk": "apk", "rpm": "rpm"} | {
+    name: "dnf" for name in ("dnf", "dnf5", "yum", "microdnf", "tdnf")
+}
+# apt `-o` settings that do the same (apt.conf(5)); dnf's `--setopt=gpgcheck=0`.
+_UNSIGNED_SETTING = re.compile(
+    r"(?i)^(APT::Get::AllowUnauthenticated|Acquire::AllowInsecureRepositories|"
+    r"Acquire::AllowDowngradeToInsecureRepositories|(?:[\w.*-]+\.)?gpgcheck)="
+    r"(?P<value>\S*)$"
+)
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+# A sources.list entry that trusts its repository unsigned: `deb [trusted=yes] http://...`.
+_TRUSTED_SOURCE = re.compile(r"\bdeb(?:-src)?\s+\[[^\]]*\btrusted=yes\b")
+
+
+def _unsigned_packages(run: Run, command: Command) -> Iterator[Hit]:
+    """GSL907: a package install told to accept packages without a valid signature, or an apt
+    source written as trusted (`echo "deb [trusted=yes] ..." > /etc/apt/sources.list.d/x`)."""
+    found = _unsigned_word(command)
+    if found is not None:
+        yield at_word(
+            "GSL907",
+            f"`{found.text}` turns package signature checks off: a mirror, or anyone on the "
+            "network path, can serve this build other packages",
+            run,
+            command,
+            found,
+        )
+
+
+def _unsigned_word(command: Command) -> Word | None:
+    manager = _MANAGER.get(command.name)
+    if manager is None:
+        return next((w for w in command.words if _TRUSTED_SOURCE.search(w.text)), None)
+    words = command.words[1:]
+    for index, word in enumerate(words):
+        option, _, value = word.text.partition("=")
+        if option in _UNSIGNED[manager]:
+            return word
+        if option in ("-o", "--option", "--setopt"):
+            # `--setopt=NAME=VALUE`, or `-o NAME=VALUE`: then the setting is the next word.
+            setting = word if value or index + 1 == len(words) else words[index + 1]
+            if _checks_off(value or setting.text):
+                return setting
+    return None
+
+
+def _checks_off(setting: str) -> bool:
+    """An apt `-o` or dnf `--setopt` setting that turns signature checks off."""
+    match = _UNSIGNED_SETTING.match(setting)
+    if match is None:
+        return False
+    value = match.group("value").lower()
+    return value in (_FALSE if match.group(1).lower().endswith("gpgcheck") else _TRUE)
+
+
+# Where trusted signing keys go: apt's keyrings and trusted.gpg.d, rpm's GPG keys.
+_KEYRINGS = ("/etc/apt/trusted.gpg", "/etc/apt/keyrings", "/usr/share/keyrings", "/etc/pki/rpm-gpg")
+_PLAIN_HTTP = re.compile(r"^http://", re.IGNORECASE)
+
+
+def _key_over_http(run: Run, command: Command, pipeline: list[Command]) -> Iterator[Hit]:
+    """GSL908: a signing key fetched over plain HTTP and trusted: `curl http://.../key | apt-key
+    add -` (or into gpg, a keyring file), `apt-key adv --fetch-keys http://...`, `rpm --import
+    http://...`."""
+    argv = command.argv
+    url = next((w for w in command.words[1:] if _PLAIN_HTTP.match(w.text)), None)
+    if url is None:
+        return
+    trusted = False
+    if command.name in ("curl", "wget"):
+        later = [c for c in pipeline if c.position > command.position]
+        output = output_path(command) or ""
+        trusted = any(_trusts_key(c) for c in later) or output.startswith(_KEYRINGS)
+    elif command.name == "apt-key":
+        trusted = "--fetch-keys" in argv
+    elif command.name == "rpm":
+        trusted = "--import" in argv
+    if trusted:
+        yield at_word(
+            "GSL908",
+            f"`{url.text}` is fetched over plain HTTP and trusted as a signing key: anyone on "
+            "the network path can put theirs in its place, then sign the packages",
+            run,
+            command,
+            url,
+        )
+
+
+def _trusts_key(command: Command) -> bool:
+    """A command that takes a key on its input into a trust store (apt-key add, gpg
+    --import/--dearmor, tee into a keyring)."""
+    argv = command.argv
+    if command.name == "apt-key":
+        return "add" in argv
+    if command.name in ("gpg", "gpg2"):
+        return "--import" in argv or "--dearmor" in argv
+    return command.name == "tee" and any(a.startswith(_KEYRINGS) for a in argv[1:])
+
+
+def _keys_added_over_http(analysis: Analysis) -> Iterator[Hit]:
+    """GSL908 for `ADD http://.../key.gpg /usr/share/keyrings/`."""
+    for stage in analysis.reachable_stages:
+        for instruction, state in zip(stage.instructions, stage.states, strict=True):
+            if (
+                instruction.keyword != "ADD"
+                or instruction.flag("checksum")
+                or len(instruction.args) < 2
+            ):
+                continue
+            destination = expand_word(instruction.args[-1], state.env)[0]
+            if not destination.startswith(_KEYRINGS):
+                continue
+            for raw in instruction.args[:-1]:
+                if _PLAIN_HTTP.match(raw):
+                    yield at_instruction(
+                        "GSL908",
+                        f"`ADD {raw}` fetches a signing key over plain HTTP into {destination}: "
+                        "anyone on the network path can put theirs in its place",
+                        instruction,
+                        stage,
+                        raw,
+                    )
+
+
+# ssh-keygen modes that read or convert keys and write no new private key (ssh-keygen(1)).
+_KEYGEN_READS = frozenset(
+    {"-l", "-F", "-R", "-y", "-e", "-i", "-L", "-Y", "-Q", "-H", "-D", "-k", "-p", "-c", "-B"}
+)
+
+
+def _generated_keys(run: Run) -> Iterator[Hit]:
+    """GSL909: `ssh-keygen` writes a private key into the image (`-A`: the host keys; else the
+    `-f` file, by default ~/.ssh/id_<type>), unless the RUN deletes it or writes it to a
+    mount."""
+    for command in run.commands:
+        if command.name != "ssh-keygen":
+            continue
+        argv = command.argv
+        if any(
+            a in _KEYGEN_READS or (a[:2] in _KEYGEN_READS and len(a) > 2 and a[1] != "-")
+            for a in argv[1:]
+        ):
+            continue
+        env = run.env_at(command)
+        if "-A" in argv:
+            path, what = "/etc/ssh/ssh_host_", "the host keys (/etc/ssh/ssh_host_*)"
+        else:
+            file = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else None
+            kind = argv[argv.index("-t") + 1] if "-t" in argv[:-1] else "rsa"
+            value, known = expand_shell(file, env) if file else (f"~/.ssh/id_{kind}", True)
+            if not known:
+                continue
+            path = home_path(value, env)
+            what = f"a private key ({path})"
+        folder = posixpath.dirname(path)
+        if run.has_mount_on(folder, kinds=("cache", "tmpfs", "bind")) or removes(
+            run, paths=(path, folder), after=command
+        ):
+            continue
+        yield at_word(
+            "GSL909",
+            f"`ssh-keygen` writes {what} into the image: every container of it holds the same "
+            "private key, and anyone who pulls the image has it too",
+            run,
+            command,
+            command.words[0],
+        )
 
 
 # OpenSSH's default private key names (ssh-keygen(1) FILES); `.pub` files are the public halves.
@@ -385,7 +573,7 @@ _NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")
 def _passwordless_sudo(analysis: Analysis) -> Iterator[Hit]:
     """GSL906: a sudoers rule of the final image lets a user run everything as root without a
     password (written by a RUN, or a copied sudoers file)."""
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         commands = list(run.commands)
         to_sudoers = any(
             w.text.startswith("/etc/sudoers")

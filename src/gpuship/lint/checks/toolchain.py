@@ -6,10 +6,14 @@ import re
 from collections.abc import Iterator
 
 from gpuship.lint.analysis import Analysis, Run
-from gpuship.lint.checks.base import Hit, at_instruction, at_word, final_runs, image_token
+from gpuship.lint.checks.base import Hit, at_instruction, at_word, image_runs, image_token
 from gpuship.lint.checks.cudabase import base_cuda
+from gpuship.lint.checks.pinning import project_manifests
 from gpuship.lint.packages import Spec, os_install, os_package_name
-from gpuship.lint.shell import Command
+from gpuship.lint.shell import Command, Word
+
+# conda's package managers: their `remove`/`uninstall` purges what they installed.
+_CONDAS = ("conda", "mamba", "micromamba")
 
 # Toolchain packages, also with a suffix (`cuda-nvcc-12-4`, `cmake-data`).
 _TOOLCHAINS = (
@@ -47,22 +51,59 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     if analysis.build.final_chain:
         yield from _devel_base(analysis, allowed)
     jit = _jit_users(analysis)
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
+        stated = _stated_jit(analysis, run)
         for command in run.commands:
-            yield from _compilers(run, command, allowed, jit)
+            yield from _compilers(run, command, allowed, jit, stated)
 
 
 def _jit_users(analysis: Analysis) -> list[str]:
-    """The packages of the final image that compile code at run time (`_JIT_USERS`)."""
+    """The packages of the final image that compile code at run time (`_JIT_USERS`), named on
+    an install's command line or in the requirement files and pyproject.toml it installs."""
     found: set[str] = set()
-    for run in final_runs(analysis):
+    for run in image_runs(analysis):
         for command in run.commands:
             install = run.python_install(command)
             if install is None:
                 continue
-            for spec in install.specs:
+            specs = list(install.specs)
+            env = run.env_at(command)
+            files: list[tuple[str, tuple[str, ...]]] = [
+                (w.text, ()) for w in install.requirement_files
+            ]
+            files += [(path, extras) for _, path, extras in project_manifests(install)]
+            for path, extras in files:
+                specs += [item.spec for item in analysis.file_specs(run, path, env, extras=extras)]
+            for spec in specs:
                 found.update(j for j in _JIT_USERS if _is_package(spec, j))
     return sorted(found)
+
+
+# A comment right above a RUN that says its toolchain is for compiling at run time.
+_JIT_COMMENT = re.compile(
+    r"\bjit\b|just[- ]in[- ]time|\b(triton|flashinfer|deepspeed)\b"
+    r"|compil\w*\b.{0,40}\brun[- ]?time|\brun[- ]?time\b.{0,40}\bcompil",
+    re.IGNORECASE,
+)
+
+
+def _comment_lines(analysis: Analysis) -> dict[int, str]:
+    """The file's comment lines by number. Once per file."""
+    return {c.line: c.text for c in analysis.parsed.comments}
+
+
+def _stated_jit(analysis: Analysis, run: Run) -> str | None:
+    """The comment directly above `run` (its block of comment lines) when it says the RUN's
+    compilers are for compiling at run time ("# gcc: Triton JIT-compiles its launcher"), else
+    None: the file says so, and the toolchain that RUN installs is kept."""
+    lines = analysis.per_file(_comment_lines)
+    line = run.instruction.start_line - 1
+    block = []
+    while line in lines:
+        block.append(lines[line])
+        line -= 1
+    text = " ".join(reversed(block))
+    return text if _JIT_COMMENT.search(text) else None
 
 
 def _is_package(spec: Spec, project: str) -> bool:
@@ -97,34 +138,63 @@ def _devel_base(analysis: Analysis, allowed: set[str]) -> Iterator[Hit]:
     yield at_instruction("GSL401", message, root.from_instruction, root, image_token(root))
 
 
-def _compilers(run: Run, command: Command, allowed: set[str], jit: list[str]) -> Iterator[Hit]:
+# conda packages that bring a compiler: NVIDIA's `cuda` metapackage (cuda-runtime and
+# cuda-toolkit, "all toolkit packages for CUDA development": nvcc with them), its toolkit and
+# compiler parts, conda-forge's compiler metapackages and their toolchains.
+_CONDA_TOOLCHAINS = frozenset(
+    {"cuda", "cuda-toolkit", "cuda-nvcc", "cuda-compiler", "cudatoolkit-dev", "nvcc_linux-64"}
+)
+_CONDA_HOST_COMPILERS = frozenset(
+    {"compilers", "c-compiler", "cxx-compiler", "gcc", "gxx", "gcc_linux-64", "gxx_linux-64"}
+)
+
+
+def _installed(run: Run, command: Command) -> list[tuple[Word, str, bool, bool]]:
+    """Each toolchain package `command` installs: its word, name, whether it is a C/C++
+    compiler (kept for JIT users) and whether it is only a build driver (`make`)."""
     install = os_install(command)
-    if install is None:
-        return
+    if install is not None:
+        found = []
+        for word in install.packages:
+            name = os_package_name(install.manager, word.text).lower()
+            if name.endswith("-config-common"):
+                continue  # NVIDIA's cuda-toolkit-X-Y-config-common: the library path only
+            host = bool(_COMPILER.match(name)) and not name.startswith("llvm")  # Triton's LLVM
+            if (
+                any(name == c or name.startswith(c + "-") for c in _TOOLCHAINS)
+                or _COMPILER.match(name)
+                or name in _BUILD_DRIVERS
+            ):
+                found.append((word, name, host or name in _HOST_COMPILERS, name in _BUILD_DRIVERS))
+        return found
+    python = run.python_install(command)
+    if python is None or python.tool != "conda":
+        return []
+    return [
+        (spec.word, spec.name, spec.name in _CONDA_HOST_COMPILERS, False)
+        for spec in python.specs
+        if spec.word and spec.name in _CONDA_TOOLCHAINS | _CONDA_HOST_COMPILERS
+    ]
+
+
+def _compilers(
+    run: Run, command: Command, allowed: set[str], jit: list[str], stated: str | None
+) -> Iterator[Hit]:
+    packages = _installed(run, command) if stated is None else []
     found = []
     needed = []  # C/C++ compilers the JIT users call at run time: kept, not findings
-    for word in install.packages:
-        name = os_package_name(install.manager, word.text).lower()
+    for word, name, host, _ in packages:
         if name in allowed:
             continue
-        host = _COMPILER.match(name) and not name.startswith("llvm")  # Triton bundles LLVM
-        if jit and (host or name in _HOST_COMPILERS):
+        if jit and host:
             needed.append(word.text)
             continue
-        if (
-            any(name == c or name.startswith(c + "-") for c in _TOOLCHAINS)
-            or _COMPILER.match(name)
-            or name in _BUILD_DRIVERS
-        ):
-            found.append(word)
-    if all(os_package_name(install.manager, w.text).lower() in _BUILD_DRIVERS for w in found):
+        found.append(word)
+    if all(driver for word, _, _, driver in packages if word in found):
         return
     purged = _purged_later(run, command)
-    kept = [
-        w
-        for w in found
-        if w.text not in purged and os_package_name(install.manager, w.text) not in purged
-    ]
+    names_of = {id(word): name for word, name, _, _ in packages}
+    kept = [w for w in found if w.text not in purged and names_of[id(w)] not in purged]
     if not kept:
         return
     names = ", ".join(w.text for w in kept)
@@ -155,8 +225,8 @@ def _purged_later(run: Run, command: Command) -> set[str]:
         virtual = argv[index + 1] if index + 1 < len(argv) else None
     for other in commands[commands.index(command) + 1 :]:
         other_argv = other.argv
-        if other.name in ("apt-get", "apt", "dnf", "yum", "microdnf") and any(
-            v in other_argv for v in ("purge", "remove", "autoremove", "erase")
+        if other.name in ("apt-get", "apt", "dnf", "yum", "microdnf", *_CONDAS) and any(
+            v in other_argv for v in ("purge", "remove", "autoremove", "erase", "uninstall")
         ):
             purged.update(other_argv)
         if other.name == "apk" and "del" in other_argv:

@@ -20,7 +20,8 @@ from gpuship.cuda.errors import InvalidVersion, UnknownVersion
 from gpuship.cuda.torch import Availability, TorchRelease, cuda_of_variant, torch_release
 from gpuship.lint.analysis import FileSpec
 from gpuship.lint.packages import PythonInstall
-from gpuship.lint.stages import Env, expand
+from gpuship.lint.shell import expand_shell
+from gpuship.lint.stages import Env
 
 INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cu\d+|cpu|rocm[\d.]+|xpu)\b")
 _PRIMARY_ENV = {"pip": ("PIP_INDEX_URL",), "uv": ("UV_INDEX_URL", "UV_DEFAULT_INDEX")}
@@ -112,7 +113,8 @@ def _indexes(install: PythonInstall, env: Env, file: FileSpec | None) -> tuple[l
         found.extend((v, v.split("=", 1)[-1], True) for v in _env_list(env, name))
     indexes = []
     for text, url, is_extra in found:
-        match = INDEX_VARIANT.search(expand(url, env)[0])
+        # An index URL computed in the shell (`.../whl/cu$(echo $CUDA | tr -d .)`) too.
+        match = INDEX_VARIANT.search(expand_shell(url, env)[0])
         if match:
             indexes.append(Index(text, match.group(1), is_extra))
     unknown = backend is not None and not INDEX_VARIANT.search("/whl/" + backend)

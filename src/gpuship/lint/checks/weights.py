@@ -17,13 +17,14 @@ from gpuship.lint.checks.base import (
     WEIGHT_SUFFIXES,
     Hit,
     at_word,
+    executed_runs,
     home,
     home_path,
     is_python,
-    reachable_runs,
 )
+from gpuship.lint.checks.leftovers import output_path, working_dirs
 from gpuship.lint.context import ContextFile
-from gpuship.lint.shell import Command, ShellParser, expand_shell
+from gpuship.lint.shell import Command, ShellParser, Word, expand_shell
 from gpuship.lint.stages import Env, Stage, State, expand_word
 from gpuship.units import human_size
 
@@ -158,8 +159,9 @@ def _all_downloads(analysis: Analysis) -> tuple[Download, ...]:
 
 
 def _downloads(analysis: Analysis) -> Iterator[Download]:
-    for run in reachable_runs(analysis):
-        for command in run.commands:
+    for run in executed_runs(analysis):
+        commands = list(run.commands)
+        for command, cwd in zip(commands, working_dirs(run, commands), strict=True):
             found = _command_download(command)
             if found is not None:
                 word_index, what = found
@@ -173,8 +175,19 @@ def _downloads(analysis: Analysis) -> Iterator[Download]:
                     fix=FIX,
                 )
                 yield Download(run, hit, _lands(run, command))
-            elif is_python(command):
-                yield from _python_script(analysis, run, command)
+            elif (
+                fetch := _script_fetch(analysis, run, command, _cwd(run, command, cwd))
+            ) is not None:
+                hit = at_word(
+                    "GSL202",
+                    f"`{fetch.script}` calls {fetch.call}() at build time: the model lands in a "
+                    "layer and downloads again whenever an earlier layer changes",
+                    run,
+                    command,
+                    fetch.word,
+                    fix=FIX,
+                )
+                yield Download(run, hit, fetch.lands)
             elif command.name in ("make", "gmake"):
                 yield from _make_download(analysis, run, command)
         for text in run.python:
@@ -214,49 +227,116 @@ def _command_download(command: Command) -> tuple[int, str] | None:
     return None
 
 
-def _python_script(analysis: Analysis, run: Run, command: Command) -> Iterator[Download]:
-    """A `python x.py` whose script (from the context) downloads weights."""
-    for word in command.words[1:]:
-        if word.text.startswith("-"):
-            if word.text in ("-c", "-m"):
-                return
-            continue
-        if not word.text.endswith(".py"):
-            return
-        container = container_path(run.state.workdir, word.text, run.state.env)
+def _cwd(run: Run, command: Command, cwd: str | None) -> str | None:
+    """Where a command looks for a script: the RUN's working directory as its `cd`s move it; a
+    command in a script the RUN runs, from the WORKDIR (the script's own `cd`s are not read)."""
+    return run.state.workdir if command.file is not None else cwd
+
+
+@dataclass(frozen=True)
+class _ScriptFetch:
+    """A Python script from the context, run by a command, that fetches weights."""
+
+    word: Word  # the script's word in the command
+    script: str  # the command as shown: `python download.py`, `python -m tools.fetch`
+    call: str  # what it calls: snapshot_download, urlretrieve...
+    lands: str | None  # where the files land, when known
+
+
+def _script_fetch(
+    analysis: Analysis, run: Run, command: Command, cwd: str | None
+) -> _ScriptFetch | None:
+    """What the Python script `command` runs fetches: `python x.py`, `python -m pkg.mod`
+    (pkg/mod.py or its __main__.py) or `./x.py`, read from the context at the path the working
+    directory `cwd` (None: unknown) gives it."""
+    target = _script_target(command)
+    if target is None:
+        return None
+    word, shown, paths = target
+    env = run.env_at(command)
+    for path in paths:
+        if cwd is None and not path.startswith("/"):
+            return None
+        container = container_path(cwd or "/", path, env)
         source = analysis.context_source(run.stage, run.instruction, container)
         text = analysis.context.read_text(source) if source else None
-        if text is None or source is None:
-            return
-        match = _PY_DOWNLOAD.search(text)
-        if match:
-            hit = at_word(
-                "GSL202",
-                f"`{command.name} {word.text}` calls {match.group(1)}() at build time: the model "
-                "lands in a layer and downloads again whenever an earlier layer changes",
-                run,
-                command,
-                word,
-                fix=FIX,
-            )
-            yield Download(run, hit, _python_lands(run, command, text))
-        return
+        if text is None:
+            continue
+        call = python_fetch(text)
+        if call is None:
+            return None
+        base = cwd or run.state.workdir
+        return _ScriptFetch(word, shown, call, _python_lands(env, base, text, call))
+    return None
+
+
+def _script_target(command: Command) -> tuple[Word, str, list[str]] | None:
+    """The word naming the script a command runs, the command as shown, and the paths the
+    script may be at."""
+    words = command.words
+    if command.name.endswith(".py"):
+        return words[0], words[0].text, [words[0].text]
+    if not is_python(command):
+        return None
+    index = 1
+    while index < len(words):
+        text = words[index].text
+        if text == "-m" and index + 1 < len(words):
+            module = words[index + 1]
+            path = module.text.replace(".", "/")
+            shown = f"{command.name} -m {module.text}"
+            return module, shown, [path + ".py", path + "/__main__.py"]
+        if text == "-c" or not text.startswith("-"):
+            break
+        index += 2 if text in ("-W", "-X") else 1
+    if index < len(words) and words[index].text.endswith(".py"):
+        word = words[index]
+        return word, f"{command.name} {word.text}", [word.text]
+    return None
+
+
+# `urllib.request.urlretrieve(URL, FILE)` of a weight file (a weight suffix, a Hub /resolve/ URL).
+_URLRETRIEVE = re.compile(r"\burlretrieve\s*\(([^)]*)\)")
+_QUOTED = re.compile(r"""["']([^"'$]+)["']""")
+
+
+def python_fetch(text: str) -> str | None:
+    """The call by which Python code fetches weights (snapshot_download, from_pretrained,
+    urlretrieve of a weight file...), or None."""
+    found = _fetch_at(text)
+    return found[0] if found else None
+
+
+def _fetch_at(text: str) -> tuple[str, int] | None:
+    """python_fetch's call with where it stands in `text`."""
+    match = _PY_DOWNLOAD.search(text)
+    if match:
+        return match.group(1), match.start(1)
+    for call in _URLRETRIEVE.finditer(text):
+        arguments = call.group(1).lower()
+        if "/resolve/" in arguments or any(
+            q.lower().endswith(WEIGHT_SUFFIXES) for q in _QUOTED.findall(call.group(1))
+        ):
+            return "urlretrieve", call.start()
+    return None
 
 
 def _python_text(run: Run, text: Text) -> Iterator[Download]:
-    match = _PY_DOWNLOAD.search(text.value)
-    if match:
-        span = text.span(match.start(1), match.end(1))
+    found = _fetch_at(text.value)
+    if found is not None:
+        call, at = found
+        span = text.span(at, at + len(call))
         hit = Hit(
             "GSL202",
-            f"{match.group(1)}() runs at build time: the model lands in a layer "
+            f"{call}() runs at build time: the model lands in a layer "
             "and downloads again whenever an earlier layer changes",
             span,
             run.instruction,
             run.stage,
             fix=FIX,
         )
-        yield Download(run, hit, _python_lands(run, None, text.value))
+        env = run.state.env
+        yield Download(run, hit, _python_lands(env, run.state.workdir, text.value, call))
 
 
 _LOCAL_DIR = re.compile(r"""\b(?:local_dir|cache_dir)\s*=\s*["']([^"'$]+)["']""")
@@ -292,8 +372,6 @@ def _lands(run: Run, command: Command) -> str | None:
                 else posixpath.basename(positional[0].rstrip("/")).removesuffix(".git")
             )
     elif name in ("curl", "wget"):
-        from gpuship.lint.checks.leftovers import output_path
-
         target = output_path(command)
     if target is None:
         return None
@@ -303,12 +381,17 @@ def _lands(run: Run, command: Command) -> str | None:
     return container_path(run.state.workdir, home_path(value, env), env)
 
 
-def _python_lands(run: Run, command: Command | None, text: str) -> str | None:
-    """`snapshot_download(local_dir="/models/x")` or the HF cache for a hub download in Python."""
-    env = run.env_at(command) if command is not None else run.state.env
+def _python_lands(env: Env, cwd: str, text: str, call: str) -> str | None:
+    """Where Python code puts what it fetches: `snapshot_download(local_dir="/models/x")`, the
+    file `urlretrieve` writes, torch.hub's home, else the Hugging Face cache."""
+    if call == "urlretrieve":
+        retrieved = _URLRETRIEVE.search(text)
+        quoted = _QUOTED.findall(retrieved.group(1)) if retrieved else []
+        target = quoted[1] if len(quoted) > 1 else None
+        return container_path(cwd, home_path(target, env), env) if target else None
     match = _LOCAL_DIR.search(text)
     if match:
-        return container_path(run.state.workdir, home_path(match.group(1), env), env)
+        return container_path(cwd, home_path(match.group(1), env), env)
     if "torch.hub" in text:
         return env.get("TORCH_HOME") or home(env) + "/.cache/torch"
     return hf_cache(env)
@@ -325,6 +408,66 @@ def _option_value(argv: list[str], option: str) -> str | None:
 
 def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[Download]:
     """A `make TARGET` whose Makefile recipe downloads weights (GSL202 at the `make`)."""
+    made = make_recipes(analysis, run, command)
+    if made is None:
+        return
+    found = analysis.per_file(_Makefiles).download(made.source, made.targets)
+    if found is None:
+        yield from _make_script_fetch(analysis, run, command, made)
+        return
+    recipe, inner, what = found
+    hit = at_word(
+        "GSL202",
+        f"`make {recipe.target}` runs a recipe in which {what} ({made.source} line "
+        f"{recipe.line}) at build time: the download lands in a layer and runs again "
+        "whenever an earlier layer changes",
+        run,
+        command,
+        made.word,
+        fix=FIX,
+    )
+    yield Download(run, hit, _lands(run, _in_run(inner, command)))
+
+
+def _make_script_fetch(
+    analysis: Analysis, run: Run, command: Command, made: Made
+) -> Iterator[Download]:
+    """A `make TARGET` whose recipe runs a Python script of the context that fetches weights
+    (the recipe runs in the Makefile's directory: `-C DIR`, else the working directory)."""
+    directory = _option_value(command.argv, "-C") or "."
+    cwd = container_path(run.state.workdir, directory, run.env_at(command))
+    for recipe, inner in made.recipes:
+        fetch = _script_fetch(analysis, run, inner, cwd)
+        if fetch is not None:
+            hit = at_word(
+                "GSL202",
+                f"`make {recipe.target}` runs `{fetch.script}` ({made.source} line "
+                f"{recipe.line}), which calls {fetch.call}() at build time: the model lands in "
+                "a layer and downloads again whenever an earlier layer changes",
+                run,
+                command,
+                made.word,
+                fix=FIX,
+            )
+            yield Download(run, hit, fetch.lands)
+            return
+
+
+@dataclass(frozen=True)
+class Made:
+    """What a `make` command of a RUN runs: its Makefile (a context path), targets and word."""
+
+    source: str
+    targets: tuple[str, ...]
+    word: Word  # the first target named, else `make`
+    recipes: tuple[tuple[makefile.Recipe, Command], ...]  # each recipe line's commands
+
+
+def make_recipes(analysis: Analysis, run: Run, command: Command) -> Made | None:
+    """The recipes a `make [-C DIR] [-f FILE] TARGET...` runs, read from the Makefile a COPY
+    brought from the context; None for another command or a Makefile gpuship cannot read."""
+    if command.name not in ("make", "gmake"):
+        return None
     argv = command.argv
     directory = _option_value(argv, "-C") or "."
     names = [_option_value(argv, "-f")] if _option_value(argv, "-f") else list(_MAKEFILES)
@@ -339,29 +482,18 @@ def _make_download(analysis: Analysis, run: Run, command: Command) -> Iterator[D
             break
         source = None
     if source is None:
-        return
+        return None
     values = {"-C", "-f", "-j", "--directory", "--file", "-I", "-o", "-W"}
     targets = tuple(
         a
         for i, a in enumerate(argv[1:], start=1)
         if not a.startswith("-") and "=" not in a and argv[i - 1] not in values
     )
-    found = makefiles.download(source, targets)
-    if found is None:
-        return
-    recipe, inner, what = found
     word = next((w for w in command.words[1:] if w.text in targets), command.words[0])
-    hit = at_word(
-        "GSL202",
-        f"`make {recipe.target}` runs a recipe in which {what} ({source} line "
-        f"{recipe.line}) at build time: the download lands in a layer and runs again "
-        "whenever an earlier layer changes",
-        run,
-        command,
-        word,
-        fix=FIX,
+    recipes = tuple(
+        (recipe, _in_run(inner, command)) for recipe, inner in makefiles.commands(source, targets)
     )
-    yield Download(run, hit, _lands(run, _in_run(inner, command)))
+    return Made(source, targets, word, recipes)
 
 
 _RecipeDownload = tuple[makefile.Recipe, Command, str]  # the recipe, its command, what it fetches
@@ -369,12 +501,15 @@ _RecipeDownload = tuple[makefile.Recipe, Command, str]  # the recipe, its comman
 
 class _Makefiles:
     """The context's Makefiles, each read and parsed once per lint run (`Analysis.per_file`),
-    and the first download the recipes of each `make` target list run, found once: two
-    thousand `RUN make tN` read and parsed their 4,000-line Makefile six thousand times."""
+    the commands the recipes of each `make` target list run, and the first download among
+    them, found once: two thousand `RUN make tN` read and parsed their 4,000-line Makefile six
+    thousand times."""
 
     def __init__(self, analysis: Analysis) -> None:
         self._context = analysis.context
         self._parsed: dict[str, makefile.Makefile | None] = {}
+        self._commands: dict[tuple[str, tuple[str, ...]], list[tuple[makefile.Recipe, Command]]]
+        self._commands = {}
         self._found: dict[tuple[str, tuple[str, ...]], _RecipeDownload | None] = {}
 
     def parsed(self, source: str) -> makefile.Makefile | None:
@@ -384,23 +519,35 @@ class _Makefiles:
             self._parsed[source] = None if text is None else makefile.Makefile.parse(text)
         return self._parsed[source]
 
+    def commands(
+        self, source: str, targets: tuple[str, ...]
+    ) -> list[tuple[makefile.Recipe, Command]]:
+        """Each command of the recipe lines `make targets` runs, with its recipe line."""
+        key = (source, targets)
+        if key not in self._commands:
+            parsed = self.parsed(source)
+            parser = ShellParser()
+            self._commands[key] = [
+                (recipe, inner)
+                for recipe in (parsed.recipes(list(targets)) if parsed is not None else ())
+                for inner in parser.parse(file_text(recipe.text)).commands
+            ]
+        return self._commands[key]
+
     def download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
         """The first recipe line `make targets` runs that downloads weights: the recipe, the
         command in it, and what it fetches."""
         key = (source, targets)
         if key not in self._found:
-            self._found[key] = self._first_download(source, targets)
+            self._found[key] = next(
+                (
+                    (recipe, inner, found[1])
+                    for recipe, inner in self.commands(source, targets)
+                    if (found := _command_download(inner)) is not None
+                ),
+                None,
+            )
         return self._found[key]
-
-    def _first_download(self, source: str, targets: tuple[str, ...]) -> _RecipeDownload | None:
-        parsed = self.parsed(source)
-        parser = ShellParser()
-        for recipe in parsed.recipes(list(targets)) if parsed is not None else ():
-            for inner in parser.parse(file_text(recipe.text)).commands:
-                found = _command_download(inner)
-                if found is not None:
-                    return recipe, inner, found[1]
-        return None
 
 
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -460,9 +607,14 @@ def _download_under(
     """The download of stage `from_stage` that `COPY --from` takes."""
     if from_stage is None:
         return None
-    name = expand_word(from_stage, state.env)[0].lower()
-    index = analysis.per_file(_stage_indexes).get(name)
+    index = copied_stage(analysis, from_stage, state)
     return None if index is None else landings.copied(index, _copied_from_stage(source))
+
+
+def copied_stage(analysis: Analysis, from_stage: str, state: State) -> int | None:
+    """The stage a `--from=` value names (a name or a number), or None for an image."""
+    name = expand_word(from_stage, state.env)[0].lower()
+    return analysis.per_file(_stage_indexes).get(name)
 
 
 class _Landings:
@@ -485,7 +637,9 @@ class _Landings:
         """Each stage's map, built for the first lookup."""
         own: dict[int, list[Download]] = {}
         for download in downloads(self._analysis):
-            if download.lands is not None:
+            # What an ONBUILD trigger fetches lands in the images built FROM the stage, not in
+            # the stage a `COPY --from` reads.
+            if download.lands is not None and download.run.instruction.keyword == "RUN":
                 own.setdefault(download.run.stage.index, []).append(download)
         tables: dict[int, _Table] = {}
         chain_depth: dict[int, int] = {}

@@ -1,0 +1,3 @@
+import torch
+
+print(torch.cuda.is_available())

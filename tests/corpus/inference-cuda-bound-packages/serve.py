@@ -1,0 +1,3 @@
+import onnxruntime
+
+print(onnxruntime.get_available_providers())

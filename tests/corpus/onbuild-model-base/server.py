@@ -1,0 +1,1 @@
+"""Serves the model the per-model image put under /srv/model."""
