@@ -49,6 +49,12 @@ class BuildContext:
         self.ignore = self._read_ignore(ignore) if ignore is not None else IgnoreRules()
 
     def _read_ignore(self, path: Path) -> IgnoreRules:
+        # Like any file that leaves the context (read_text), a link out is not read: the
+        # builder sends the link, not the file, and its lines would be quoted in findings.
+        home = self.root if path.parent == self.root else path.parent
+        if not path.resolve().is_relative_to(home.resolve()):
+            reason = f"{path} is a symbolic link out of the build context: not read"
+            return IgnoreRules(origin=str(path), problems=(IgnoreProblem(1, reason, True),))
         try:
             data = read_file(path, "ignore file", self.limits, "context_file_max_bytes")
         except InputError as error:

@@ -42,3 +42,21 @@ def test_files_under_a_path_are_those_below_it_in_the_walks_order(tmp_path: Path
     assert [f.path for f in context.files_under("src/d1")] == [
         f for f in walked if f in ("src/d1/f", "src/d1/g/h")
     ]
+
+
+def test_an_ignore_file_linked_out_of_the_context_is_not_read(tmp_path: Path) -> None:
+    # e.g. `.dockerignore -> ~/.docker/config.json`: its lines, invalid patterns, would be
+    # quoted in GSL004 findings, which SARIF takes to code scanning.
+    secret = tmp_path / "secret"
+    secret.write_text("[token-z-a]\n")
+    for context, ignore in (
+        (tmp_path / "ctx", tmp_path / "ctx" / ".dockerignore"),
+        (tmp_path / "other", tmp_path / "other" / "Dockerfile.dockerignore"),
+    ):
+        context.mkdir()
+        ignore.symlink_to(secret)
+        rules = BuildContext(context, context / "Dockerfile").ignore
+        assert rules.patterns == ()
+        (problem,) = rules.problems
+        assert problem.limit and "symbolic link out of the build context" in problem.message
+        assert "token" not in problem.message
