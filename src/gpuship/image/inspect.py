@@ -16,6 +16,7 @@ from gpuship.image.location import open_source
 from gpuship.image.source import BlobRef, ImageSource, LayerScanner, Platform, ResolvedImage
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.access import RegistryAccess
+from gpuship.registry.errors import NotFound
 
 
 def check_diff_ids(image: ResolvedImage, scans: Sequence[LayerScan]) -> None:
@@ -220,3 +221,21 @@ def _scan_shared(
         [replace(done[key], index=index) for index, key in enumerate(side_keys)]
         for side_keys in keys
     ]
+
+
+def pushed_sizes(
+    references: Sequence[str], *, platform: str, access: RegistryAccess
+) -> dict[str, int | None]:
+    """Reference -> the compressed bytes its manifest states for `platform` (no layer is
+    read); None for a reference the registry does not hold."""
+    wanted = Platform.parse(platform)
+    sizes: dict[str, int | None] = {}
+    for reference in references:
+        try:
+            with open_source(reference, access=access) as source:
+                image = source.resolve(wanted)
+        except NotFound:
+            sizes[reference] = None
+            continue
+        sizes[reference] = sum(blob.size or 0 for blob in image.layers)
+    return sizes

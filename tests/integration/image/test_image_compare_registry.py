@@ -138,3 +138,37 @@ def test_growth_budget_fails_the_run(pushed: tuple[str, str], tmp_path: Path) ->
     assert "GSI803" in {finding["rule"] for finding in document["findings"]}
     code, document = _compare(pushed, tmp_path, "--growth-max-mib", "1")
     assert "GSI803" not in {finding["rule"] for finding in document["findings"]}
+
+
+def test_image_map_sizes_from_the_registry(
+    pushed: tuple[str, str], docker_engine: DockerEngine, registry: Registry, tmp_path: Path
+) -> None:
+    repository = f"{registry.host}/compare/app"
+    docker_engine.client.images.get(pushed[0]).tag(repository, "cu124")
+    docker_engine.client.images.push(repository, tag="cu124")
+    (tmp_path / "gpuship.yaml").write_text(
+        f"images:\n  - name: app\n    repository: {repository}\n"
+        '    axes:\n      cuda: ["12.4", "12.6"]\n    tags: ["cu{cuda|nodot}"]\n'
+    )
+    out = tmp_path / "map.json"
+    code = main(
+        [
+            "--config",
+            str(tmp_path / "gpuship.yaml"),
+            "docs",
+            "--image-map",
+            "--sizes",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+        ]
+    )
+    text = json.loads(out.read_text())["result"]["image_map"]
+    assert code == 0
+    _, document = _compare(pushed, tmp_path)
+    size = document["result"]["candidate"]["compressed"]
+    from gpuship.units import human_size
+
+    assert f"`{repository}:cu124` | {human_size(size)} |" in text
+    assert f"`{repository}:cu126` | not pushed |" in text
