@@ -197,3 +197,12 @@ def test_markdown_lists_the_changes(layouts: tuple[str, str, Any, Any]) -> None:
     assert "### Packages" in text
     assert "| pip | requests | changed | 2.31.0 | 2.32.3 |" in text
     assert "| added | 2 |  | 2.0 KiB | +2.0 KiB | COPY cuda / |" in text
+
+
+def test_growth_flags_without_compare_are_a_usage_error(
+    layouts: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuship.cli.main import main
+
+    assert main(["inspect", layouts[0], "--growth-max-mib", "1"]) == 2
+    assert "need --compare REF" in capsys.readouterr().err

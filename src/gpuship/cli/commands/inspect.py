@@ -72,6 +72,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.image.report import inspect_report
     from gpuship.image.run import inspect_and_judge
 
+    if not args.compare and (args.growth_max_percent or args.growth_max_mib):
+        from gpuship.errors import UsageError
+
+        raise UsageError("inspect --growth-max-percent/--growth-max-mib need --compare REF")
     settings = ctx.config.section(ImageStageConfig)
     overrides: dict[str, object] = {}
     if args.target:
