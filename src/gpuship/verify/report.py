@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.fleet import Fleet
 from gpuship.compat.needs import ImageGpuNeeds
-from gpuship.compat.verdict import Check, Status, Verdict
+from gpuship.compat.verdict import Verdict
 from gpuship.files import write_atomically
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
