@@ -112,6 +112,12 @@ class Limits:
     image_max_entries: int = _limit(
         1_000_000, "Most tar entries in all the layers of one image together."
     )
+    package_db_max_bytes: int = _limit(
+        32 * MIB,
+        "Largest package database read from an image (dpkg's `var/lib/dpkg/status`), in "
+        "bytes; a larger one leaves the image's dpkg packages unknown. CUDA devel images hold "
+        "about 1 MiB.",
+    )
     tar_header_max_bytes: int = _limit(
         1 * MIB, "Largest pax header or GNU long name in a layer, in bytes."
     )

@@ -19,6 +19,7 @@ from gpuship.image import paths
 from gpuship.image.dive import DiveFigures, dive_figures
 from gpuship.image.layerscan import LayerProblem, LayerScan
 from gpuship.image.overlay import FinalFilesystem, ShadowedFile, VisibleFile, final_filesystem
+from gpuship.image.packages import InstalledPackage, installed_packages
 from gpuship.image.source import ResolvedImage
 from gpuship.image.tarwalk import REGULAR
 from gpuship.image.weights import hub_cache_of
@@ -107,6 +108,7 @@ class ImageAnalysis:
     gpu_libraries: tuple[ScannedLibrary, ...]
     has_cuda_compat: bool
     problems: tuple[tuple[int, LayerProblem], ...]
+    packages: tuple[InstalledPackage, ...]
 
     @property
     def compressed_size(self) -> int:
@@ -325,6 +327,7 @@ def _analyze(image: ResolvedImage, scans: Sequence[LayerScan]) -> ImageAnalysis:
         problems=tuple(
             (index, problem) for index, scan in enumerate(scans) for problem in scan.problems
         ),
+        packages=installed_packages(files, texts),
     )
 
 

@@ -11,6 +11,16 @@ from gpuship.config.section import Section
 _TARGET = re.compile(r"^sm_\d{2,3}[af]?$")
 
 
+class GrowthMax(Section):
+    """How much a candidate may grow over its reference (`inspect --compare`); either limit
+    passed is a finding (GSI803)."""
+
+    percent: float | None = Field(
+        default=None, gt=0, description="Most uncompressed growth, in percent of the reference."
+    )
+    mib: float | None = Field(default=None, gt=0, description="Most uncompressed growth, in MiB.")
+
+
 class ImageStageConfig(Section):
     """How `gpuship inspect` (and `gpuship lint --image`) judge a built image."""
 
@@ -26,6 +36,11 @@ class ImageStageConfig(Section):
         default=None,
         ge=1,
         description="Total uncompressed image size allowed (MiB); none = no budget.",
+    )
+    growth_max: GrowthMax | None = Field(
+        default=None,
+        description="Growth budget of `inspect --compare REF`: `percent` and/or `mib` of "
+        "uncompressed size the candidate may add to the reference; none = no budget.",
     )
     targets: list[str] = Field(
         default_factory=list,

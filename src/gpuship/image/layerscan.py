@@ -1,8 +1,9 @@
 """Scan one layer in a single pass: list its entries and read the few contents checks need.
 
 Contents read: the first bytes of every regular file (weights magic numbers, ELF), small text
-files that state a CUDA version (`torch/version.py`), and ELF shared objects, which are spooled
-to a file in the scan's private temp directory so `pyelftools` can seek to `.nv_fatbin`.
+files that state a CUDA version (`torch/version.py`), dpkg's package database, and ELF shared
+objects, which are spooled to a file in the scan's private temp directory so `pyelftools` can
+seek to `.nv_fatbin`.
 Nothing is ever extracted anywhere else.
 """
 
@@ -151,6 +152,7 @@ class _Collector:
     name: str
     max_entries: int
     budget: EntryBudget
+    package_db_max_bytes: int
     entries: list[Entry] = field(default_factory=list)
     weights: list[WeightFile] = field(default_factory=list)
     gpu: list[GpuBinary] = field(default_factory=list)
@@ -201,6 +203,11 @@ class _Collector:
     def _inspect_content(self, walker: TarWalker, path: str, size: int) -> None:
         if paths.TORCH_VERSION_FILE.search(path):
             self.texts[path] = walker.read_content(_TEXT_LIMIT).decode("utf-8", "replace")
+            return
+        if path == paths.DPKG_STATUS:
+            # Over the limit it is not kept: the image's dpkg packages are then unknown.
+            if size <= self.package_db_max_bytes:
+                self.texts[path] = walker.read_content(size).decode("utf-8", "replace")
             return
         head = walker.read_content(weights.HEAD_BYTES)
         fmt = weights.sniff_weights(path, head, size)
@@ -276,6 +283,7 @@ def scan_layer(
         name=name,
         max_entries=limits.layer_max_entries,
         budget=budget or EntryBudget(limits.image_max_entries),
+        package_db_max_bytes=limits.package_db_max_bytes,
     )
     errors = decompress_errors()
     try:

@@ -108,3 +108,45 @@ def cudart_soname_version(path: str) -> str | None:
     """CUDA major.minor from a `libcudart.so.12.4.127` file name (sonames tell too little)."""
     match = _CUDART_SONAME.match(posixpath.basename(path))
     return match.group("version") if match else None
+
+
+# --- Installed packages --------------------------------------------------------------------
+
+DPKG_STATUS = "var/lib/dpkg/status"
+# `name-version.dist-info/` (wheels, PEP 376/427) and `name-version[-pyX.Y].egg-info`
+# (setuptools); the directory name is escaped so neither part holds a `-`.
+_PIP_META = re.compile(
+    _PACKAGES + r"(?P<name>[^/-]+)-(?P<version>[^/-]+)(?:-[^/]*)?\.(?:dist|egg)-info(?:/|$)"
+)
+# conda writes one `conda-meta/<name>-<version>-<build>.json` per installed package.
+_CONDA_META = re.compile(r"(?:^|/)conda-meta/(?P<stem>[^/]+)\.json$")
+# The full version only the real file carries: libcublas.so.12.4.5.8 (the soname says 12).
+_LIBRARY_VERSION = re.compile(r"\.so\.(?P<version>\d+(?:\.\d+)*)$")
+
+
+def pip_distribution(path: str) -> tuple[str, str, str] | None:
+    """(environment, name, version) of a pip distribution's metadata path, else None.
+
+    The environment is the `site-packages` directory, so two virtualenvs stay apart.
+    """
+    match = _PIP_META.search(path)
+    if match is None:
+        return None
+    return path[: match.start("name")].rstrip("/"), match.group("name"), match.group("version")
+
+
+def conda_package(path: str) -> tuple[str, str, str] | None:
+    """(environment, name, version) of a `conda-meta/*.json` record's path, else None."""
+    match = _CONDA_META.search(path)
+    if match is None:
+        return None
+    parts = match.group("stem").rsplit("-", 2)
+    if len(parts) != 3 or not all(parts):
+        return None
+    return path[: match.start()].rstrip("/") or "/", parts[0], parts[1]
+
+
+def library_file_version(path: str) -> str | None:
+    """The version a shared object's file name states (`12.4.5.8`), else None."""
+    match = _LIBRARY_VERSION.search(posixpath.basename(path))
+    return match.group("version") if match else None

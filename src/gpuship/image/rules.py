@@ -27,6 +27,7 @@ INEFFICIENT = "GSI701"
 HIDDEN_FILES = "GSI702"
 LAYER_OVERSIZED = "GSI801"
 OVER_BUDGET = "GSI802"
+OVER_GROWTH = "GSI803"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -254,5 +255,19 @@ RULES: tuple[Rule, ...] = (
         summary="The image is larger than `inspect.size-budget-mib`.",
         rationale="A size budget catches regressions (a new dependency, a devel base) at review.",
         fix="Find the largest layers in the report and shrink them, or raise the budget knowingly.",
+    ),
+    Rule(
+        id=OVER_GROWTH,
+        name="image-over-growth-budget",
+        category="size",
+        severity=E,
+        summary="The candidate grew more over its reference image than `inspect.growth-max` "
+        "allows (`gpuship inspect --compare REF`).",
+        rationale="An image grows a little with every change nobody looks at; a budget on the "
+        "growth of each pull request stops it where it is made.",
+        fix="Look at the added layers, files and packages of the comparison and remove what is "
+        "not needed, or raise the budget knowingly.",
+        bad_example="growth-max: {percent: 5}   # and a pull request adds a devel base",
+        good_example="growth-max: {percent: 5, mib: 500}",
     ),
 )

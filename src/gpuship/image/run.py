@@ -9,9 +9,10 @@ from gpuship.dockerfile import MAX_DOCKERFILE_BYTES
 from gpuship.documents import open_regular
 from gpuship.errors import InputError
 from gpuship.image.analysis import ImageAnalysis
+from gpuship.image.compare import Judged
 from gpuship.image.config import ImageStageConfig
 from gpuship.image.dockerfile_map import final_stage_instructions, map_layers
-from gpuship.image.inspect import inspect_image
+from gpuship.image.inspect import inspect_image, inspect_pair
 from gpuship.image.progress import LayerProgress
 from gpuship.image.report import DockerfileLines, Judgement, judge
 from gpuship.image_result import ImageResult
@@ -68,6 +69,41 @@ def inspect_and_judge(
             progress.finish()
     mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
     return judge(analysis, settings, mapping)
+
+
+def compare_and_judge(
+    candidate: str,
+    reference: str,
+    settings: ImageStageConfig,
+    *,
+    access: RegistryAccess,
+    platform: str | None = None,
+    dockerfile: Path | None = None,
+    show_progress: bool = False,
+) -> tuple[Judged, Judged]:
+    """Read both images without pulling them (a layer they share once) and judge each.
+
+    `dockerfile` built the candidate; the reference's findings point at no file.
+    """
+    progress = LayerProgress() if show_progress else None
+    try:
+        new, old = inspect_pair(
+            candidate,
+            reference,
+            platform=platform or settings.platform or host_platform(),
+            workers=settings.workers,
+            scan_gpu_code=settings.scan_gpu_code,
+            access=access,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    mapping = dockerfile_lines(dockerfile, new) if dockerfile is not None else None
+    return (
+        Judged(new, judge(new, settings, mapping)),
+        Judged(old, judge(old, settings, None)),
+    )
 
 
 def image_check(

@@ -186,6 +186,8 @@ class ImageSource(abc.ABC):
     kind: str = ""
     # True when the adapter itself checks every blob against its digest (registry client).
     verifies_blobs: bool = False
+    # True when `open_blob` reads one layer on its own (all but the engine's whole-image export).
+    opens_blobs: bool = True
 
     @abc.abstractmethod
     def resolve(self, platform: Platform) -> ResolvedImage:

@@ -1,7 +1,9 @@
 """The image map of the operations guide: which image serves which task, and what it pins.
 
 Rendered from `gpuship.yaml` and `gpuship.lock` through the matrix planner, so the page shows
-exactly the cells CI builds, their CUDA, driver floor, GPU targets and locked base digests.
+exactly the cells CI builds, their CUDA, driver floor, GPU targets and locked base digests,
+and the base lineage: which images share a base, so are rebuilt together when it moves. With
+sizes read from the registry (`--sizes`) each cell shows its pushed compressed size.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from gpuship.matrix.cells import ImagePlan
 from gpuship.matrix.config import ImageConfig
+from gpuship.units import human_size
 
 _ROLE_ORDER = ("training", "inference", "data-prep", "other")
 
@@ -18,11 +21,14 @@ def render_image_map(
     images: Sequence[ImageConfig],
     plans: Sequence[ImagePlan],
     pools: Mapping[str, Sequence[str]] | None = None,
+    sizes: Mapping[str, int | None] | None = None,
 ) -> str:
-    """Markdown: a task -> image table first, then one section per image with its cells.
+    """Markdown: a task -> image table first, the base lineage, then one section per image
+    with its cells.
 
     With `pools` (cell id -> runner pools that can run it, from `gpuship route`), each cell row
-    says where it can run."""
+    says where it can run; with `sizes` (cell id -> compressed bytes of its pushed image, None
+    where it is not pushed), how large it is."""
     source = "`gpuship.yaml` and `gpuship.lock`" + (
         " and the fleet inventory (`--fleet`)" if pools is not None else ""
     )
@@ -47,6 +53,8 @@ def render_image_map(
             f"| {image.role} | [`{image.name}`](#{image.name}) | `{image.repository}` | "
             f"{len(plan.cells)} | {lowest} |"
         )
+    lineage = base_lineage(ordered)
+    lines += _lineage_section(lineage)
     for image, plan in ordered:
         lines += ["", f"## {image.name}", ""]
         lines.append(
@@ -59,11 +67,15 @@ def render_image_map(
         pool_header = (" runs on pools |", "---|") if pools is not None else ("", "")
         lines += [
             "",
-            "| cell | cuda | torch | min driver | GPU targets | base (locked) | tags |"
-            + pool_header[0],
-            "|---|---|---|---|---|---|---|" + pool_header[1],
+            "| cell | cuda | torch | min driver | GPU targets | base (locked) | tags | size "
+            "| base shared with |" + pool_header[0],
+            "|---|---|---|---|---|---|---|---|---|" + pool_header[1],
         ]
         for cell in plan.cells:
+            others = sorted(
+                name for name in lineage.get(_base_name(cell.base_image), ()) if name != image.name
+            )
+            shared = ", ".join(f"`{name}`" for name in others) or "-"
             where = ""
             if pools is not None:
                 where = " " + (", ".join(f"`{p}`" for p in pools.get(cell.id, ())) or "**none**")
@@ -71,12 +83,53 @@ def render_image_map(
             lines.append(
                 f"| `{cell.id}` | {cell.needs.cuda or 'cpu'} | {cell.needs.torch or '-'} | "
                 f"{cell.needs.min_driver or '-'} | {cell.needs.arch_list or '-'} | "
-                f"{_base(cell.base_image)} | {', '.join(f'`{t}`' for t in cell.tags)} |{where}"
+                f"{_base(cell.base_image)} | {', '.join(f'`{t}`' for t in cell.tags)} | "
+                f"{_size(sizes, cell.id)} | {shared} |{where}"
             )
         if plan.invalid:
             lines += ["", "Left out of the matrix:", ""]
             lines += [f"- `{combo.cell_id}`: {combo.reason}" for combo in plan.invalid]
     return "\n".join(lines) + "\n"
+
+
+def _base_name(reference: str | None) -> str:
+    """The base as its Dockerfile names it, without the lock's digest."""
+    return (reference or "").split("@", 1)[0]
+
+
+def base_lineage(ordered: Sequence[tuple[ImageConfig, ImagePlan]]) -> dict[str, tuple[str, ...]]:
+    """Base reference (without digest) -> the images built on it, in map order."""
+    lineage: dict[str, list[str]] = {}
+    for image, plan in ordered:
+        for cell in plan.cells:
+            names = lineage.setdefault(_base_name(cell.base_image), [])
+            if cell.base_image and image.name not in names:
+                names.append(image.name)
+    return {base: tuple(names) for base, names in lineage.items() if base}
+
+
+def _lineage_section(lineage: Mapping[str, Sequence[str]]) -> list[str]:
+    if not lineage:
+        return []
+    lines = [
+        "",
+        "## Base lineage",
+        "",
+        "When a base moves (`gpuship lock` pins a new digest), every image in its row is rebuilt.",
+        "",
+        "| base | images built on it |",
+        "|---|---|",
+    ]
+    for base in sorted(lineage):
+        lines.append(f"| `{base}` | {', '.join(f'`{name}`' for name in lineage[base])} |")
+    return lines
+
+
+def _size(sizes: Mapping[str, int | None] | None, cell: str) -> str:
+    if sizes is None:
+        return "-"
+    size = sizes.get(cell)
+    return "not pushed" if size is None else human_size(size)
 
 
 def _base(reference: str | None) -> str:

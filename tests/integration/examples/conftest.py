@@ -118,14 +118,19 @@ def run_workflow(
         secrets: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         job: str | None = None,
+        act_env: Mapping[str, str] | None = None,
+        artifacts: Mapping[str, Path] | None = None,
     ) -> ExampleRun:
         # Each run gets its own event file, stand-in records and artifact store.
         run_dir = Path(tempfile.mkdtemp(prefix=f"act-{Path(workflow).stem}-", dir=tmp_path))
         payload_file = run_dir / "event.json"
         payload_file.write_text(json.dumps(payload or {}), encoding="utf-8")
         records = run_dir / "standin-records"
-        artifacts = run_dir / "standin-artifacts"
-        artifacts.mkdir()
+        store = run_dir / "standin-artifacts"
+        store.mkdir()
+        # Artifacts an earlier workflow uploaded (a `workflow_run` job downloads them).
+        for name, folder in (artifacts or {}).items():
+            shutil.copytree(folder, store / name)
         command = ActCommand(
             event=event,
             workflow=workflow,
@@ -136,13 +141,16 @@ def run_workflow(
             variables=variables or {},
             secrets=secrets or {},
             job=job,
+            act_env=act_env or {},
         )
         # The outer CI's runner variables and a developer's activated venv must not leak in.
         process_env = {
             name: value
-            for name, value in {**os.environ, **(env or {}), **(secrets or {})}.items()
+            for name, value in {**os.environ, **(env or {})}.items()
             if not RUNNER_VARIABLE.match(name) and name not in ("VIRTUAL_ENV", "PYTHONPATH")
         }
+        # The test's own secrets pass even when named like a runner variable (GITHUB_TOKEN).
+        process_env.update(secrets or {})
         process_env.update(
             {
                 # python3 on PATH is the test interpreter, whose version keys the seeded wheels.
@@ -152,13 +160,13 @@ def run_workflow(
                 "GPUSHIP_STANDIN_PYTHON": sys.executable,
                 "GPUSHIP_STANDIN_LIB": str(STANDINS),
                 "GPUSHIP_STANDIN_RECORDS": str(records),
-                "GPUSHIP_STANDIN_ARTIFACTS": str(artifacts),
+                "GPUSHIP_STANDIN_ARTIFACTS": str(store),
                 "GPUSHIP_STANDIN_CHECKOUT_SOURCE": str(repo),
                 "GPUSHIP_SARIF_SCHEMA": str(SARIF_SCHEMA),
             }
         )
         returncode, output = run_bounded(command.argv(act), repo, process_env, ACT_TIMEOUT_S)
-        return parse_act_log(returncode, output, repo, records, artifacts)
+        return parse_act_log(returncode, output, repo, records, store)
 
     yield run
 

@@ -174,6 +174,8 @@ class ActCommand:
     variables: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     job: str | None = None
+    # `--env NAME=VALUE`: e.g. GITHUB_API_URL, which act lets the user override.
+    act_env: Mapping[str, str] = field(default_factory=dict)
 
     def argv(self, act: str) -> list[str]:
         argv = [
@@ -204,6 +206,8 @@ class ActCommand:
             argv += ["--var", f"{name}={value}"]
         for name in self.secrets:
             argv += ["-s", name]  # value from the environment, never on the command line
+        for name, value in self.act_env.items():
+            argv += ["--env", f"{name}={value}"]
         if self.job:
             argv += ["-j", self.job]
         return argv

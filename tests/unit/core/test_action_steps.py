@@ -37,8 +37,17 @@ def _gpuship_steps(action: Path) -> list[tuple[str, str]]:
     return found
 
 
+# Actions that run no gpuship: `comment` posts reports with the standard library alone. Its
+# one step execs its script, so a cancelled job signals the script itself.
+NO_GPUSHIP = {"comment": 'exec "$GPUSHIP_PYTHON" "$GITHUB_ACTION_PATH/comment.py"'}
+
+
 @pytest.mark.parametrize("action", ACTIONS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_step_running_gpuship_execs_its_script(action: Path) -> None:
+    if action.parent.name in NO_GPUSHIP:
+        (step,) = yaml.safe_load(action.read_text())["runs"]["steps"]
+        assert (step["id"], step["run"].strip()) == ("run", NO_GPUSHIP[action.parent.name])
+        return
     steps = _gpuship_steps(action)
     # Each action runs gpuship in exactly one step, its `run` step; none is missed by the form.
     assert [step_id for step_id, _ in steps] == ["run"], steps

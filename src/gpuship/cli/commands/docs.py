@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuship.cli.context import Context
 from gpuship.report import Finding, Location, Report
+
+if TYPE_CHECKING:
+    from gpuship.matrix.cells import ImagePlan
 
 NAME = "docs"
 HELP = "generate the action, rule and gpuship.yaml reference (or --check it), or the --image-map"
@@ -23,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print the image map (task -> image, cells, drivers, locked bases) as Markdown",
     )
     parser.add_argument("--lock", metavar="PATH", help="lock file for --image-map")
+    parser.add_argument(
+        "--sizes",
+        action="store_true",
+        help="with --image-map: read each cell's compressed size from the registry (the "
+        "manifest of its first tag; no layer is read)",
+    )
     parser.add_argument(
         "--fleet",
         metavar="REGISTRY/REPO",
@@ -110,7 +121,8 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         matrix = {"include": [cell.to_json() for plan in plans for cell in plan.cells]}
         planned = matrix_cells(matrix, "image map")
         pools = pools_for_cells(planned, args.fleet, settings, datetime.now(timezone.utc))
-    document = render_image_map(project.images, plans, pools)
+    sizes = _cell_sizes(plans, ctx) if args.sizes else None
+    document = render_image_map(project.images, plans, pools, sizes)
     cells = sum(len(plan.cells) for plan in plans)
     return Report(
         command=NAME,
@@ -118,6 +130,20 @@ def _image_map(args: argparse.Namespace, ctx: Context) -> Report:
         headline=f"image map: {len(project.images)} images, {cells} cells",
         result=ImageMapResult(document),
     )
+
+
+def _cell_sizes(plans: Sequence[ImagePlan], ctx: Context) -> dict[str, int | None]:
+    """Cell id -> compressed bytes of its first tag as pushed (None: not pushed)."""
+    from gpuship.image.config import ImageStageConfig
+    from gpuship.image.inspect import pushed_sizes
+    from gpuship.platforms import host_platform
+
+    first = {cell.id: cell.tags[0] for plan in plans for cell in plan.cells if cell.tags}
+    platform = ctx.config.section(ImageStageConfig).platform or host_platform()
+    found = pushed_sizes(
+        sorted(set(first.values())), platform=platform, access=ctx.registry_access()
+    )
+    return {cell: found[tag] for cell, tag in first.items()}
 
 
 def result_type() -> object:

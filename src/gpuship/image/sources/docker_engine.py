@@ -98,6 +98,7 @@ class DockerEngineSource(ImageSource):
     """An image the local engine holds, by name or ID."""
 
     kind = "docker"
+    opens_blobs = False
 
     def __init__(
         self, reference: str, environ: Mapping[str, str], limits: Limits = DEFAULT_LIMITS

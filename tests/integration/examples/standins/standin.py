@@ -62,7 +62,10 @@ def checkout() -> None:
     """Copy the user repository into the workspace (or a sub-path of it)."""
     source = Path(os.environ["GPUSHIP_STANDIN_CHECKOUT_SOURCE"])
     destination = _workspace() / _input("path")
-    shutil.copytree(source, destination, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+    # `fetch-depth: 0` checks out the whole history, which a step may diff against.
+    history = _input("fetch-depth") == "0"
+    ignore = None if history else shutil.ignore_patterns(".git")
+    shutil.copytree(source, destination, dirs_exist_ok=True, ignore=ignore)
     _record(
         "checkout",
         {
@@ -178,7 +181,9 @@ def download_artifact() -> None:
             shutil.copytree(
                 store / each, destination if merge else destination / each, dirs_exist_ok=True
             )
-    _record("download-artifact", {"names": names, "path": _input("path")})
+    _record(
+        "download-artifact", {"names": names, "path": _input("path"), "run_id": _input("run-id")}
+    )
     _set_output("download-path", str(destination))
 
 
