@@ -255,149 +255,172 @@ def start(
 
 
 def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in two writes; with Nagle's algorithm the second waits for
-        # the client's delayed ACK (40 ms a request).
-        disable_nagle_algorithm = True
+    return type("Handler", (_FaultHandler,), {"proxy": proxy})
 
-        def log_message(self, *args: object) -> None:
-            return
 
-        def _drop(self) -> None:
-            self.close_connection = True
-            with suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
+class _FaultHandler(BaseHTTPRequestHandler):
+    proxy: FaultProxy  # set on the subclass `_handler` makes for each proxy
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the second waits for
+    # the client's delayed ACK (40 ms a request).
+    disable_nagle_algorithm = True
 
-        def _reply(
-            self, status: int, headers: list[tuple[str, str]], body: bytes, sent: int | None = None
-        ) -> None:
-            self.send_response(status)
-            for key, value in headers:
-                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
-                    self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body if sent is None else body[:sent])
-            if sent is not None:
-                self.wfile.flush()
-                self._drop()
+    def log_message(self, *args: object) -> None:
+        return
 
-        def _forward(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            index, fault = proxy._next(self.command, self.path)
-            if proxy.hook is not None and fault != "gone":
-                chosen = proxy.hook(index, self.command, self.path)
-                if chosen is not None:
-                    fault = proxy._override(index, chosen)
-            if fault == "gone":
-                self._drop()
-                proxy._close_listener()
-                return
-            if fault == "reset-before":
-                self._drop()
-                return
-            if fault == "delay":
-                proxy._stopped.wait(proxy.delay_s)
-            if fault in ("500", "502", "503"):
-                self._reply(int(fault), [("Content-Type", "text/plain")], proxy.error_body)
-                return
-            if fault == "429":
-                headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]
-                self._reply(429, headers, b"Too Many Requests (HAP429)")
-                return
-            if fault == "echo" and self.headers.get("Authorization"):
-                content_type, echoed = _echo(
-                    proxy.echo_style, self.command, self.path, self.headers
-                )
-                self._reply(proxy.echo_status, [("Content-Type", content_type)], echoed)
-                return
-            if fault == "forge-location":
-                self._reply(307, [("Location", proxy.forged)], b"")
-                return
-            if fault == "forge-challenge":
-                challenge = f'Bearer realm="{proxy.forged}",service="x"'
-                self._reply(401, [("WWW-Authenticate", challenge)], b"")
-                return
-            stale = proxy.stale(self.path) if self.command in ("GET", "HEAD") else None
-            if stale is not None and fault == "pass":
-                with suppress(OSError):
-                    self._reply(*stale)
-                return
-            before = self._read_before() if self.command == "PUT" else None
-            status, answer, data = self._upstream(body)
-            if before is not None and status in (200, 201):
-                proxy.written(self.path, before)
-            if fault in ("reset-after", "stall"):
-                if fault == "stall":
-                    proxy._stopped.wait(proxy.stall_s)
-                self._drop()
-                return
-            if fault == "stall-after-headers" and self.command != "HEAD":
-                self._stall_after_headers(status, answer)
-                return
-            if proxy.page_tags and status == 200 and "/tags/list" in self.path:
-                answer, data = _page_tags(self.path, answer, data, proxy.page_tags)
-            sent = None
-            applied = fault != "echo"  # a request without a credential has none to echo
-            if fault == "forge-link":
-                answer = [*answer, ("Link", f'<{proxy.forged}>; rel="next"')]
-            elif fault == "cut-body":
-                applied = self.command != "HEAD" and len(data) >= 2
-                sent = len(data) // 2 if applied else None
-            elif fault == "truncated-manifest":
-                applied = _is_manifest_get(self.command, self.path) and status == 200
-                data = data[: len(data) // 2] if applied else data
-            elif fault == "wrong-digest":
-                applied = any(k.lower() == "docker-content-digest" for k, _ in answer)
-                answer = [_wrong_digest(k, v) for k, v in answer]
-            if not applied or fault == "stall-after-headers":  # a HEAD has no body to stall
-                proxy._not_applied(index)
-            with suppress(OSError):  # a client that timed out has closed the connection
-                self._reply(status, answer, data, sent)
+    def _drop(self) -> None:
+        self.close_connection = True
+        with suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
-        def _stall_after_headers(self, status: int, headers: list[tuple[str, str]]) -> None:
-            # Without Content-Length or chunking the body is whatever comes before the close:
-            # here, nothing. A client that reads that as an empty answer reads a stall as one.
-            self.send_response(status)
-            for key, value in headers:
-                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
-                    self.send_header(key, value)
-            self.send_header("Connection", "close")
-            self.end_headers()
-            with suppress(OSError):
-                self.wfile.flush()
-            proxy._stopped.wait(proxy.stall_s)
+    def _reply(
+        self, status: int, headers: list[tuple[str, str]], body: bytes, sent: int | None = None
+    ) -> None:
+        self.send_response(status)
+        for key, value in headers:
+            if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body if sent is None else body[:sent])
+        if sent is not None:
+            self.wfile.flush()
             self._drop()
 
-        def _read_before(self) -> _Answer | None:
-            """What a read of the tag this PUT writes got right before it (when it lags)."""
-            if not proxy.lagging(self.path):
-                return None
-            skip = {"content-type", "content-length"}
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
-            headers["Accept"] = _ANY_MANIFEST
-            return self._upstream(b"", "GET", headers)
+    def _forward(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        index, fault = self._fault()
+        if self._answered_without_upstream(fault):
+            return
+        stale = self.proxy.stale(self.path) if self.command in ("GET", "HEAD") else None
+        if stale is not None and fault == "pass":
+            with suppress(OSError):
+                self._reply(*stale)
+            return
+        before = self._read_before() if self.command == "PUT" else None
+        status, answer, data = self._upstream(body)
+        if before is not None and status in (200, 201):
+            self.proxy.written(self.path, before)
+        if fault in ("reset-after", "stall"):
+            if fault == "stall":
+                self.proxy._stopped.wait(self.proxy.stall_s)
+            self._drop()
+            return
+        if fault == "stall-after-headers" and self.command != "HEAD":
+            self._stall_after_headers(status, answer)
+            return
+        if self.proxy.page_tags and status == 200 and "/tags/list" in self.path:
+            answer, data = _page_tags(self.path, answer, data, self.proxy.page_tags)
+        applied, answer, data, sent = self._spoil(fault, status, answer, data)
+        if not applied or fault == "stall-after-headers":  # a HEAD has no body to stall
+            self.proxy._not_applied(index)
+        with suppress(OSError):  # a client that timed out has closed the connection
+            self._reply(status, answer, data, sent)
 
-        def _upstream(
-            self, body: bytes, method: str | None = None, headers: dict[str, str] | None = None
-        ) -> _Answer:
-            connection = http.client.HTTPConnection(*proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)
-            if headers is None:
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
-            headers = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
-            try:
-                connection.request(method or self.command, self.path, body=body, headers=headers)
-                response = connection.getresponse()
-                return response.status, response.getheaders(), response.read()
-            finally:
-                connection.close()
+    def _fault(self) -> tuple[int, str]:
+        """This request's index and the fault the plan (or the hook) gives it."""
+        index, fault = self.proxy._next(self.command, self.path)
+        if self.proxy.hook is not None and fault != "gone":
+            chosen = self.proxy.hook(index, self.command, self.path)
+            if chosen is not None:
+                fault = self.proxy._override(index, chosen)
+        return index, fault
 
-        do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _forward
+    def _answered_without_upstream(self, fault: str) -> bool:
+        """Faults that answer (or drop) before the registry is asked; a delay only waits."""
+        if fault == "gone":
+            self._drop()
+            self.proxy._close_listener()
+            return True
+        if fault == "reset-before":
+            self._drop()
+            return True
+        if fault == "delay":
+            self.proxy._stopped.wait(self.proxy.delay_s)
+        if fault in ("500", "502", "503"):
+            self._reply(int(fault), [("Content-Type", "text/plain")], self.proxy.error_body)
+            return True
+        if fault == "429":
+            headers = [("Retry-After", self.proxy.retry_after), ("Content-Type", "text/plain")]
+            self._reply(429, headers, b"Too Many Requests (HAP429)")
+            return True
+        return self._forged_without_upstream(fault)
 
-    return Handler
+    def _forged_without_upstream(self, fault: str) -> bool:
+        """A registry or proxy that echoes the request's credential, or forges a header."""
+        proxy = self.proxy
+        if fault == "echo" and self.headers.get("Authorization"):
+            content_type, echoed = _echo(proxy.echo_style, self.command, self.path, self.headers)
+            self._reply(proxy.echo_status, [("Content-Type", content_type)], echoed)
+            return True
+        if fault == "forge-location":
+            self._reply(307, [("Location", proxy.forged)], b"")
+            return True
+        if fault == "forge-challenge":
+            challenge = f'Bearer realm="{proxy.forged}",service="x"'
+            self._reply(401, [("WWW-Authenticate", challenge)], b"")
+            return True
+        return False
+
+    def _spoil(
+        self, fault: str, status: int, answer: list[tuple[str, str]], data: bytes
+    ) -> tuple[bool, list[tuple[str, str]], bytes, int | None]:
+        """The registry's answer with the body fault applied: whether it applied (a HEAD has no
+        body to cut), the headers, the body and how many bytes to send before dropping."""
+        if fault == "forge-link":
+            return True, [*answer, ("Link", f'<{self.proxy.forged}>; rel="next"')], data, None
+        if fault == "cut-body":
+            applied = self.command != "HEAD" and len(data) >= 2
+            return applied, answer, data, len(data) // 2 if applied else None
+        if fault == "truncated-manifest":
+            applied = _is_manifest_get(self.command, self.path) and status == 200
+            return applied, answer, data[: len(data) // 2] if applied else data, None
+        if fault == "wrong-digest":
+            applied = any(k.lower() == "docker-content-digest" for k, _ in answer)
+            return applied, [_wrong_digest(k, v) for k, v in answer], data, None
+        # An echo reaching here had no credential to echo: it did not apply.
+        return fault != "echo", answer, data, None
+
+    def _stall_after_headers(self, status: int, headers: list[tuple[str, str]]) -> None:
+        # Without Content-Length or chunking the body is whatever comes before the close:
+        # here, nothing. A client that reads that as an empty answer reads a stall as one.
+        self.send_response(status)
+        for key, value in headers:
+            if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                self.send_header(key, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        with suppress(OSError):
+            self.wfile.flush()
+        self.proxy._stopped.wait(self.proxy.stall_s)
+        self._drop()
+
+    def _read_before(self) -> _Answer | None:
+        """What a read of the tag this PUT writes got right before it (when it lags)."""
+        if not self.proxy.lagging(self.path):
+            return None
+        skip = {"content-type", "content-length"}
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+        headers["Accept"] = _ANY_MANIFEST
+        return self._upstream(b"", "GET", headers)
+
+    def _upstream(
+        self, body: bytes, method: str | None = None, headers: dict[str, str] | None = None
+    ) -> _Answer:
+        connection = http.client.HTTPConnection(*self.proxy.upstream, timeout=UPSTREAM_TIMEOUT_S)
+        if headers is None:
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+        headers = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
+        try:
+            connection.request(method or self.command, self.path, body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.getheaders(), response.read()
+        finally:
+            connection.close()
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _forward
 
 
 _ANY_MANIFEST = ", ".join(

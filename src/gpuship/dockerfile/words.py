@@ -46,54 +46,57 @@ def builder_flags(text: str) -> tuple[str, list[str]]:
     if not text.startswith("--"):
         return text, []
     data = text.encode("utf-8", "surrogateescape")
-    end = len(data)
     flags: list[str] = []
-    word = bytearray()
-    phase, quote, blank_ok, pos = _IN_SPACES, 0, False, 0
+    pos = 0
     while True:
-        if phase == _IN_SPACES:
-            pos = _BYTE_SPACE_RUN.match(data, pos).end()  # type: ignore[union-attr]
-            if pos == end:
-                return "", flags
-            if data[pos] != 0x2D or pos + 1 == end or data[pos + 1] != 0x2D:
-                return _decode(data[pos:]), flags
-            phase = _IN_WORD
-        if pos == end:
-            if word != b"--" and (blank_ok or word):
-                flags.append(word.decode("latin-1"))
+        pos = _BYTE_SPACE_RUN.match(data, pos).end()  # type: ignore[union-attr]
+        if pos == len(data):
             return "", flags
-        plain = (_FLAG_PLAIN if phase == _IN_WORD else _FLAG_QUOTED[quote]).match(data, pos)
+        if not data.startswith(b"--", pos):
+            return _decode(data[pos:]), flags
+        word, blank_ok, pos = _flag_word(data, pos)
+        if word == b"--":  # a bare `--` ends the flags; the blank after it stays in the rest
+            return _decode(data[pos:]), flags
+        if blank_ok or word:
+            flags.append(word.decode("latin-1"))
+        if pos == len(data):
+            return "", flags
+        pos += 1
+
+
+def _flag_word(data: bytes, pos: int) -> tuple[bytearray, bool, int]:
+    """The flag word starting at `pos` with its quotes and `\\` processed, whether it held quotes
+    (`--x=""` is a flag, an empty one) and where it ends: at a blank outside quotes or the end."""
+    end = len(data)
+    word = bytearray()
+    quote = 0  # the quote byte while inside quotes
+    blank_ok = False
+    while pos < end:
+        plain = (_FLAG_QUOTED[quote] if quote else _FLAG_PLAIN).match(data, pos)
         if plain is not None:
             word += plain.group()
             pos = plain.end()
             continue
         char = data[pos]
-        if phase == _IN_WORD:
+        if not quote:
             if char in gostr.SPACE_BYTES:
-                if word == b"--":
-                    return _decode(data[pos:]), flags
-                if blank_ok or word:
-                    flags.append(word.decode("latin-1"))
-                word, blank_ok, phase = bytearray(), False, _IN_SPACES
-                pos += 1
-                continue
+                break
             if char in (0x22, 0x27):
-                quote, blank_ok, phase = char, True, _IN_QUOTE
+                quote, blank_ok = char, True
                 pos += 1
                 continue
         elif char == quote:
-            phase = _IN_WORD
+            quote = 0
             pos += 1
             continue
-        if char == 0x5C:  # backslash escapes the next byte, in or out of quotes
-            if pos + 1 == end:
-                phase = _IN_WORD
-                pos += 1
-                continue
+        if char == 0x5C:  # backslash escapes the next byte, in or out of quotes; a last one goes
             pos += 1
+            if pos == end:
+                break
             char = data[pos]
         word.append(char)
         pos += 1
+    return word, blank_ok, pos
 
 
 def _runs(escape: str) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:

@@ -123,6 +123,32 @@ def _parse_pax(data: bytes, offset: int) -> dict[str, str]:
     return records
 
 
+def _names(
+    block: bytes, pax: dict[str, str], long_name: str | None, long_link: str | None
+) -> tuple[str, str]:
+    """A member's name and link target: a pax record, else a GNU long name, else the header's
+    own fields (ustar splits a long name into prefix and name)."""
+    name = _nul_terminated(block[0:100])
+    if block[257:263] == b"ustar\0":
+        prefix = _nul_terminated(block[345:500])
+        if prefix:
+            name = f"{prefix}/{name}"
+    linkname = _nul_terminated(block[157:257])
+    name = pax.get("path", long_name if long_name is not None else name)
+    linkname = pax.get("linkpath", long_link if long_link is not None else linkname)
+    return name, linkname
+
+
+def _pax_size(pax: dict[str, str], size: int, offset: int) -> int:
+    """A pax `size` record overrides the header's size field (members over 8 GiB)."""
+    if "size" not in pax:
+        return size
+    try:
+        return int(pax["size"])
+    except ValueError:
+        raise TarFormatError(f"invalid pax size at byte {offset}") from None
+
+
 class TarWalker:
     """Iterate the members of a tar stream; `read_content` reads the current member's data.
 
@@ -237,19 +263,8 @@ class TarWalker:
         pax: dict[str, str] = {}
         long_name: str | None = None
         long_link: str | None = None
-        while True:
-            if self._remaining or self._padding:
-                self._finish_member()
-            header_at = self._offset
-            block = self._read_exact(BLOCK)
-            if len(block) < BLOCK:
-                if not block:
-                    return  # no end-of-archive marker; tolerated like GNU tar does
-                raise TarFormatError(f"tar stream truncated inside a header at byte {header_at}")
-            if block == _ZERO_BLOCK:
-                return
-            if not _checksum_ok(block):
-                raise TarFormatError(f"tar header checksum mismatch at byte {header_at}")
+        while (header := self._next_header()) is not None:
+            block, header_at = header
             typeflag = block[156:157]
             size = _number(block[124:136], "size", header_at)
             if typeflag in (b"x", b"X"):
@@ -264,19 +279,8 @@ class TarWalker:
             if typeflag == b"K":
                 long_link = _nul_terminated(self._read_metadata(size, "GNU long link"))
                 continue
-            name = _nul_terminated(block[0:100])
-            if block[257:263] == b"ustar\0":
-                prefix = _nul_terminated(block[345:500])
-                if prefix:
-                    name = f"{prefix}/{name}"
-            linkname = _nul_terminated(block[157:257])
-            name = pax.get("path", long_name if long_name is not None else name)
-            linkname = pax.get("linkpath", long_link if long_link is not None else linkname)
-            if "size" in pax:
-                try:
-                    size = int(pax["size"])
-                except ValueError:
-                    raise TarFormatError(f"invalid pax size at byte {header_at}") from None
+            name, linkname = _names(block, pax, long_name, long_link)
+            size = _pax_size(pax, size, header_at)
             pax, long_name, long_link = {}, None, None
             kind = _KINDS.get(typeflag, OTHER)
             # Links, directories and devices carry no data whatever the size field says
@@ -292,3 +296,20 @@ class TarWalker:
                 mode=_number(block[100:108], "mode", header_at),
                 typeflag=typeflag.decode("latin-1"),
             )
+
+    def _next_header(self) -> tuple[bytes, int] | None:
+        """The next header block and its offset, past the current member's data; None at the
+        end of the archive."""
+        if self._remaining or self._padding:
+            self._finish_member()
+        header_at = self._offset
+        block = self._read_exact(BLOCK)
+        if len(block) < BLOCK:
+            if not block:
+                return None  # no end-of-archive marker; tolerated like GNU tar does
+            raise TarFormatError(f"tar stream truncated inside a header at byte {header_at}")
+        if block == _ZERO_BLOCK:
+            return None
+        if not _checksum_ok(block):
+            raise TarFormatError(f"tar header checksum mismatch at byte {header_at}")
+        return block, header_at

@@ -431,39 +431,46 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
             index += len(operator)
             continue
         start = index
-        value: list[str] = []
-        quoted = False  # `''` is an empty word; a bare line continuation is none
-        while index < length:
-            plain = _PLAIN_RUN.match(text, index)
-            if plain is not None:  # ordinary characters in one step: megabyte scripts stay fast
-                value.append(plain.group())
-                index = plain.end()
-                continue
-            char = text[index]
-            if char in " \t\r\n" or char in _OPERATOR_START:
-                break
-            if char == "\\" and index + 1 < length:
-                if text[index + 1] != "\n":
-                    value.append(text[index + 1])
-                index += 2
-            elif char == "$" and text.startswith("(", index + 1):
-                close = _balanced(text, index + 1)
-                value.append(text[index:close])
-                index = close
-            elif char in "'\"":
-                quoted = True
-                close = text.find(char, index + 1)
-                close = length if close < 0 else close
-                value.append(text[index + 1 : close])
-                index = close + 1
-            else:
-                value.append(char)
-                index += 1
-        if value or quoted:
-            token = "".join(value)
+        token, index, is_word = _word(text, index)
+        if is_word:
             if token.isdigit() and text.startswith((">", "<"), index):
                 continue  # a file descriptor: `2>&1`
             yield token, start, index, False
+
+
+def _word(text: str, index: int) -> tuple[str, int, bool]:
+    """The unquoted word at `index`, where it ends, and whether it is one: `''` is an empty
+    word, a bare line continuation is none."""
+    length = len(text)
+    value: list[str] = []
+    quoted = False
+    while index < length:
+        plain = _PLAIN_RUN.match(text, index)
+        if plain is not None:  # ordinary characters in one step: megabyte scripts stay fast
+            value.append(plain.group())
+            index = plain.end()
+            continue
+        char = text[index]
+        if char in " \t\r\n" or char in _OPERATOR_START:
+            break
+        if char == "\\" and index + 1 < length:
+            if text[index + 1] != "\n":
+                value.append(text[index + 1])
+            index += 2
+        elif char == "$" and text.startswith("(", index + 1):
+            close = _balanced(text, index + 1)
+            value.append(text[index:close])
+            index = close
+        elif char in "'\"":
+            quoted = True
+            close = text.find(char, index + 1)
+            close = length if close < 0 else close
+            value.append(text[index + 1 : close])
+            index = close + 1
+        else:
+            value.append(char)
+            index += 1
+    return "".join(value), index, bool(value) or quoted
 
 
 def _balanced(text: str, open_index: int) -> int:

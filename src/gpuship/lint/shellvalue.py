@@ -252,49 +252,52 @@ def _pipeline(script: str) -> list[list[str]] | None:
     stages: list[list[str]] = [[]]
     word: list[str] = []
     index = 0
-    quote = ""
     while index < len(script):
         char = script[index]
-        if quote:
-            word.append(char)
-            if char == quote:
-                quote = ""
-            elif char == "\\" and quote == '"' and index + 1 < len(script):
-                index += 1
-                word.append(script[index])
-        elif char in "'\"":
-            quote = char
-            word.append(char)
-        elif char == "\\" and index + 1 < len(script):
-            word.append(script[index : index + 2])
+        if char in " \t|":
+            if char == "|" and (script.startswith("||", index) or (not word and not stages[-1])):
+                return None
+            if word:
+                stages[-1].append("".join(word))
+                word = []
+            if char == "|":
+                stages.append([])
             index += 1
-        elif char == "$" and script.startswith("$(", index):
-            close = _closing(script, index + 1, "(", ")")
-            if close is None:
-                return None
-            word.append(script[index : close + 1])
-            index = close
-        elif char in " \t":
-            if word:
-                stages[-1].append("".join(word))
-                word = []
-        elif char == "|":
-            if script.startswith("||", index) or (not word and not stages[-1]):
-                return None
-            if word:
-                stages[-1].append("".join(word))
-                word = []
-            stages.append([])
-        elif char in _CONTROL or char in "()`":
+            continue
+        if char in _CONTROL or char in "()`":
             return None
-        else:
-            word.append(char)
-        index += 1
-    if quote:
-        return None
+        end = _word_part_end(script, index)
+        if end is None:
+            return None
+        word.append(script[index : end + 1])
+        index = end + 1
     if word:
         stages[-1].append("".join(word))
     return stages if all(stages) else None
+
+
+def _word_part_end(script: str, index: int) -> int | None:
+    """The index of the last character of the word part at `index`: a quoted string, an
+    escaped character, a `$(...)` or one plain character; None when it is not closed."""
+    char = script[index]
+    if char in "'\"":
+        return _quote_end(script, index)
+    if char == "\\" and index + 1 < len(script):
+        return index + 1
+    if char == "$" and script.startswith("$(", index):
+        return _closing(script, index + 1, "(", ")")
+    return index
+
+
+def _quote_end(script: str, start: int) -> int | None:
+    """The index of the quote closing the one at `start` (`\\` escapes inside `"`), or None."""
+    quote = script[start]
+    index = start + 1
+    while index < len(script):
+        if script[index] == quote:
+            return index
+        index += 2 if script[index] == "\\" and quote == '"' else 1
+    return None
 
 
 def _produce(argv: list[str], env: Env) -> str | None:

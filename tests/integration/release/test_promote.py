@@ -25,6 +25,27 @@ def _digest_of(client: RegistryClient, repo: Repository, tag: str) -> str | None
     return head.digest if head is not None else None
 
 
+def _assert_first_release(
+    client: RegistryClient, repo: Repository, data: bytes, digest: str, record_file: Path
+) -> None:
+    """Exact bytes under the tags: same digest, still an index with its attestation entries;
+    the record names the release and its GitHub run."""
+    fetched = client.get_manifest(repo.tag("1.0.0"))
+    assert fetched.data == data
+    assert _digest_of(client, repo, "stable") == digest
+    document = parse_manifest(fetched.data, fetched.media_type)
+    assert isinstance(document, ImageIndex)
+    assert sum(d.is_attestation for d in document.manifests) == 2
+    record = json.loads(record_file.read_text())
+    assert record["digest"] == digest
+    assert record["actor"] == "octo"
+    assert record["run_url"] == "https://github.com/o/r/actions/runs/42"
+    assert {c["tag"]: c["action"] for c in record["tags"]} == {
+        "stable": "create",
+        "1.0.0": "create",
+    }
+
+
 def test_promote_index_same_repo_then_move_and_roll_back(
     registry: Registry, run_cli: RunCli, tmp_path: Path
 ):
@@ -53,21 +74,7 @@ def test_promote_index_same_repo_then_move_and_roll_back(
         },
     )
     assert result.code == 0, result
-    # Exact bytes under the tags: same digest, still an index with its attestation entries.
-    fetched = client.get_manifest(repo.tag("1.0.0"))
-    assert fetched.data == first.manifest.data
-    assert _digest_of(client, repo, "stable") == first_digest
-    document = parse_manifest(fetched.data, fetched.media_type)
-    assert isinstance(document, ImageIndex)
-    assert sum(d.is_attestation for d in document.manifests) == 2
-    record = json.loads(record_file.read_text())
-    assert record["digest"] == first_digest
-    assert record["actor"] == "octo"
-    assert record["run_url"] == "https://github.com/o/r/actions/runs/42"
-    assert {c["tag"]: c["action"] for c in record["tags"]} == {
-        "stable": "create",
-        "1.0.0": "create",
-    }
+    _assert_first_release(client, repo, first.manifest.data, first_digest, record_file)
 
     # Same command again: a no-op, nothing recorded twice.
     again = run_cli(

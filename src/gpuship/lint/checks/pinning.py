@@ -202,8 +202,16 @@ def _python(
     env: Env,
     seen_files: set[tuple[str, int, int]],
 ) -> Iterator[Hit]:
-    command = install.command
     yield from _remote_requirement_files(run, install, env)
+    constrained = _constrained(analysis, run, install, env)
+    wheelhouse = _local_wheelhouse(install, env)
+    yield from _command_specs(run, install, constrained, wheelhouse)
+    yield from _missing_locks(analysis, run, install)
+    yield from _file_specs(analysis, run, install, env, constrained, wheelhouse, seen_files)
+
+
+def _constrained(analysis: Analysis, run: Run, install: PythonInstall, env: Env) -> set[str]:
+    """The names the install's constraints files pin (`_ANY` for a file gpuship cannot read)."""
     constrained: set[str] = set()
     for word in install.constraint_files:
         if not _readable(analysis, run, word.text, env):
@@ -214,10 +222,17 @@ def _python(
         for item in analysis.file_specs(run, word.text, env):
             if item.spec.pinned:
                 constrained.add(item.spec.name)
+    return constrained
+
+
+def _command_specs(
+    run: Run, install: PythonInstall, constrained: set[str], wheelhouse: bool
+) -> Iterator[Hit]:
+    """Unpinned packages named on the install's command line."""
+    command = install.command
     upgrade = bool({"-U", "--upgrade"} & install.options) or (
         install.tool == "conda" and install.verb == "update"
     )
-    wheelhouse = _local_wheelhouse(install, env)
     for spec in install.specs:
         if spec.word is None:
             continue
@@ -233,6 +248,11 @@ def _python(
             if (upgrade and spec.name in _BOOTSTRAP) or wheelhouse:
                 continue
             yield at_word("GSL105", _unpinned_message(install.tool, spec), run, command, spec.word)
+
+
+def _missing_locks(analysis: Analysis, run: Run, install: PythonInstall) -> Iterator[Hit]:
+    """`uv sync` and `poetry install` resolve fresh versions without their lock file."""
+    command = install.command
     if install.tool == "uv" and install.verb == "sync" and install.project:
         frozen = bool({"--frozen", "--locked"} & install.options)
         if not frozen and analysis.context.exists and not _lock_in_context(analysis, "uv.lock"):
@@ -256,6 +276,19 @@ def _python(
             command,
             _verb_word(command, "install"),
         )
+
+
+def _file_specs(
+    analysis: Analysis,
+    run: Run,
+    install: PythonInstall,
+    env: Env,
+    constrained: set[str],
+    wheelhouse: bool,
+    seen_files: set[tuple[str, int, int]],
+) -> Iterator[Hit]:
+    """Unpinned packages in the requirements, environment and project files the install reads
+    (each file line reported once across the Dockerfile: `seen_files`)."""
     # `pip install .`, `pip install ".[serve]"` and `uv pip install -e ./app` install the
     # project's pyproject dependencies (and those of the extras named).
     files: list[tuple[str, bool, tuple[str, ...]]] = [
