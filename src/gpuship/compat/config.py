@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpuship.compat.floor import DriverFloor
 from gpuship.config.section import Section
 
 # Where CDI specs (the NVIDIA Container Toolkit writes them, static or generated at boot) and
@@ -59,4 +60,10 @@ class VerifyConfig(Section):
     systemd_unit_dirs: list[str] = Field(
         default_factory=lambda: list(DEFAULT_UNIT_DIRS),
         description="Where the audit looks for units that regenerate the CDI spec at boot.",
+    )
+    driver_floor: DriverFloor = Field(
+        default_factory=DriverFloor,
+        description="The lowest driver the fleet (`default`) and each pool (`pools`, by runner "
+        "label) keep: matrix refuses a cell above every floor, fleet, route and verify name a "
+        "host below its floor.",
     )

@@ -17,6 +17,9 @@ from typing import Any
 from gpuship.compat import rule_ids
 from gpuship.compat.cell import CellSpec, cell_needs, image_cell_id, read_matrix
 from gpuship.compat.config import VerifyConfig
+from gpuship.compat.floor import DriverFloor
+from gpuship.compat.hosts import RULES as HOST_RULES
+from gpuship.compat.hosts import NamedHost, host_findings
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
@@ -125,7 +128,13 @@ def route_over(
         if not inventory.entries:
             raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
         routing = route_images(hosts, images, settings.verify, settings.route)
-        report = _report(routing, inventory, settings.route, references, kubernetes, arc)
+        report = _report(
+            routing,
+            inventory,
+            (settings.route, settings.verify.driver_floor),
+            references,
+            (kubernetes, arc),
+        )
     if arc is not None:
         report.outputs["scale-sets"] = json.dumps(
             {image: found.name for found in arc for image in found.images}, separators=(",", ":")
@@ -268,12 +277,16 @@ def _host_state_failures(config: VerifyConfig, inventory: Inventory | None) -> l
 def _report(
     routing: Routing,
     inventory: Inventory,
-    config: RouteConfig,
+    configs: tuple[RouteConfig, DriverFloor],
     references: dict[str, str],
-    kubernetes: tuple[KubernetesDocument, ...] | None,
-    arc: tuple[ArcScaleSet, ...] | None,
+    documents: tuple[tuple[KubernetesDocument, ...] | None, tuple[ArcScaleSet, ...] | None],
 ) -> Report:
+    config, floors = configs
+    kubernetes, arc = documents
     findings = route_findings(routing, config)
+    # Hosts with a fresh audit: a stale one is reported as stale, not judged on old readings.
+    fresh = [NamedHost(host.name, host.audit) for host in routing.hosts if not host.stale]
+    findings += host_findings(fresh, floors)
     if kubernetes is not None:
         unroutable = {route.image.name for route in routing.routes if route.chosen is None}
         findings += _no_node_findings(kubernetes, unroutable)
@@ -291,7 +304,7 @@ def _report(
         command=NAME,
         findings=findings,
         result=result,
-        rules=rules_by_id(rules.RULES),
+        rules=rules_by_id((*rules.RULES, *HOST_RULES)),
         tables=route_tables(routing),
         outputs=route_outputs(routing, config, references),
         failed=any(f.severity is Severity.ERROR for f in findings),

@@ -38,6 +38,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.compat.audit import load_audit
     from gpuship.compat.config import VerifyConfig
     from gpuship.compat.fleet import build_fleet
+    from gpuship.compat.hosts import NamedHost, host_findings
     from gpuship.compat.needs import ImageGpuNeeds
     from gpuship.verify.report import fleet_report
 
@@ -59,7 +60,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             )
             for ref in args.image
         )
-    return fleet_report(build_fleet(audits, images, ctx.config.section(VerifyConfig)))
+    config = ctx.config.section(VerifyConfig)
+    # A host is named as its runner (the grid's columns are its labels, which it may lie about).
+    named = [NamedHost(a.runner.runner_name or a.runner.hostname, a) for a in audits]
+    return fleet_report(
+        build_fleet(audits, images, config), host_findings(named, config.driver_floor)
+    )
 
 
 def audit_paths(arguments: list[str]) -> list[Path]:

@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
+    from gpuship.compat.config import VerifyConfig
     from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
     from gpuship.matrix.report import matrix_report
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     )
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
     plans = plan_images(project, images, ctx.environ)
-    return matrix_report(NAME, plans, drop_invalid=args.drop_invalid)
+    floors = ctx.config.section(VerifyConfig).driver_floor
+    return matrix_report(NAME, plans, drop_invalid=args.drop_invalid, floors=floors)
 
 
 def _overrides(args: argparse.Namespace, limits: Limits) -> MatrixOverrides:

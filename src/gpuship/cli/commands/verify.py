@@ -100,7 +100,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             if str(gpu.index) in args.gpu or gpu.uuid in args.gpu
         )
         smoke = (run_smoke(args.image, ctx.environ, selected),)
-    return verdict_report(NAME, verdict, audit, needs, smoke)
+    from gpuship.compat.hosts import NamedHost, host_findings
+
+    host = NamedHost(audit.runner.runner_name or audit.runner.display_name, audit)
+    return verdict_report(
+        NAME, verdict, audit, needs, smoke, host_findings([host], config.driver_floor)
+    )
 
 
 def result_type() -> object:
