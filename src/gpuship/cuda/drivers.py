@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from gpuship.cuda.errors import UnknownVersion
-from gpuship.cuda.knowledge import FamilyRow, knowledge_base
+from gpuship.cuda.knowledge import DriverBranchRow, FamilyRow, knowledge_base
 from gpuship.cuda.version import Version, as_version
 
 
@@ -135,6 +135,19 @@ def cuda_for_driver(driver: str | Version) -> Version | None:
             if best is None or mm > best:
                 best = mm
     return best
+
+
+def dropped_generation(branch: int, compute_capability: str) -> DriverBranchRow | None:
+    """The GPU generation of `compute_capability` when driver `branch` no longer supports it
+    (a branch after the generation's last); None when it does, or the generation is not known
+    to be dropped."""
+    capability = as_version(compute_capability, "compute capability")
+    for row in knowledge_base().driver_branches:
+        if branch > row.last_branch and any(
+            as_version(cc, "compute capability") == capability for cc in row.compute_capabilities
+        ):
+            return row
+    return None
 
 
 def forward_compat_brand(brand: str | None) -> bool:
