@@ -158,3 +158,18 @@ def _squeezed(name: str) -> str:
     """`NVIDIA GeForce RTX 4090` -> `nvidiageforcertx4090`: a label's model (`rtx4090`) is
     looked for in the name without case, spaces or dashes."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def gpu_named(model: str, gpu_name: str) -> bool:
+    """Whether `model` names the GPU (`T4` names `Tesla T4`, `rtx4090` names `NVIDIA GeForce
+    RTX 4090`, `a10` does not name `NVIDIA A100-SXM4-80GB`): consecutive words of the name,
+    joined without case, spaces or dashes, equal the model. Stricter than a label's claim
+    (`_contradictions`, which must be certain to call a label false), since what it names is
+    taken out of the fleet."""
+    wanted = re.sub(r"[^a-z0-9]", "", model.lower())
+    words = [_squeezed(word) for word in gpu_name.replace("-", " ").split()]
+    return bool(wanted) and any(
+        "".join(words[i:j]) == wanted
+        for i in range(len(words))
+        for j in range(i + 1, len(words) + 1)
+    )

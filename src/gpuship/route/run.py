@@ -113,7 +113,7 @@ def route_over(
         )
         or [DEFAULT_PLATFORM]
     )
-    images, references = _images(request, settings, read_needs, platforms)
+    images, references = images_to_route(request, settings, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings, request.tolerations, inventory)
         if request.node_constraints
@@ -150,7 +150,7 @@ def _read_fleet(fleet: str, settings: Settings) -> Inventory:
         return read_inventory(client, repo)
 
 
-def _images(
+def images_to_route(
     request: RouteRequest, settings: Settings, read_needs: ReadNeeds, platforms: Sequence[str]
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Images to route (by name) and what a GPU job pulls for each name."""
