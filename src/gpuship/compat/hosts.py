@@ -69,7 +69,7 @@ class NamedHost:
 
 def label_removal(host: NamedHost, label: str) -> str:
     """The REST call that takes `label` off the host's runner, and how to find its id."""
-    runner = host.audit.runner.runner_name or host.audit.runner.hostname
+    runner = _runner(host)
     return (
         f"DELETE /repos/{{owner}}/{{repo}}/actions/runners/{{runner_id}}/labels/{label} "
         f"(organization runners: DELETE /orgs/{{org}}/actions/runners/{{runner_id}}/labels/"
@@ -78,18 +78,36 @@ def label_removal(host: NamedHost, label: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class HostProblem:
+    """A finding about a host, and the labels that take it out of the pools it fails."""
+
+    finding: Finding
+    runner: str  # the runner's registered name (RUNNER_NAME), else its hostname
+    labels: tuple[str, ...]
+
+
 def host_findings(hosts: Sequence[NamedHost], floors: DriverFloor) -> list[Finding]:
     """For each host: one finding when it lags its floor, one per label its audit contradicts."""
-    findings: list[Finding] = []
+    return [problem.finding for problem in host_problems(hosts, floors)]
+
+
+def host_problems(hosts: Sequence[NamedHost], floors: DriverFloor) -> list[HostProblem]:
+    """`host_findings` with the labels each one's removal call takes off."""
+    problems: list[HostProblem] = []
     for host in hosts:
-        lag = lag_finding(host, floors)
+        lag = lag_problem(host, floors)
         if lag is not None:
-            findings.append(lag)
-        findings.extend(label_findings(host))
-    return findings
+            problems.append(lag)
+        problems.extend(label_problems(host))
+    return problems
 
 
-def lag_finding(host: NamedHost, floors: DriverFloor) -> Finding | None:
+def _runner(host: NamedHost) -> str:
+    return host.audit.runner.runner_name or host.audit.runner.hostname
+
+
+def lag_problem(host: NamedHost, floors: DriverFloor) -> HostProblem | None:
     """The host's driver below its floor (none: at or above it, or no floor applies); a driver
     the audit gives in no version form is a note: whether it lags is unknown."""
     labels = host.audit.runner.labels
@@ -100,44 +118,45 @@ def lag_finding(host: NamedHost, floors: DriverFloor) -> Finding | None:
     try:
         driver = Version.parse(text, "driver version")
     except InvalidVersion:
-        return Finding(
+        note = Finding(
             rule=rule_ids.HOST_LAGS,
             severity=Severity.NOTE,
             message=f"runner {host.name}: driver {text!r} unknown, floor {floor.driver} of "
             f"{floor.where} not checked",
         )
+        return HostProblem(note, _runner(host), ())
     if driver >= floor.driver:
         return None
     taken = (floor.pool,) if floor.pool else tuple(x for x in labels if x not in DEFAULT_LABELS)
     what = f"pool {floor.pool}" if floor.pool else "the fleet"
-    return Finding(
+    finding = Finding(
         rule=rule_ids.HOST_LAGS,
         severity=Severity.WARNING,
         message=f"runner {host.name} lags {what}: driver {driver} < floor {floor.driver}: "
         f"upgrade it or take it out of the {'pool' if floor.pool else 'fleet'}",
         fix="; ".join(label_removal(host, label) for label in taken) or None,
     )
+    return HostProblem(finding, _runner(host), taken)
 
 
-def label_findings(host: NamedHost) -> list[Finding]:
+def label_problems(host: NamedHost) -> list[HostProblem]:
     """An error for each scheme label the host's audit contradicts; a host whose GPUs were not
     read cannot contradict a model or count (unknown), only a driver branch."""
-    findings = []
+    problems = []
     for label in host.audit.runner.labels:
         match = LABEL_SCHEME.fullmatch(label)
         if match is None:
             continue
         wrong = _contradictions(host.audit, match.group(1), int(match.group(2)), match.group(3))
         if wrong:
-            findings.append(
-                Finding(
-                    rule=rule_ids.LABEL_LIES,
-                    severity=Severity.ERROR,
-                    message=f"runner {host.name}: label {label} claims {', '.join(wrong)}",
-                    fix=label_removal(host, label),
-                )
+            finding = Finding(
+                rule=rule_ids.LABEL_LIES,
+                severity=Severity.ERROR,
+                message=f"runner {host.name}: label {label} claims {', '.join(wrong)}",
+                fix=label_removal(host, label),
             )
-    return findings
+            problems.append(HostProblem(finding, _runner(host), (label,)))
+    return problems
 
 
 def _contradictions(audit: HostAudit, model: str, branch: int, count: str | None) -> list[str]:

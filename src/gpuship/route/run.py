@@ -19,7 +19,7 @@ from gpuship.compat.cell import CellSpec, cell_needs, image_cell_id, read_matrix
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.floor import DriverFloor
 from gpuship.compat.hosts import RULES as HOST_RULES
-from gpuship.compat.hosts import NamedHost, host_findings
+from gpuship.compat.hosts import NamedHost, host_problems
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import Status, judge
 from gpuship.errors import InputError, UsageError
@@ -45,6 +45,8 @@ from gpuship.route.result import ArcScaleSet, KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
+# The step output listing the labels to take off runners that lag or lie (`compat.hosts`).
+LABEL_REMOVALS = "label-removals"
 # The platforms GPU nodes run (x86_64, and arm64 for Grace: GH200, GB200): Kubernetes
 # constraints cover each of them the image has, since the cluster's nodes are not audited.
 GPU_PLATFORMS = ("linux/amd64", "linux/arm64")
@@ -286,7 +288,8 @@ def _report(
     findings = route_findings(routing, config)
     # Hosts with a fresh audit: a stale one is reported as stale, not judged on old readings.
     fresh = [NamedHost(host.name, host.audit) for host in routing.hosts if not host.stale]
-    findings += host_findings(fresh, floors)
+    problems = host_problems(fresh, floors)
+    findings += [problem.finding for problem in problems]
     if kubernetes is not None:
         unroutable = {route.image.name for route in routing.routes if route.chosen is None}
         findings += _no_node_findings(kubernetes, unroutable)
@@ -300,13 +303,23 @@ def _report(
         for tag, reason in inventory.unreadable
     ]
     result = route_result(routing, config, inventory.repository, kubernetes, arc)
+    outputs = route_outputs(routing, config, references)
+    # One removal per runner and label, though a label may both lag and lie.
+    removals: dict[tuple[str, str], str] = {}
+    for problem in problems:
+        for label in problem.labels:
+            removals.setdefault((problem.runner, label), problem.finding.rule)
+    outputs[LABEL_REMOVALS] = json.dumps(
+        [{"runner": r, "label": label, "rule": rule} for (r, label), rule in removals.items()],
+        separators=(",", ":"),
+    )
     return Report(
         command=NAME,
         findings=findings,
         result=result,
         rules=rules_by_id((*rules.RULES, *HOST_RULES)),
         tables=route_tables(routing),
-        outputs=route_outputs(routing, config, references),
+        outputs=outputs,
         failed=any(f.severity is Severity.ERROR for f in findings),
         headline=headline(routing),
         subject=inventory.repository,

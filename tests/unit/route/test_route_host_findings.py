@@ -3,8 +3,11 @@ images routed, and each label its audit contradicts; stale hosts are not judged.
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import datetime, timezone
 
+from gpuship.cli.main import main
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.floor import DriverFloor
 from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
@@ -55,6 +58,10 @@ def test_a_lagging_host_is_one_finding_for_any_number_of_images() -> None:
         "550.144.03"
     ]
     assert report.rules["GSV403"].name == "verify-host-lags-floor"
+    # the labels that take the runner out, once each, for `--remove-labels`
+    assert json.loads(report.outputs["label-removals"]) == [
+        {"runner": "a100-7", "label": "gpu-a100-570", "rule": "GSV403"}
+    ]
 
 
 def test_without_a_floor_no_host_lags() -> None:
@@ -62,3 +69,11 @@ def test_without_a_floor_no_host_lags() -> None:
     request = RouteRequest(images=("registry.example/app:12.4",), fleet="registry.example/fleet")
     report = route_over(request, settings, NOW, read_needs, _fleet())
     assert not [f for f in report.findings if f.rule == "GSV403"]
+
+
+def test_remove_labels_apply_without_a_token_is_a_usage_error_before_any_call() -> None:
+    err = io.StringIO()
+    argv = ["route", "--fleet", "127.0.0.1:9/fleet", "x.example/app:1", "--remove-labels", "apply"]
+    assert main(argv, {"GITHUB_REPOSITORY": "acme/app"}, io.StringIO(), err) == 2
+    [line] = err.getvalue().strip().splitlines()
+    assert "--remove-labels apply needs GPUSHIP_RUNNER_TOKEN" in line
