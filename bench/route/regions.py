@@ -12,7 +12,7 @@ import os
 import time
 
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.regions import passing_regions
 from gpuship.errors import LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS
@@ -24,7 +24,7 @@ def needs(drivers: int, cudas: int) -> ImageGpuNeeds:
     terms = [f"driver>={500 + i}.{i}" for i in range(drivers)]
     terms += [f"cuda>=12.{i}" for i in range(cudas)]
     env = {"NVIDIA_REQUIRE_CUDA": "cuda>=12.0", "NVIDIA_REQUIRE_X": " ".join(terms)}
-    return needs_from_env_and_labels("hostile", env, {"io.gpuship.arch-list": "9.0"})
+    return image_needs("hostile", env, {"io.gpuship.arch-list": "9.0"})
 
 
 def verdicts(image: ImageGpuNeeds) -> int:

@@ -31,7 +31,7 @@ from bed import hosts  # noqa: E402
 from bed.docker_engine import run_docker_engine  # noqa: E402
 from bed.nvml import build_stub, stub_env, write_description  # noqa: E402
 from bed.registry import run_registry  # noqa: E402
-from unit.verify.require_values import IMAGES  # noqa: E402
+from unit.compat.require_values import IMAGES  # noqa: E402
 
 WORK = ROOT / "bench" / ".work" / "verify"
 LAYER_MIB = 512

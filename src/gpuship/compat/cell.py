@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuship.compat.needs import ImageGpuNeeds, labelled_needs, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.documents import load_json, read_json
 from gpuship.errors import InputError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CELL, LABEL_CUDA, LABEL_MIN_DRIVER
@@ -94,7 +94,7 @@ def cell_from_dict(data: Any, where: str = "--cell", at: str = "") -> CellSpec:
         first = exc.errors()[0]
         field = at + "".join(_place(part) for part in first["loc"])
         raise InputError(f"{where}: {field.lstrip('.') or '(top level)'}: {first['msg']}") from None
-    labelled_needs(f"{where}: cell {cell.id}", _needs_labels(cell))
+    image_needs(f"{where}: cell {cell.id}", {}, _needs_labels(cell))
     return cell
 
 
@@ -122,7 +122,7 @@ def read_matrix(path: Path, limits: Limits) -> list[CellSpec]:
 def cell_needs(cell: CellSpec) -> ImageGpuNeeds:
     """What the cell's image will need from a GPU host: its labels, and the needs `gpuship
     matrix` planned for it (the labels the build writes from them)."""
-    return needs_from_env_and_labels(cell.name, {}, _needs_labels(cell))
+    return image_needs(cell.name, {}, _needs_labels(cell))
 
 
 def _needs_labels(cell: CellSpec) -> dict[str, str]:

@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from gpuship.compat.readings import Reading
 
 
-class _Reading(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DockerReading(_Reading):
+class DockerReading(Reading):
     """What `docker info` says, or why it could not be asked."""
 
     reachable: bool
@@ -27,7 +25,7 @@ class DockerReading(_Reading):
     )
 
 
-class CdiSpecReading(_Reading):
+class CdiSpecReading(Reading):
     """One CDI spec file and the fully qualified devices it declares."""
 
     path: str
@@ -41,7 +39,7 @@ class CdiSpecReading(_Reading):
     )
 
 
-class ToolReading(_Reading):
+class ToolReading(Reading):
     """An NVIDIA container toolkit binary: where it is and the version it reports."""
 
     name: str
@@ -49,7 +47,7 @@ class ToolReading(_Reading):
     version: str | None = None
 
 
-class UnitReading(_Reading):
+class UnitReading(Reading):
     """A systemd unit that regenerates a CDI spec, and whether boot starts it."""
 
     name: str
@@ -57,7 +55,7 @@ class UnitReading(_Reading):
     enabled: bool = Field(description="Linked from a *.wants/ directory: started at boot.")
 
 
-class ContainerReadings(_Reading):
+class ContainerReadings(Reading):
     """Everything about how GPUs reach containers on this host."""
 
     docker: DockerReading
@@ -89,7 +87,7 @@ class ContainerReadings(_Reading):
         return sorted(found)
 
 
-class SystemReading(_Reading):
+class SystemReading(Reading):
     """Kernel, OS and machine of the host."""
 
     kernel: str

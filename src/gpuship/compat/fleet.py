@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Status
+from gpuship.compat.checks.driver import native_driver
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds
-from gpuship.compat.verdict import Status, Verdict, judge, judged_reading, native_driver
+from gpuship.compat.verdict import Verdict, judge, judged_reading
 from gpuship.cuda.version import Version
 from gpuship.errors import InputError
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class _Reading(BaseModel):
+class Reading(BaseModel):
+    """A part of the host audit: it accepts exactly the keys it writes, and is not changed."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class MigDeviceReading(_Reading):
+class MigDeviceReading(Reading):
     """One MIG device (a GPU instance + compute instance) carved out of a GPU."""
 
     index: int = Field(description="Position among the parent GPU's MIG devices.")
@@ -24,14 +26,14 @@ class MigDeviceReading(_Reading):
     compute_instance_id: int | None = None
 
 
-class EccErrors(_Reading):
+class EccErrors(Reading):
     """Uncorrected ECC error counts (volatile = since last driver load)."""
 
     volatile_uncorrected: int | None = None
     aggregate_uncorrected: int | None = None
 
 
-class GpuReading(_Reading):
+class GpuReading(Reading):
     """One physical GPU as NVML reports it."""
 
     index: int
@@ -61,7 +63,7 @@ class GpuReading(_Reading):
         return self.memory_total_bytes / 2**30
 
 
-class NvmlReadings(_Reading):
+class NvmlReadings(Reading):
     """What the driver reports about the host: versions and every GPU."""
 
     driver_version: str = Field(description="e.g. '550.54.15'.")

@@ -27,17 +27,15 @@ from dataclasses import dataclass
 
 from gpuship import platforms
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.arch import coverage
+from gpuship.compat.checks.base import Status
+from gpuship.compat.checks.devices import required_memory_mib
+from gpuship.compat.checks.driver import stated_min_driver
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.container import ContainerReadings, DockerReading, SystemReading
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.readings import GpuReading, NvmlReadings
-from gpuship.compat.verdict import (
-    Status,
-    coverage,
-    image_checks,
-    required_memory_mib,
-    stated_min_driver,
-)
+from gpuship.compat.verdict import image_checks
 from gpuship.cuda.arch import ComputeCapability
 from gpuship.cuda.drivers import forward_compat_brand, minor_compat_floor, native_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
@@ -57,7 +55,7 @@ Parts = tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class Span:
+class VersionRange:
     """Versions v with low <= v < high, compared part by part (None: unbounded)."""
 
     low: Parts | None
@@ -77,8 +75,8 @@ class Capabilities:
 class Region:
     """Nodes whose driver, CUDA version and compute capability lie here pass the checks."""
 
-    driver: Span
-    cuda: Span
+    driver: VersionRange
+    cuda: VersionRange
     capabilities: Capabilities
 
 
@@ -139,8 +137,8 @@ def passing_regions(
         (i_lo, i_hi), (j_lo, j_hi) = rectangle
         regions.append(
             Region(
-                driver=Span(drivers[i_lo][1].low, drivers[i_hi][1].high),
-                cuda=Span(cudas[j_lo][1].low, cudas[j_hi][1].high),
+                driver=VersionRange(drivers[i_lo][1].low, drivers[i_hi][1].high),
+                cuda=VersionRange(cudas[j_lo][1].low, cudas[j_hi][1].high),
                 capabilities=_capabilities([classes[k] for k in sorted(members)], last),
             )
         )
@@ -189,7 +187,7 @@ def _ceiling(text: str, size: int) -> Parts | None:
     return head
 
 
-def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, Span]]:
+def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, VersionRange]]:
     """The intervals between the cuts, each with a representative version. Each cut v and its
     successor bound one: a comparison with v (=, !=, <, <=, >, >=) reads the same inside each."""
     points: set[Parts] = set()
@@ -205,7 +203,7 @@ def _intervals(cuts: Iterable[str], size: int) -> list[tuple[str, Span]]:
         if low is None and high is not None and high <= zero:
             continue  # nothing lies below the lowest version
         sample = low if low is not None else zero
-        intervals.append((".".join(map(str, sample)), Span(low, high)))
+        intervals.append((".".join(map(str, sample)), VersionRange(low, high)))
     return intervals
 
 

@@ -2,7 +2,7 @@
 
 Two questions, each answered once here:
 - which CUDA the image says it holds (`declared_cuda`): the build stage's `io.gpuship.cuda`
-  label first (as `compat.labelled_needs`, its one reader, read it), then the toolkit's own
+  label first (as `compat.needs`, its one reader, read it), then the toolkit's own
   `CUDA_VERSION` (the exact release, which decides the
   minimum driver), then the floor `NVIDIA_REQUIRE_CUDA` states;
 - what the container runtime will enforce (`cuda_claims`): `NVIDIA_REQUIRE_CUDA`, or the
@@ -71,7 +71,7 @@ def claimed_cuda(claim: Claim) -> Version | None:
 
 def declared_cuda(env: Mapping[str, str], labelled: str | None) -> tuple[str | None, str | None]:
     """(the CUDA the image says it holds, where that was read) or (None, None). `labelled`
-    is the io.gpuship.cuda label as `compat.labelled_needs` read it (None: not stated)."""
+    is the io.gpuship.cuda label as `compat.needs` read it (None: not stated)."""
     if labelled:
         return labelled, f"label {LABEL_CUDA}"
     if env.get(VERSION_VARIABLE):

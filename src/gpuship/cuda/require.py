@@ -60,16 +60,19 @@ class HostFacts:
 
 @dataclass(frozen=True)
 class Requirement:
-    """One requirement passed to nvidia-container-cli as `--require=<expression>`."""
+    """One NVIDIA_REQUIRE_* variable."""
 
+    # Passed to nvidia-container-cli as `--require=<expression>`. `gpuship kb check-require`
+    # publishes it as it is (the docstring is its description in the JSON Schema).
     variable: str
     expression: str
 
 
 @dataclass(frozen=True)
 class FailedFactor:
-    """The factor that made one OR term false, and the host value it was compared with."""
+    """A factor of the failing condition, and the host's value for it."""
 
+    # The factor that made one OR term false. Published as it is by `kb check-require`.
     factor: str
     actual: str | None
 

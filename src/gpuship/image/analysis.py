@@ -14,13 +14,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from gpuship.compat.needs import ImageScan
 from gpuship.image import paths
 from gpuship.image.dive import DiveFigures, dive_figures
-from gpuship.image.layerscan import LayerScan, Problem
-from gpuship.image.overlay import FinalFilesystem, HiddenFile, VisibleFile, final_filesystem
+from gpuship.image.layerscan import LayerProblem, LayerScan
+from gpuship.image.overlay import FinalFilesystem, ShadowedFile, VisibleFile, final_filesystem
 from gpuship.image.source import ResolvedImage
 from gpuship.image.tarwalk import REGULAR
 from gpuship.image.weights import hub_cache_of
+from gpuship.image_result import CudaEvidence
 
 MISSING_HISTORY = "(missing)"
 _TOP_DIRS = 5
@@ -77,17 +79,9 @@ class DuplicateCudaLibrary:
 
 
 @dataclass(frozen=True)
-class CudaEvidence:
-    """Something inside the image that needs a CUDA version (`source` says what)."""
-
-    source: str
-    version: str
-    path: str
-
-
-@dataclass(frozen=True)
-class GpuLibrary:
-    """A shared object with GPU code: its SASS (`sm_XX`) and PTX (`compute_XX`) targets."""
+class ScannedLibrary:
+    """A shared object with GPU code in the final image: its SASS (`sm_XX`) and PTX
+    (`compute_XX`) targets. Published as `image_result.GpuLibrary`, its path absolute."""
 
     path: str
     size: int
@@ -110,9 +104,9 @@ class ImageAnalysis:
     toolchains: tuple[Group, ...]
     duplicate_cuda: tuple[DuplicateCudaLibrary, ...]
     cuda_evidence: tuple[CudaEvidence, ...]
-    gpu_libraries: tuple[GpuLibrary, ...]
+    gpu_libraries: tuple[ScannedLibrary, ...]
     has_cuda_compat: bool
-    problems: tuple[tuple[int, Problem], ...]
+    problems: tuple[tuple[int, LayerProblem], ...]
 
     @property
     def compressed_size(self) -> int:
@@ -123,8 +117,14 @@ class ImageAnalysis:
         return sum(layer.content_size for layer in self.layers)
 
     @property
-    def hidden(self) -> tuple[HiddenFile, ...]:
+    def hidden(self) -> tuple[ShadowedFile, ...]:
         return self.filesystem.hidden
+
+    @property
+    def scan(self) -> ImageScan:
+        """What the image's needs (`compat.needs.image_needs`) read of this analysis."""
+        libraries = tuple((lib.path, (*lib.sass, *lib.ptx)) for lib in self.gpu_libraries)
+        return ImageScan(self.cuda_evidence, libraries, self.has_cuda_compat)
 
 
 def layer_history(image: ResolvedImage) -> list[str]:
@@ -210,7 +210,7 @@ def _duplicate_cuda(files: Iterable[VisibleFile]) -> tuple[DuplicateCudaLibrary,
 _CUDA_VERSION_ENV = re.compile(r"^(\d+\.\d+)")
 
 
-def env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
+def _env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
     """The CUDA the base image states in `CUDA_VERSION` (nvidia/cuda images set it)."""
     match = _CUDA_VERSION_ENV.match(env.get("CUDA_VERSION", ""))
     return (CudaEvidence("CUDA_VERSION", match.group(1), "env CUDA_VERSION"),) if match else ()
@@ -219,7 +219,7 @@ def env_cuda_evidence(env: Mapping[str, str]) -> tuple[CudaEvidence, ...]:
 def _cuda_evidence(
     image: ResolvedImage, files: Sequence[VisibleFile], texts: Mapping[str, str]
 ) -> tuple[CudaEvidence, ...]:
-    evidence: list[CudaEvidence] = list(env_cuda_evidence(image.config.env))
+    evidence: list[CudaEvidence] = list(_env_cuda_evidence(image.config.env))
     seen_wheels: set[str] = set()
     for item in files:
         if item.path in texts and paths.TORCH_VERSION_FILE.search(item.path):
@@ -300,7 +300,7 @@ def _analyze(image: ResolvedImage, scans: Sequence[LayerScan]) -> ImageAnalysis:
             shown = visible.get(binary.path)
             if shown is not None and shown.layer == index:
                 gpu_libraries.append(
-                    GpuLibrary(
+                    ScannedLibrary(
                         binary.path,
                         binary.size,
                         index,

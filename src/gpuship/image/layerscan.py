@@ -66,8 +66,9 @@ class GpuBinary:
 
 
 @dataclass(frozen=True)
-class Problem:
-    """Something wrong inside a layer that is reported, not fatal (unsafe path, bad link)."""
+class LayerProblem:
+    """Something wrong inside a layer that is reported, not fatal (unsafe path, bad link).
+    Published as `image_result.Problem`, with the layer's index."""
 
     kind: str
     path: str
@@ -88,7 +89,7 @@ class LayerScan:
     weights: tuple[WeightFile, ...]
     gpu_binaries: tuple[GpuBinary, ...]
     texts: dict[str, str] = field(default_factory=dict)
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[LayerProblem, ...] = ()
     # Why the layer was not read to its end (a limit); its content is then unverified, so it
     # contributes no entries and its diff_id is unknown ("").
     unchecked: str = ""
@@ -154,7 +155,7 @@ class _Collector:
     weights: list[WeightFile] = field(default_factory=list)
     gpu: list[GpuBinary] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[LayerProblem] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     members: int = 0  # every tar member, kept or not (an unsafe path is still work)
 
@@ -172,12 +173,12 @@ class _Collector:
         if len(member.name.encode("utf-8")) > MAX_PATH_BYTES:
             shown = member.name[:80] + "..."
             self.problems.append(
-                Problem("unsafe-path", shown, f"path longer than {MAX_PATH_BYTES} bytes")
+                LayerProblem("unsafe-path", shown, f"path longer than {MAX_PATH_BYTES} bytes")
             )
             return
         path, problem = normalize_member_path(member.name)
         if problem:
-            self.problems.append(Problem("unsafe-path", member.name, problem))
+            self.problems.append(LayerProblem("unsafe-path", member.name, problem))
         if not path:
             return
         link = member.linkname
@@ -187,7 +188,7 @@ class _Collector:
             # a later member, a loop) cannot be resolved and is never followed.
             if not target or target == path or target not in self.seen:
                 self.problems.append(
-                    Problem(
+                    LayerProblem(
                         "bad-hardlink", path, f"hard link to '{link}' which is not an earlier entry"
                     )
                 )
@@ -243,7 +244,7 @@ class _Collector:
             try:
                 code = gpu_code_of_elf(spool)
             except FatbinError as error:
-                self.problems.append(Problem("bad-fatbin", path, str(error)))
+                self.problems.append(LayerProblem("bad-fatbin", path, str(error)))
                 return
         if code is not None and not code.empty:
             self.gpu.append(GpuBinary(path, size, code))
@@ -329,6 +330,6 @@ def _unchecked(layer: LayerStream, index: int, digest: str | None, why: str) -> 
         entries=(),
         weights=(),
         gpu_binaries=(),
-        problems=(Problem(LIMIT_PROBLEM, "", why),),
+        problems=(LayerProblem(LIMIT_PROBLEM, "", why),),
         unchecked=why,
     )

@@ -1,71 +1,48 @@
-"""What an image needs from a GPU host, read once, without pulling.
+"""Read what an image says and holds about its GPU needs, once, without pulling.
 
-`read_image_needs` reads the config (and with `deep`, the layers) from a registry, the local
-engine (`docker://`), a `docker save` archive or an OCI layout; `read_gpu_needs` turns that
-reading into the needs `compat` judges (`verify`, `fleet` and, through the command, `route`).
+`read_image` reads the config (and with `deep`, the layers) from a registry, the local
+engine (`docker://`), a `docker save` archive or an OCI layout, and returns the reading as it
+is; `compat.needs.image_needs` interprets it. `read_gpu_needs` does both for `verify`,
+`fleet` and, through the command, `route`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
-from gpuship.compat.needs import (
-    ImageGpuNeeds,
-    labelled_needs,
-    needs_from_env_and_labels,
-    with_scan,
-)
-from gpuship.image.analysis import CudaEvidence, GpuLibrary, env_cuda_evidence
+from gpuship.compat.needs import ImageGpuNeeds, ImageScan, image_needs
 from gpuship.image.inspect import inspect_resolved
 from gpuship.image.location import open_source
-from gpuship.image.requirement import cuda_requirement
 from gpuship.image.source import Platform
 from gpuship.platforms import PlatformMissing
 from gpuship.registry.access import RegistryAccess
 
 
 @dataclass(frozen=True)
-class ImageNeeds:
-    """The host requirements an image states and those its content implies."""
+class ImageReading:
+    """What was read of one image, not yet interpreted: which image it is, its config's env
+    and labels, and with a deep read what the scan of its layers found."""
 
     reference: str
     manifest_digest: str
     platform: str
     env: Mapping[str, str]
     labels: Mapping[str, str]
-    effective_cuda: str | None
-    min_driver: str | None
-    cuda_evidence: tuple[CudaEvidence, ...]
-    # Per GPU library: a GPU is served only if every library has SASS or PTX for it.
-    gpu_libraries: tuple[GpuLibrary, ...]
-    has_cuda_compat: bool
-    deep: bool  # False: config only (env/labels); layer content was not read
-
-    @property
-    def sass_archs(self) -> frozenset[str]:
-        """`sm_XX` targets with SASS in at least one library."""
-        return frozenset(arch for library in self.gpu_libraries for arch in library.sass)
-
-    @property
-    def ptx_archs(self) -> frozenset[str]:
-        """`compute_XX` targets with PTX in at least one library."""
-        return frozenset(arch for library in self.gpu_libraries for arch in library.ptx)
+    scan: ImageScan | None  # None: config only, no layer data was read
 
 
-def read_image_needs(
+def read_image(
     reference: str,
     *,
     platform: str = "linux/amd64",
     access: RegistryAccess | None = None,
     deep: bool | Callable[[Mapping[str, str]], bool] = True,
-) -> ImageNeeds:
-    """Read the image's needs, its manifest and config once.
-
-    `deep` says whether to read layer content too: always, never (config only, no layer data
-    at all), or when the predicate, given the config's labels, says the labels do not suffice.
-    """
+) -> ImageReading:
+    """Read the image's manifest and config once, and its layers as `deep` says: always,
+    never (config only, no layer data at all), or when the predicate, given the config's
+    labels, says the labels do not suffice."""
     access = access or RegistryAccess()
     with open_source(reference, access=access) as source:
         image = source.resolve(Platform.parse(platform))
@@ -73,34 +50,20 @@ def read_image_needs(
         analysis = inspect_resolved(source, image, limits=access.limits) if scan else None
     if analysis is not None:
         image = analysis.image
-        evidence = analysis.cuda_evidence
-        libraries = analysis.gpu_libraries
-        has_cuda_compat = analysis.has_cuda_compat
-    else:
-        evidence = env_cuda_evidence(image.config.env)
-        libraries = ()
-        has_cuda_compat = False
-    env, labels = image.config.env, image.config.labels
-    requirement = cuda_requirement(evidence, env, labels)
-    return ImageNeeds(
+    return ImageReading(
         reference=image.reference,
         manifest_digest=image.manifest_digest,
         platform=image.platform,
-        env=env,
-        labels=labels,
-        effective_cuda=requirement.effective,
-        min_driver=requirement.min_driver,
-        cuda_evidence=evidence,
-        gpu_libraries=libraries,
-        has_cuda_compat=has_cuda_compat,
-        deep=analysis is not None,
+        env=image.config.env,
+        labels=image.config.labels,
+        scan=analysis.scan if analysis is not None else None,
     )
 
 
 def labels_lack_needs(reference: str, labels: Mapping[str, str]) -> bool:
     """Layers are read only when the labels do not state both the CUDA and the arch list, as
-    `compat.labelled_needs` reads them (an empty label states nothing)."""
-    stated = labelled_needs(reference, labels)
+    `compat.needs` reads them (an empty label states nothing)."""
+    stated = image_needs(reference, {}, labels)
     return stated.cuda is None or stated.arch_targets is None
 
 
@@ -116,23 +79,14 @@ def read_gpu_needs(
 
     `PlatformMissing` when an index has no entry for `platform`.
     """
-    reading = read_image_needs(
+    reading = read_image(
         reference,
         platform=platform,
         access=access,
         deep=partial(labels_lack_needs, reference) if deep else False,
     )
-    needs = replace(
-        needs_from_env_and_labels(reference, reading.env, reading.labels),
-        platform=reading.platform,
-    )
-    if not reading.deep:
-        return needs
-    return with_scan(
-        needs,
-        effective_cuda=reading.effective_cuda,
-        libraries=[(lib.path, (*lib.sass, *lib.ptx)) for lib in reading.gpu_libraries],
-        has_cuda_compat=reading.has_cuda_compat,
+    return image_needs(
+        reference, reading.env, reading.labels, reading.scan, platform=reading.platform
     )
 
 

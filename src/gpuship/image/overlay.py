@@ -31,8 +31,9 @@ class VisibleFile:
 
 
 @dataclass(frozen=True, slots=True)
-class HiddenFile:
-    """A file some layer shipped that a later layer deleted or overwrote."""
+class ShadowedFile:
+    """A file some layer shipped that a later layer deleted or overwrote. Published as
+    `image_result.HiddenFile`, its path absolute."""
 
     path: str
     size: int
@@ -52,7 +53,7 @@ class _Dir:
 @dataclass(frozen=True)
 class FinalFilesystem:
     files: tuple[VisibleFile, ...]
-    hidden: tuple[HiddenFile, ...]
+    hidden: tuple[ShadowedFile, ...]
 
     @property
     def visible_bytes(self) -> int:
@@ -79,7 +80,7 @@ def _walk(top: _Dir | VisibleFile) -> Iterator[VisibleFile]:
 class _Tree:
     def __init__(self) -> None:
         self.root = _Dir(None)
-        self.hidden: list[HiddenFile] = []
+        self.hidden: list[ShadowedFile] = []
 
     def _parent(self, path: str, layer: int) -> _Dir:
         node = self.root
@@ -98,7 +99,7 @@ class _Tree:
     def _hide(self, node: _Dir | VisibleFile, layer: int, how: str) -> None:
         for item in _walk(node):
             if item.kind == REGULAR and item.size > 0:
-                self.hidden.append(HiddenFile(item.path, item.size, item.layer, layer, how))
+                self.hidden.append(ShadowedFile(item.path, item.size, item.layer, layer, how))
 
     def _lookup_dir(self, path: str) -> _Dir | None:
         node: _Dir | VisibleFile = self.root

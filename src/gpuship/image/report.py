@@ -13,18 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuship import image_result as R
-from gpuship.compat.needs import labelled_needs
+from gpuship.compat.needs import ContentCuda, image_needs
 from gpuship.image import rules
 from gpuship.image.analysis import Group, ImageAnalysis, WeightHit
 from gpuship.image.config import ImageStageConfig
+from gpuship.image.coverage import sm_targets, target_coverage
+from gpuship.image.driverlibs import driver_libraries
 from gpuship.image.layerscan import LIMIT_PROBLEM
-from gpuship.image.requirement import (
-    CudaRequirement,
-    TargetCoverage,
-    cuda_requirement,
-    sm_targets,
-    target_coverage,
-)
 from gpuship.image.weights import hub_cache_of
 from gpuship.report import Finding, Location, Report, Rule, Table
 from gpuship.report.catalog import rules_by_id
@@ -161,14 +156,17 @@ def _waste_findings(out: _Findings, analysis: ImageAnalysis, config: ImageStageC
 
 def _cuda_findings(
     out: _Findings, analysis: ImageAnalysis, config: ImageStageConfig
-) -> tuple[CudaRequirement, list[TargetCoverage]]:
-    env, labels = analysis.image.config.env, analysis.image.config.labels
-    labelled = labelled_needs(analysis.image.reference, labels)
-    requirement = cuda_requirement(analysis.cuda_evidence, env, labels)
-    for weak in requirement.weak_claims:
+) -> tuple[ContentCuda, list[R.TargetCoverage]]:
+    image = analysis.image
+    needs = image_needs(image.reference, image.config.env, image.config.labels, analysis.scan)
+    content = needs.content_cuda
+    assert content is not None  # the needs of a scanned image
+    for weak in content.weak_claims:
         out.add(rules.CUDA_CLAIM_WEAKER, weak.message)
-    if requirement.unknown:
-        out.add(rules.CUDA_UNKNOWN, requirement.unknown)
+    if content.unknown:
+        out.add(rules.CUDA_UNKNOWN, content.unknown)
+    for found in driver_libraries(analysis.filesystem.files):
+        out.add(rules.DRIVER_LIBRARIES, found.message, found.layer)
     for duplicate in analysis.duplicate_cuda:
         out.add(
             rules.CUDA_DUPLICATED,
@@ -184,29 +182,28 @@ def _cuda_findings(
             out.add(
                 rules.ARCH_MISSING,
                 f"no kernel for {coverage.target} in {len(coverage.missing)} GPU libraries: "
-                + ", ".join(f"/{path}" for path in coverage.missing[:5]),
+                + ", ".join(coverage.missing[:5]),
             )
         if coverage.ptx_only:
             out.add(
                 rules.ARCH_MISSING,
                 f"{coverage.target} runs only by PTX JIT (slow first start) in "
-                f"{len(coverage.ptx_only)} GPU libraries: "
-                + ", ".join(f"/{path}" for path in coverage.ptx_only[:5]),
+                f"{len(coverage.ptx_only)} GPU libraries: " + ", ".join(coverage.ptx_only[:5]),
             )
     if analysis.gpu_libraries:
-        for target in sm_targets(labelled.arch_targets or ()):
+        for target in sm_targets(needs.promised_targets):
             coverage = target_coverage(target, analysis.gpu_libraries)
             if coverage.missing:
                 out.add(
                     rules.ARCH_CLAIM_UNSUPPORTED,
                     f"label io.gpuship.arch-list promises {target} but "
-                    + ", ".join(f"/{path}" for path in coverage.missing[:5])
+                    + ", ".join(coverage.missing[:5])
                     + " has no kernel for it",
                 )
-    return requirement, coverages
+    return content, coverages
 
 
-def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
+def _gpu(analysis: ImageAnalysis, coverages: Sequence[R.TargetCoverage]) -> R.Gpu:
     libraries = analysis.gpu_libraries
     sass_union = sorted({arch for lib in libraries for arch in lib.sass}, key=_arch_number)
     ptx_union = sorted({arch for lib in libraries for arch in lib.ptx}, key=_arch_number)
@@ -221,12 +218,7 @@ def _gpu(analysis: ImageAnalysis, coverages: Sequence[TargetCoverage]) -> R.Gpu:
             R.GpuLibrary("/" + lib.path, lib.layer, lib.size, tuple(lib.sass), tuple(lib.ptx))
             for lib in libraries
         ),
-        targets=tuple(
-            R.TargetCoverage(
-                c.target, tuple("/" + p for p in c.missing), tuple("/" + p for p in c.ptx_only)
-            )
-            for c in coverages
-        ),
+        targets=tuple(coverages),
     )
 
 
@@ -262,22 +254,22 @@ def _layers(analysis: ImageAnalysis, dockerfile: DockerfileLines | None) -> tupl
     )
 
 
-def _cuda(analysis: ImageAnalysis, requirement: CudaRequirement) -> R.Cuda:
-    deciding = requirement.deciding
+def _cuda(analysis: ImageAnalysis, content: ContentCuda) -> R.Cuda:
+    deciding = content.deciding
     return R.Cuda(
-        effective=requirement.effective,
-        min_driver=requirement.min_driver,
+        effective=content.effective,
+        min_driver=content.min_driver,
         deciding=R.CudaSource(deciding.source, deciding.path) if deciding else None,
-        evidence=tuple(R.CudaEvidence(e.source, e.version, e.path) for e in analysis.cuda_evidence),
-        claims=tuple(R.CudaClaim(c.source, c.value) for c in requirement.claims),
+        evidence=analysis.cuda_evidence,
+        claims=tuple(R.CudaClaim(c.source, c.value) for c in content.claims),
         has_cuda_compat=analysis.has_cuda_compat,
     )
 
 
 def _result(
     analysis: ImageAnalysis,
-    requirement: CudaRequirement,
-    coverages: Sequence[TargetCoverage],
+    content: ContentCuda,
+    coverages: Sequence[R.TargetCoverage],
     dockerfile: DockerfileLines | None,
 ) -> R.ImageResult:
     image, dive = analysis.image, analysis.dive
@@ -331,7 +323,7 @@ def _result(
             )
             for d in analysis.duplicate_cuda
         ),
-        cuda=_cuda(analysis, requirement),
+        cuda=_cuda(analysis, content),
         gpu=_gpu(analysis, coverages),
         env=dict(sorted(image.config.env.items())),
         labels=dict(sorted(image.config.labels.items())),
@@ -422,7 +414,7 @@ def judge(
     _group_findings(out, rules.HUB_CACHE, analysis.hub_caches, "model hub cache")
     _group_findings(out, rules.PACKAGE_CACHE, analysis.package_caches, "package cache")
     _group_findings(out, rules.TOOLCHAIN, analysis.toolchains, "toolchain")
-    requirement, coverages = _cuda_findings(out, analysis, config)
+    content, coverages = _cuda_findings(out, analysis, config)
     _waste_findings(out, analysis, config)
     threshold = config.oversized_layer_mib * MIB
     for summary in analysis.layers:
@@ -439,7 +431,7 @@ def judge(
             f"image holds {human_size(analysis.content_size)}, "
             f"budget {human_size(config.size_budget_mib * MIB)}",
         )
-    result = _result(analysis, requirement, coverages, dockerfile)
+    result = _result(analysis, content, coverages, dockerfile)
     used = {finding.rule for finding in out.items}
     others = [p for p in analysis.image.platforms if p != analysis.image.platform]
     platform = analysis.image.platform + (
@@ -448,7 +440,7 @@ def judge(
     headline = (
         f"{platform}: {human_size(analysis.content_size)} in {len(analysis.layers)} layers "
         f"({human_size(analysis.compressed_size)} compressed); dive efficiency "
-        f"{analysis.dive.efficiency:.2%}; effective CUDA {requirement.effective or 'none'}"
+        f"{analysis.dive.efficiency:.2%}; effective CUDA {content.effective or 'none'}"
     )
     return Judgement(
         findings=out.items,

@@ -22,6 +22,7 @@ CUDA_DUPLICATED = "GSI502"
 ARCH_MISSING = "GSI503"
 ARCH_CLAIM_UNSUPPORTED = "GSI504"
 CUDA_UNKNOWN = "GSI505"
+DRIVER_LIBRARIES = "GSI506"
 INEFFICIENT = "GSI701"
 HIDDEN_FILES = "GSI702"
 LAYER_OVERSIZED = "GSI801"
@@ -179,6 +180,37 @@ RULES: tuple[Rule, ...] = (
         summary="The image needs a CUDA release the knowledge base does not know.",
         rationale="Without the release's minimum driver no driver requirement can be derived.",
         fix="Update gpuship (its knowledge base), or check the CUDA version found.",
+    ),
+    Rule(
+        id=DRIVER_LIBRARIES,
+        name="driver-libraries-in-image",
+        category="cuda",
+        severity=E,
+        summary="The image holds the NVIDIA driver's user-space libraries (libcuda.so.<driver "
+        "version>, libnvidia-ml.so..., outside the CUDA forward-compatibility directory).",
+        rationale="These libraries come from the host: the NVIDIA Container Toolkit injects the "
+        "host driver's copies into each GPU container, because they must match the host's "
+        "kernel module. Baked into the image (by `nvidia-utils-550`, `libnvidia-compute-550`, "
+        "`libcuda1`, `cuda-drivers`, the `.run` installer, or a build under the NVIDIA runtime "
+        "that kept what it mounted) they tie it to one driver: on a host with another, "
+        "`libcuda.so.1` may resolve to the image's copy and CUDA fails with 'Failed to "
+        "initialize NVML: Driver/library version mismatch' (CUDA error 803), or the toolkit "
+        "cannot mount over them and the container does not start ('file exists'). Found by "
+        "file name as the toolkit selects them: a library it injects (libcuda, libnvidia-ml, "
+        "libnvidia-ptxjitcompiler, libGLX_nvidia...) whose name ends with a driver version.",
+        fix="Remove what installs them (`gpuship lint` GSL512 names the Dockerfile line) and let "
+        "the runtime inject the host's; link against `/usr/local/cuda/lib64/stubs/libcuda.so` "
+        "at build time; install `cuda-compat-X-Y` only where forward compatibility is meant.",
+        bad_example="/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15  (from libnvidia-compute-550)",
+        good_example="/usr/local/cuda-12.4/compat/libcuda.so.550.54.15  (cuda-compat-12-4)\n"
+        "/usr/local/cuda/lib64/stubs/libcuda.so  (link-time stub)",
+        limits="Not reported: the link-time stubs (any `stubs/` directory), the forward-"
+        "compatibility libraries of NVIDIA's cuda-compat package (`/usr/local/cuda*/compat/`, "
+        "NGC's `compat/lib.real/`) and of conda-forge's (`$PREFIX/cuda-compat/`), empty files "
+        "(what a build under the NVIDIA runtime leaves where the host's were mounted), symbolic "
+        "links alone, and files whose name carries no driver version: Jetson's "
+        "`tegra/libcuda.so.1.1`, a stub copied to `libcuda.so.1`. Only the final filesystem is "
+        "judged: libraries a later layer deletes are waste (GSI702), not this.",
     ),
     Rule(
         id=INEFFICIENT,

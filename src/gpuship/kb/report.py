@@ -65,7 +65,7 @@ def torch(version: str) -> Report:
 
     release = torch_release(version)
     variants = tuple(
-        R.TorchVariant(
+        R.TorchWheel(
             name=v.name,
             cuda=str(v.cuda),
             channel=v.channel,
@@ -89,7 +89,7 @@ def torch(version: str) -> Report:
     default = release.pypi_default or "unknown"
     return Report(
         command=COMMAND,
-        result=R.TorchRelease(
+        result=R.TorchWheels(
             torch=str(release.version),
             pypi_default=release.pypi_default,
             pypi_default_source=release.pypi_default_source,
@@ -121,7 +121,7 @@ def gpu(name: str) -> Report:
     cc = model.compute_capability
     return Report(
         command=COMMAND,
-        result=R.GpuModel(
+        result=R.GpuCapability(
             name=name,
             model=model.name,
             compute_capability=str(cc),
@@ -171,7 +171,7 @@ def show() -> Report:
         )
     return Report(
         command=COMMAND,
-        result=R.KnowledgeBase(
+        result=R.KnowledgeSummary(
             schema_version=kb.schema_version,
             updated=kb.updated,
             cuda_releases=tuple(r[0] for r in cuda_rows),
@@ -202,7 +202,7 @@ def check_require(env: Mapping[str, str], host: HostFacts) -> Report:
     report.result = R.RequireCheck(
         satisfied=outcome.satisfied,
         disabled=outcome.disabled,
-        requirements=tuple(R.Requirement(r.variable, r.expression) for r in outcome.requirements),
+        requirements=outcome.requirements,
         host=R.Host(host.driver, host.cuda, tuple(R.HostGpu(g.brand, g.arch) for g in host.gpus)),
         failure=None
         if failure is None
@@ -212,9 +212,7 @@ def check_require(env: Mapping[str, str], host: HostFacts) -> Report:
             gpu_index=failure.gpu_index,
             condition=failure.condition,
             message=failure.message,
-            failed_factors=tuple(
-                R.FailedFactor(f.factor, f.actual) for f in failure.failed_factors
-            ),
+            failed_factors=failure.failed_factors,
         ),
     )
     rows = tuple((r.variable, r.expression) for r in outcome.requirements)

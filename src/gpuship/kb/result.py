@@ -1,8 +1,17 @@
-"""The kb stage's results (`gpuship kb SUBCOMMAND`): one type per sub-command."""
+"""The kb stage's results (`gpuship kb SUBCOMMAND`): one type per sub-command.
+
+What the knowledge base holds as plain text is published as the `cuda` types themselves (a
+requirement, a failed factor); where those hold parsed values (versions, compute
+capabilities) or more than a lookup answers, the answer has a type of its own here, named for
+what it says and published under the name the schema has always given it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from gpuship.cuda.require import FailedFactor, Requirement
 
 
 @dataclass(frozen=True)
@@ -18,8 +27,10 @@ class DriverFor:
 
 
 @dataclass(frozen=True)
-class TorchVariant:
+class TorchWheel:
     """One CUDA wheel variant of a torch release."""
+
+    PUBLISHED_NAME: ClassVar[str] = "TorchVariant"
 
     name: str
     cuda: str
@@ -31,20 +42,24 @@ class TorchVariant:
 
 
 @dataclass(frozen=True)
-class TorchRelease:
+class TorchWheels:
     """`kb torch VERSION`: its CUDA variants, and the one plain `pip install torch` gets."""
+
+    PUBLISHED_NAME: ClassVar[str] = "TorchRelease"
 
     torch: str
     pypi_default: str | None
     pypi_default_source: str | None
     complete: bool  # every CUDA variant of the release is known (else: others may exist)
-    variants: tuple[TorchVariant, ...]
+    variants: tuple[TorchWheel, ...]
     source: str
 
 
 @dataclass(frozen=True)
-class GpuModel:
+class GpuCapability:
     """`kb gpu NAME`: a GPU model's compute capability."""
+
+    PUBLISHED_NAME: ClassVar[str] = "GpuModel"
 
     name: str
     model: str
@@ -55,22 +70,16 @@ class GpuModel:
 
 
 @dataclass(frozen=True)
-class KnowledgeBase:
+class KnowledgeSummary:
     """`kb show`: what the knowledge base holds."""
+
+    PUBLISHED_NAME: ClassVar[str] = "KnowledgeBase"
 
     schema_version: int
     updated: str
     cuda_releases: tuple[str, ...]
     torch_releases: tuple[str, ...]
     gpus: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One NVIDIA_REQUIRE_* variable."""
-
-    variable: str
-    expression: str
 
 
 @dataclass(frozen=True)
@@ -88,14 +97,6 @@ class Host:
     driver: str | None
     cuda: str | None
     gpus: tuple[HostGpu, ...]
-
-
-@dataclass(frozen=True)
-class FailedFactor:
-    """A factor of the failing condition, and the host's value for it."""
-
-    factor: str
-    actual: str | None
 
 
 @dataclass(frozen=True)
@@ -121,4 +122,4 @@ class RequireCheck:
     failure: Failure | None
 
 
-KbResult = DriverFor | TorchRelease | GpuModel | KnowledgeBase | RequireCheck
+KbResult = DriverFor | TorchWheels | GpuCapability | KnowledgeSummary | RequireCheck

@@ -24,6 +24,7 @@ from gpuship.lint.analysis import Analysis
 from gpuship.lint.checks import (
     cache,
     cuda,
+    driverlibs,
     layers,
     meta,
     pinning,
@@ -50,6 +51,7 @@ CHECKS: tuple[Callable[[Analysis], Iterator[Hit]], ...] = (
     cache.check,
     toolchain.check,
     cuda.check,
+    driverlibs.check,
     layers.check,
     security.check,
 )

@@ -710,6 +710,50 @@ RULES: tuple[Rule, ...] = (
         + _BRANCHES,
     ),
     Rule(
+        id="GSL512",
+        name="driver-libraries-installed",
+        category="cuda",
+        severity=E,
+        summary="The NVIDIA driver's user-space libraries (libcuda, libnvidia-ml...) are "
+        "installed into the image.",
+        rationale="A GPU container gets these libraries from its host: the NVIDIA Container "
+        "Toolkit injects the host driver's copies when the container starts, because they must "
+        "match the host's kernel module exactly. An image that installs its own (apt "
+        "`libnvidia-compute-550`, `nvidia-driver-550`, `nvidia-utils-550`, `cuda-drivers`, "
+        "Debian's `libcuda1`, NVIDIA's RHEL `nvidia-driver-cuda-libs`, or the "
+        "`NVIDIA-Linux-x86_64-*.run` installer, also with `--no-kernel-module`) is tied to that "
+        "driver version: on a host with another driver two drivers' libraries sit side by side, "
+        "`libcuda.so.1` may resolve to the image's, and CUDA fails with 'Failed to initialize "
+        "NVML: Driver/library version mismatch' (CUDA error 803, 'system has unsupported display "
+        "driver / cuda driver combination'), or the toolkit cannot mount over them and the "
+        "container does not start ('file exists'). Which packages ship driver libraries is "
+        "gpuship's sourced list (their file lists and dependencies), never guessed from a name: "
+        "`nvidia-container-toolkit`, `libnvidia-container*`, the `cuda-compat-X-Y` package and "
+        "the CUDA wheels on PyPI are not driver libraries.",
+        fix="Remove the package (or the installer) and let the runtime inject the host's "
+        "libraries (`docker run --gpus`, CDI). To link against libcuda at build time use the "
+        "stub `/usr/local/cuda/lib64/stubs/libcuda.so`; to run a newer CUDA on an older driver "
+        "branch install `cuda-compat-X-Y` (forward compatibility, data-center GPUs only).",
+        bad_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN apt-get update && apt-get install -y --no-install-recommends \\\n"
+        "      nvidia-utils-550 libnvidia-compute-550",
+        good_example="FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "# nvidia-smi and libcuda come from the host at `docker run --gpus all`",
+        limits="Read from apt/apt-get/aptitude and dnf/yum/microdnf installs (and `dnf module "
+        "install nvidia-driver:...`) of the packages gpuship lists, with a branch held in a "
+        "build ARG, in the image's stages and ONBUILD triggers; a package an apt or dnf "
+        "`remove`/`purge` of a later command removes again is not reported. Not judged: "
+        "zypper (SUSE's `nvidia-compute-G06`), `.deb`/`.rpm` files installed by path, "
+        "a `cuda`/`cuda-X-Y`/`cuda-runtime-X-Y` metapackage of NVIDIA's repository, "
+        "Debian/Ubuntu's `nvidia-cuda-toolkit` (it ships nvcc, but its nvidia-cuda-dev depends "
+        "on `libcuda1 | ...` and so brings libcuda1 where nothing else provides it: what it "
+        "brings depends on the image), the CUDA runfile (`cuda_*_linux.run`) without "
+        "`--driver`, and installer scripts downloaded at build time (ollama's install.sh "
+        "installs cuda-drivers). conda cannot install the driver and no pip wheel ships it. "
+        "`gpuship inspect` (GSI506) finds the libraries in the built image whichever way they "
+        "came." + _TRIGGERS,
+    ),
+    Rule(
         id="GSL601",
         name="dependencies-after-source-copy",
         category="layer-order",

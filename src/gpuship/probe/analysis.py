@@ -77,7 +77,7 @@ class QueueAndStart:
 
 
 @dataclass(frozen=True)
-class ImageResult:
+class ImageFigures:
     """Everything measured about one image over its trials."""
 
     role: str
@@ -97,9 +97,9 @@ class ImageResult:
         return bool(self.per_trial)
 
 
-def image_result(
+def image_figures(
     role: str, trials: Sequence[Trial], steps: Sequence[Step], config: ProbeConfig
-) -> ImageResult:
+) -> ImageFigures:
     """Pool the trials of one image (`trials` all have this role)."""
     slo = config.slo
     ran = [trial for trial in trials if trial.start_failure is None]
@@ -118,7 +118,7 @@ def image_result(
     fractions = [s.used_bytes / s.total_bytes for s in samples if s.total_bytes]
     processes = [s.process_bytes for s in samples if s.process_bytes is not None]
     errors = [trial.gpu_error for trial in ran if trial.gpu_error]
-    return ImageResult(
+    return ImageFigures(
         role=role,
         image=trials[0].image,
         steps=pooled if ran else (),

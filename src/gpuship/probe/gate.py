@@ -13,13 +13,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from gpuship.probe import rules
-from gpuship.probe.analysis import ImageResult
+from gpuship.probe.analysis import ImageFigures
 from gpuship.probe.config import CompareConfig, ProbeConfig, SloConfig
 from gpuship.probe.metrics import StepMetrics
 from gpuship.probe.stats import Estimate, paired_ratio
 
 
-class Status(str, enum.Enum):
+class GateStatus(str, enum.Enum):
     OK = "ok"
     NOTE = "note"
     WARN = "warn"
@@ -27,11 +27,11 @@ class Status(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Check:
+class GateCheck:
     """One judgement: the rule, its status, what it is about and why."""
 
     rule: str
-    status: Status
+    status: GateStatus
     subject: str
     message: str
 
@@ -48,15 +48,15 @@ class Comparison:
 
 
 def judge(
-    candidate: ImageResult, stable: ImageResult | None, config: ProbeConfig
-) -> tuple[list[Check], list[Comparison]]:
+    candidate: ImageFigures, stable: ImageFigures | None, config: ProbeConfig
+) -> tuple[list[GateCheck], list[Comparison]]:
     """Every check on the candidate, and the comparisons with stable."""
     checks = list(_start(candidate))
     if not candidate.measured:
         return checks, []
     behind = _behind_steps(candidate, config.max_lag_ms)
     checks += [
-        Check(rules.GENERATOR_BEHIND, Status.WARN, f"step {name}", message)
+        GateCheck(rules.GENERATOR_BEHIND, GateStatus.WARN, f"step {name}", message)
         for name, message in behind.items()
     ]
     for step in candidate.steps:
@@ -73,20 +73,20 @@ def judge(
     return checks, comparisons
 
 
-def verdict(checks: Sequence[Check]) -> Status:
+def verdict(checks: Sequence[GateCheck]) -> GateStatus:
     """fail if any check failed, else warn if any warned, else ok."""
-    for status in (Status.FAIL, Status.WARN):
+    for status in (GateStatus.FAIL, GateStatus.WARN):
         if any(check.status is status for check in checks):
             return status
-    return Status.OK
+    return GateStatus.OK
 
 
-def _start(result: ImageResult) -> Iterator[Check]:
+def _start(result: ImageFigures) -> Iterator[GateCheck]:
     for failure in result.start_failures:
-        yield Check(rules.NOT_READY, Status.FAIL, result.role, failure)
+        yield GateCheck(rules.NOT_READY, GateStatus.FAIL, result.role, failure)
 
 
-def _behind_steps(result: ImageResult, max_lag_ms: float) -> dict[str, str]:
+def _behind_steps(result: ImageFigures, max_lag_ms: float) -> dict[str, str]:
     behind: dict[str, str] = {}
     for trial in result.per_trial:
         for step in trial:
@@ -107,13 +107,13 @@ def _interval(estimate: Estimate) -> str:
     return f"95% CI {_ms(estimate.low)}..{_ms(estimate.high)}"
 
 
-def _slo_checks(step: StepMetrics, slo: SloConfig, behind: bool) -> Iterator[Check]:
+def _slo_checks(step: StepMetrics, slo: SloConfig, behind: bool) -> Iterator[GateCheck]:
     subject = f"step {step.name}"
     if step.error_rate > slo.error_rate:
         kinds = ", ".join(f"{kind} x{n}" for kind, n in step.error_kinds)
-        yield Check(
+        yield GateCheck(
             rules.ERROR_RATE,
-            Status.FAIL,
+            GateStatus.FAIL,
             subject,
             f"{step.error_rate:.1%} of {step.count} requests failed (SLO {slo.error_rate:.1%}): "
             f"{kinds}",
@@ -133,70 +133,72 @@ def _slo_checks(step: StepMetrics, slo: SloConfig, behind: bool) -> Iterator[Che
 
 def _limit_check(
     rule: str, subject: str, label: str, estimate: Estimate | None, limit_ms: float
-) -> Check:
+) -> GateCheck:
     if estimate is None:
-        return Check(rule, Status.WARN, subject, f"{label}: unknown, no successful request")
+        return GateCheck(rule, GateStatus.WARN, subject, f"{label}: unknown, no successful request")
     value = estimate.value * 1000
     if value > limit_ms:
-        return Check(
+        return GateCheck(
             rule,
-            Status.FAIL,
+            GateStatus.FAIL,
             subject,
             f"{label} {value:.1f} ms > SLO {limit_ms:g} ms ({_interval(estimate)})",
         )
     if estimate.high is None:
-        return Check(
+        return GateCheck(
             rule,
-            Status.WARN,
+            GateStatus.WARN,
             subject,
             f"{label} {value:.1f} ms is within the SLO but unknown at 95%: too few requests "
             "for an upper bound; lengthen the step",
         )
-    return Check(rule, Status.OK, subject, f"{label} {value:.1f} ms <= {limit_ms:g} ms")
+    return GateCheck(rule, GateStatus.OK, subject, f"{label} {value:.1f} ms <= {limit_ms:g} ms")
 
 
-def _throughput(last: StepMetrics, slo: SloConfig) -> Iterator[Check]:
+def _throughput(last: StepMetrics, slo: SloConfig) -> Iterator[GateCheck]:
     if slo.min_throughput_rps is None:
         return
     ok = last.throughput >= slo.min_throughput_rps
-    yield Check(
+    yield GateCheck(
         rules.THROUGHPUT,
-        Status.OK if ok else Status.FAIL,
+        GateStatus.OK if ok else GateStatus.FAIL,
         f"step {last.name}",
         f"{last.throughput:.1f} successful requests/s "
         f"({'>=' if ok else '<'} {slo.min_throughput_rps:g})",
     )
 
 
-def _gpu_memory(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
+def _gpu_memory(result: ImageFigures, slo: SloConfig) -> Iterator[GateCheck]:
     if result.gpu_error:
-        yield Check(
-            rules.GPU_UNKNOWN, Status.WARN, "GPU", f"GPU readings unknown: {result.gpu_error}"
+        yield GateCheck(
+            rules.GPU_UNKNOWN, GateStatus.WARN, "GPU", f"GPU readings unknown: {result.gpu_error}"
         )
     if slo.max_gpu_memory_fraction is None:
         return
     peak = result.peak_memory_fraction
     if peak is None:
-        yield Check(rules.GPU_MEMORY, Status.WARN, "GPU", "peak GPU memory unknown (no readings)")
+        yield GateCheck(
+            rules.GPU_MEMORY, GateStatus.WARN, "GPU", "peak GPU memory unknown (no readings)"
+        )
         return
     ok = peak <= slo.max_gpu_memory_fraction
-    yield Check(
+    yield GateCheck(
         rules.GPU_MEMORY,
-        Status.OK if ok else Status.FAIL,
+        GateStatus.OK if ok else GateStatus.FAIL,
         "GPU",
         f"peak GPU memory {peak:.1%} of total ({'<=' if ok else '>'} "
         f"{slo.max_gpu_memory_fraction:.0%})",
     )
 
 
-def _server_queue(result: ImageResult, config: ProbeConfig) -> Iterator[Check]:
+def _server_queue(result: ImageFigures, config: ProbeConfig) -> Iterator[GateCheck]:
     queue = result.queue
     limit = config.slo.server_queue_max
     asked = config.metrics_url is not None or config.queue_metric is not None
     if queue.server_unknown and asked:
-        yield Check(
+        yield GateCheck(
             rules.SERVER_METRICS,
-            Status.WARN,
+            GateStatus.WARN,
             "server queue",
             f"the server's queue is unknown: {queue.server_unknown}",
         )
@@ -205,51 +207,56 @@ def _server_queue(result: ImageResult, config: ProbeConfig) -> Iterator[Check]:
     if queue.server_peak is None:
         why = queue.server_unknown or "not read"
         message = f"server queue unknown ({why}); set probe.metrics-url or probe.queue-metric"
-        yield Check(rules.SERVER_QUEUE, Status.WARN, "server queue", message)
+        yield GateCheck(rules.SERVER_QUEUE, GateStatus.WARN, "server queue", message)
         return
     ok = queue.server_peak <= limit
-    yield Check(
+    yield GateCheck(
         rules.SERVER_QUEUE,
-        Status.OK if ok else Status.FAIL,
+        GateStatus.OK if ok else GateStatus.FAIL,
         "server queue",
         f"{queue.server_metric} peaked at {queue.server_peak:g} during the load steps "
         f"({'<=' if ok else '>'} {limit:g})",
     )
 
 
-def _cold_start(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
+def _cold_start(result: ImageFigures, slo: SloConfig) -> Iterator[GateCheck]:
     limit = slo.cold_start_max_s
     if limit is None:
         return
     seconds = result.queue.cold_start
     if seconds is None:
         why = result.queue.cold_start_failure or "not measured"
-        yield Check(rules.COLD_START, Status.WARN, "cold start", f"cold start unknown: {why}")
+        yield GateCheck(
+            rules.COLD_START, GateStatus.WARN, "cold start", f"cold start unknown: {why}"
+        )
         return
     ok = seconds <= limit
     load = result.queue.model_load
     loaded = "" if load is None else f"; the model loaded in {load:.1f} s"
-    yield Check(
+    yield GateCheck(
         rules.COLD_START,
-        Status.OK if ok else Status.FAIL,
+        GateStatus.OK if ok else GateStatus.FAIL,
         "cold start",
         f"first successful response {seconds:.2f} s after docker start "
         f"({'<=' if ok else '>'} {limit:g} s){loaded}",
     )
 
 
-def _overload(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
+def _overload(result: ImageFigures, slo: SloConfig) -> Iterator[GateCheck]:
     for index, event in enumerate(result.overloads):
         subject = f"shortage, trial {index + 1}"
         if event.behaviour == "crashed":
-            yield Check(
-                rules.OOM_CRASH, Status.FAIL, subject, f"the service crashed: {event.detail}"
+            yield GateCheck(
+                rules.OOM_CRASH, GateStatus.FAIL, subject, f"the service crashed: {event.detail}"
             )
         elif event.behaviour == "errors":
-            yield Check(rules.OVERLOAD_ERRORS, Status.WARN, subject, event.detail)
+            yield GateCheck(rules.OVERLOAD_ERRORS, GateStatus.WARN, subject, event.detail)
         else:
-            yield Check(
-                rules.OVERLOAD_BEHAVIOUR, Status.NOTE, subject, f"{event.behaviour}: {event.detail}"
+            yield GateCheck(
+                rules.OVERLOAD_BEHAVIOUR,
+                GateStatus.NOTE,
+                subject,
+                f"{event.behaviour}: {event.detail}",
             )
         if slo.must_recover and not event.recovered:
             detail = (
@@ -257,16 +264,20 @@ def _overload(result: ImageResult, slo: SloConfig) -> Iterator[Check]:
                 if event.recovery
                 else "no recovery step ran"
             )
-            yield Check(rules.NOT_RECOVERED, Status.FAIL, subject, f"did not recover: {detail}")
+            yield GateCheck(
+                rules.NOT_RECOVERED, GateStatus.FAIL, subject, f"did not recover: {detail}"
+            )
 
 
 def _compare(
-    candidate: ImageResult, stable: ImageResult, config: CompareConfig, behind: set[str]
-) -> tuple[list[Check], list[Comparison]]:
+    candidate: ImageFigures, stable: ImageFigures, config: CompareConfig, behind: set[str]
+) -> tuple[list[GateCheck], list[Comparison]]:
     if not stable.measured:
         why = "; ".join(stable.start_failures) or "no trial ran"
-        return [Check(rules.NO_COMPARISON, Status.WARN, "stable", f"not compared: {why}")], []
-    checks: list[Check] = []
+        return [
+            GateCheck(rules.NO_COMPARISON, GateStatus.WARN, "stable", f"not compared: {why}")
+        ], []
+    checks: list[GateCheck] = []
     comparisons: list[Comparison] = []
     trials = min(len(candidate.per_trial), len(stable.per_trial))
     for index, step in enumerate(candidate.steps):
@@ -282,7 +293,7 @@ def _compare(
 
 
 def _comparison(
-    candidate: ImageResult, stable: ImageResult, index: int, figure: str, trials: int
+    candidate: ImageFigures, stable: ImageFigures, index: int, figure: str, trials: int
 ) -> Comparison | None:
     ours = [t[index].figure(figure) for t in candidate.per_trial[:trials]]
     theirs = [t[index].figure(figure) for t in stable.per_trial[:trials]]
@@ -316,7 +327,7 @@ def _single_run_ratio(
     return Estimate(ratio.value, low, high)
 
 
-def _regression_check(found: Comparison, threshold: float, trials: int) -> Check:
+def _regression_check(found: Comparison, threshold: float, trials: int) -> GateCheck:
     subject = f"step {found.step} {found.figure}"
     ratio = found.ratio
     limit = 1 + threshold
@@ -330,12 +341,12 @@ def _regression_check(found: Comparison, threshold: float, trials: int) -> Check
         f"x{ratio.value:.2f} ({noise})"
     )
     if ratio.low is not None and ratio.low > limit:
-        return Check(rules.REGRESSION, Status.FAIL, subject, f"{said} > x{limit:.2f}")
+        return GateCheck(rules.REGRESSION, GateStatus.FAIL, subject, f"{said} > x{limit:.2f}")
     if ratio.value > limit:
-        return Check(
+        return GateCheck(
             rules.REGRESSION_UNCERTAIN,
-            Status.WARN,
+            GateStatus.WARN,
             subject,
             f"{said}: worse than x{limit:.2f} is not certain at 95%",
         )
-    return Check(rules.REGRESSION, Status.OK, subject, said)
+    return GateCheck(rules.REGRESSION, GateStatus.OK, subject, said)

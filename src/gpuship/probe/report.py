@@ -9,8 +9,8 @@ from gpuship.http.load import Sample
 from gpuship.http.metrics import ServerTrace
 from gpuship.nvml.sampler import GpuSample
 from gpuship.probe import result as R
-from gpuship.probe.analysis import ImageResult, QueueAndStart
-from gpuship.probe.gate import Check, Comparison, Status, verdict
+from gpuship.probe.analysis import ImageFigures, QueueAndStart
+from gpuship.probe.gate import Comparison, GateCheck, GateStatus, verdict
 from gpuship.probe.metrics import StepMetrics
 from gpuship.probe.queue import ClientQueue
 from gpuship.probe.rules import RULES
@@ -19,7 +19,11 @@ from gpuship.probe.stats import Estimate
 from gpuship.report import Chart, Finding, Report, Series, Severity, Table
 from gpuship.report.catalog import rules_by_id
 
-_SEVERITY = {Status.FAIL: Severity.ERROR, Status.WARN: Severity.WARNING, Status.NOTE: Severity.NOTE}
+_SEVERITY = {
+    GateStatus.FAIL: Severity.ERROR,
+    GateStatus.WARN: Severity.WARNING,
+    GateStatus.NOTE: Severity.NOTE,
+}
 SAMPLE_FIELDS = (
     "step",
     "intended_ms",
@@ -50,21 +54,23 @@ _CHART_POINTS = 60
 
 def probe_report(
     command: str,
-    results: Sequence[ImageResult],
-    checks: Sequence[Check],
+    results: Sequence[ImageFigures],
+    checks: Sequence[GateCheck],
     comparisons: Sequence[Comparison],
     trials: Sequence[Trial],
 ) -> Report:
     """The report of a probe; `results[0]` is the candidate."""
     status = verdict(checks)
-    reason = next((f"{c.subject}: {c.message}" for c in checks if c.status is Status.FAIL), "")
+    reason = next((f"{c.subject}: {c.message}" for c in checks if c.status is GateStatus.FAIL), "")
     if not reason:
-        reason = next((f"{c.subject}: {c.message}" for c in checks if c.status is Status.WARN), "")
+        reason = next(
+            (f"{c.subject}: {c.message}" for c in checks if c.status is GateStatus.WARN), ""
+        )
     candidate = results[0]
     headline = {
-        Status.OK: f"{candidate.image} passed the probe",
-        Status.WARN: f"{candidate.image} passed the probe, with warnings",
-        Status.FAIL: f"{candidate.image} failed the probe: {reason}",
+        GateStatus.OK: f"{candidate.image} passed the probe",
+        GateStatus.WARN: f"{candidate.image} passed the probe, with warnings",
+        GateStatus.FAIL: f"{candidate.image} failed the probe: {reason}",
     }[status]
     return Report(
         command=command,
@@ -75,7 +81,7 @@ def probe_report(
             images=tuple(_image(r) for r in results),
             comparisons=tuple(_comparison(c) for c in comparisons),
             checks=tuple(
-                R.CheckResult(c.rule, c.status.value, c.subject, c.message) for c in checks
+                R.GateCheckResult(c.rule, c.status.value, c.subject, c.message) for c in checks
             ),
             trials=tuple(_trial(t) for t in trials),
         ),
@@ -83,13 +89,13 @@ def probe_report(
         tables=_tables(results, checks, comparisons),
         charts=_charts(results, trials),
         outputs=_outputs(status, reason, candidate, comparisons),
-        failed=status is Status.FAIL,
+        failed=status is GateStatus.FAIL,
         headline=headline,
         subject=candidate.image,
     )
 
 
-def _finding(check: Check) -> Finding | None:
+def _finding(check: GateCheck) -> Finding | None:
     severity = _SEVERITY.get(check.status)
     if severity is None:
         return None
@@ -127,7 +133,7 @@ def _step_row(role: str, step: StepMetrics) -> tuple[str, ...]:
 
 
 def _tables(
-    results: Sequence[ImageResult], checks: Sequence[Check], comparisons: Sequence[Comparison]
+    results: Sequence[ImageFigures], checks: Sequence[GateCheck], comparisons: Sequence[Comparison]
 ) -> list[Table]:
     steps = [
         _step_row(result.role, step)
@@ -217,7 +223,7 @@ def _tables(
     return tables
 
 
-def _queue_table(results: Sequence[ImageResult]) -> Table:
+def _queue_table(results: Sequence[ImageFigures]) -> Table:
     return Table(
         title="Cold start and queues (queues: their peak during the load steps)",
         headers=(
@@ -251,7 +257,7 @@ def _queue_cells(queue: QueueAndStart) -> tuple[str, ...]:
     )
 
 
-def _slowest_table(results: Sequence[ImageResult]) -> Table:
+def _slowest_table(results: Sequence[ImageFigures]) -> Table:
     return Table(
         title="Slowest requests of the load steps (start: seconds into the trial's load)",
         headers=("image", "trial", "step", "start (s)", "latency (ms)", "outcome"),
@@ -276,7 +282,7 @@ def _outcome(status: int, error: str) -> str:
     return f"status {status}" if error == "status" else error
 
 
-def _charts(results: Sequence[ImageResult], trials: Sequence[Trial]) -> list[Chart]:
+def _charts(results: Sequence[ImageFigures], trials: Sequence[Trial]) -> list[Chart]:
     charts = []
     measured = [r for r in results if r.steps]
     if measured:
@@ -390,7 +396,7 @@ def _memory_chart(trials: Sequence[Trial]) -> Chart | None:
 
 
 def _outputs(
-    status: Status, reason: str, candidate: ImageResult, comparisons: Sequence[Comparison]
+    status: GateStatus, reason: str, candidate: ImageFigures, comparisons: Sequence[Comparison]
 ) -> dict[str, str]:
     last = candidate.steps[-1] if candidate.steps else None
     p99 = last.latency.get("p99") if last else None
@@ -419,7 +425,7 @@ def _outputs(
     }
 
 
-def _image(result: ImageResult) -> R.ProbedImage:
+def _image(result: ImageFigures) -> R.ProbedImage:
     return R.ProbedImage(
         role=result.role,
         image=result.image,

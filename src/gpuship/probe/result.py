@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,10 @@ class ComparisonResult:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class GateCheckResult:
     """One gate check."""
+
+    PUBLISHED_NAME: ClassVar[str] = "CheckResult"
 
     rule: str
     status: str  # ok | note | warn | fail
@@ -254,7 +256,7 @@ class ProbeResult:
     reason: str
     images: tuple[ProbedImage, ...]
     comparisons: tuple[ComparisonResult, ...]
-    checks: tuple[CheckResult, ...]
+    checks: tuple[GateCheckResult, ...]
     trials: tuple[TrialResult, ...]
 
 

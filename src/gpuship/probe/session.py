@@ -16,9 +16,9 @@ from gpuship.http.metrics import scraping
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.nvml.sampler import sampling
 from gpuship.probe import rules
-from gpuship.probe.analysis import image_result
+from gpuship.probe.analysis import image_figures
 from gpuship.probe.config import ProbeConfig, TargetConfig
-from gpuship.probe.gate import Check, Status, judge
+from gpuship.probe.gate import GateCheck, GateStatus, judge
 from gpuship.probe.report import probe_report
 from gpuship.probe.requests import SHORTAGE_FIELD, load_requests
 from gpuship.probe.run import Running, Workload, load_steps, run_trials
@@ -71,7 +71,7 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
         load_steps=load_steps(config),
         series_points=request.limits.probe_series_max_points,
     )
-    checks: list[Check] = []
+    checks: list[GateCheck] = []
     images = [(CANDIDATE, request.candidate)]
     with contextlib.ExitStack() as stack:
         if request.url is not None:
@@ -84,13 +84,15 @@ def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
                 if missing is None:
                     images.append((STABLE, request.stable))
                 else:
-                    checks.append(Check(rules.NO_COMPARISON, Status.WARN, "stable", missing))
+                    checks.append(
+                        GateCheck(rules.NO_COMPARISON, GateStatus.WARN, "stable", missing)
+                    )
         scrape = _scraper(config, request.limits)
         trials = run_trials(
             images, config, workload, launch, _sampler(config), scrape, _drive(config), progress
         )
     results = [
-        image_result(role, [t for t in trials if t.role == role], workload.load_steps, config)
+        image_figures(role, [t for t in trials if t.role == role], workload.load_steps, config)
         for role, _ in images
     ]
     stable = results[1] if len(results) > 1 else None

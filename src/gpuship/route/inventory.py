@@ -128,7 +128,7 @@ def _read_or_why(client: RegistryClient, repo: Repository, tag: str) -> Inventor
 
 
 @dataclass(frozen=True)
-class Published:
+class PublishedEntry:
     """What `publish_audit` did."""
 
     tag: str
@@ -153,7 +153,7 @@ def publish_audit(
     repo: Repository,
     audit: HostAudit,
     previous: InventoryEntry | None,
-) -> Published:
+) -> PublishedEntry:
     """Store `audit` as this runner's entry, replacing `previous` (read before by the caller).
 
     On failure the error says what the registry holds: the previous entry untouched when the
@@ -176,7 +176,7 @@ def publish_audit(
         raise _publish_error(
             repo, tag, error, "the entry may or may not hold the new audit; publish again"
         ) from None
-    return Published(tag, digest, previous)
+    return PublishedEntry(tag, digest, previous)
 
 
 def _publish_error(repo: Repository, tag: str, error: GpushipError, state: str) -> GpushipError:

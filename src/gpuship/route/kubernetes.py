@@ -34,7 +34,7 @@ from gpuship.compat.regions import (
     MINORS,
     Capabilities,
     Region,
-    Span,
+    VersionRange,
     device_needs,
     passing_regions,
 )
@@ -126,7 +126,7 @@ def region_terms(region: Region) -> list[Term]:
     ]
 
 
-def span_terms(span: Span, keys: Sequence[str], *, blank_last: bool = False) -> list[Term]:
+def span_terms(span: VersionRange, keys: Sequence[str], *, blank_last: bool = False) -> list[Term]:
     """Alternatives meaning low <= version < high, compared part by part on integer labels
     `keys`. With `blank_last`, the last label may be empty and then reads as 0 (GFD's
     revision of a two-part driver, which the verdict compares as `.0`)."""

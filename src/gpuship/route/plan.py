@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Status
+from gpuship.compat.checks.driver import native_driver
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.hosts import gpu_named
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.compat.verdict import Status, native_driver
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.cuda.arch import ArchTarget, format_arch_list
 from gpuship.cuda.drivers import cuda_for_driver, dropped_generation, min_driver_for
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
@@ -32,7 +33,7 @@ from gpuship.cuda.version import Version
 from gpuship.errors import UsageError
 from gpuship.labels import LABEL_ARCH_LIST, LABEL_CUDA, LABEL_MIN_DRIVER
 from gpuship.route.config import RouteConfig
-from gpuship.route.routing import Host, ImageToRoute, PoolVerdict, Routing, route_images
+from gpuship.route.routing import FleetHost, ImageToRoute, PoolVerdict, Routing, route_images
 
 ABSENT = "absent"  # an image that exists only after the change (a new CUDA variant)
 UNKNOWN = "unknown"  # a pool with no host (left) to judge
@@ -83,7 +84,7 @@ def _version(text: str, flag: str, what: str) -> Version:
         raise UsageError(f"{flag}: {error}") from None
 
 
-def changed_hosts(hosts: Sequence[Host], change: Change) -> tuple[Host, ...]:
+def changed_hosts(hosts: Sequence[FleetHost], change: Change) -> tuple[FleetHost, ...]:
     """The hosts as the change leaves them; a change that names nothing is a usage error."""
     for pool, _ in change.drivers:
         if not any(pool in host.labels for host in hosts):
@@ -138,12 +139,12 @@ def without_gpus(audit: HostAudit, names: Sequence[str]) -> HostAudit:
     return audit.model_copy(update={"nvml": audit.nvml.model_copy(update={"gpus": gpus})})
 
 
-def retired_hosts(hosts: Sequence[Host], name: str) -> tuple[str, ...]:
+def retired_hosts(hosts: Sequence[FleetHost], name: str) -> tuple[str, ...]:
     """The hosts `--retire name` takes out or takes GPUs from."""
     return tuple(h.name for h in hosts if _named(h, name) or _holds(h.audit, name))
 
 
-def _named(host: Host, name: str) -> bool:
+def _named(host: FleetHost, name: str) -> bool:
     runner = host.audit.runner
     return name in (host.name, runner.hostname, runner.runner_name)
 
@@ -191,8 +192,7 @@ def _rebuilt(needs: ImageGpuNeeds, name: str, cuda: Version) -> ImageGpuNeeds:
     env = {
         k: v for k, v in needs.env.items() if not k.startswith(("CUDA_VERSION", "NVIDIA_REQUIRE"))
     }
-    rebuilt = needs_from_env_and_labels(name, env, labels)
-    return replace(rebuilt, platform=needs.platform)
+    return image_needs(name, env, labels, platform=needs.platform)
 
 
 def _compiles(cuda: Version, target: ArchTarget) -> bool:
@@ -273,7 +273,7 @@ def pool_state(verdict: PoolVerdict) -> PoolState:
 
 
 def plan_change(
-    hosts: Sequence[Host],
+    hosts: Sequence[FleetHost],
     images: Sequence[ImageToRoute],
     change: Change,
     verify: VerifyConfig,
@@ -300,7 +300,7 @@ class Dropped:
     source: str
 
 
-def dropped_generations(hosts: Sequence[Host], change: Change) -> tuple[Dropped, ...]:
+def dropped_generations(hosts: Sequence[FleetHost], change: Change) -> tuple[Dropped, ...]:
     """For each --driver change, the GPU generations its branch drops on the pool's hosts."""
     found: list[Dropped] = []
     for pool, driver in change.drivers:

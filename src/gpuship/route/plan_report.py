@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.driver import native_driver
 from gpuship.compat.hosts import LABEL_SCHEME
-from gpuship.compat.verdict import native_driver
 from gpuship.cuda.version import Version
 from gpuship.errors import UsageError
 from gpuship.report import Finding, Report, Severity, Table
@@ -24,7 +24,7 @@ from gpuship.route.plan import (
     retired_hosts,
 )
 from gpuship.route.plan_result import DroppedGeneration, FleetPlanResult, PlanCell, RolloutStep
-from gpuship.route.routing import Host, fleet_hosts
+from gpuship.route.routing import FleetHost, fleet_hosts
 from gpuship.route.run import ReadNeeds, RouteRequest, Settings, images_to_route
 
 NAME = "fleet"
@@ -58,7 +58,7 @@ def run_plan(
     return plan_report(plan, hosts, checks)
 
 
-def plan_report(plan: FleetPlan, hosts: Sequence[Host], checks: Checks) -> Report:
+def plan_report(plan: FleetPlan, hosts: Sequence[FleetHost], checks: Checks) -> Report:
     """The plan as a report; failed when a released image loses every host or a driver branch
     drops GPUs of the fleet."""
     cells = tuple(
@@ -100,7 +100,7 @@ def _dropped(found: Dropped) -> DroppedGeneration:
     )
 
 
-def rollout(plan: FleetPlan, hosts: Sequence[Host], checks: Checks) -> tuple[RolloutStep, ...]:
+def rollout(plan: FleetPlan, hosts: Sequence[FleetHost], checks: Checks) -> tuple[RolloutStep, ...]:
     """Pilot host, rest of the pool, next pool; new CUDA variants built before the driver steps
     when the fleet already runs them, after when they need the new drivers; retired hosts last,
     once their images run elsewhere."""
@@ -165,7 +165,7 @@ def _build_step(plan: FleetPlan, checks: Checks) -> tuple[str, tuple[str, ...], 
     )
 
 
-def _needs_new_drivers(plan: FleetPlan, hosts: Sequence[Host]) -> bool:
+def _needs_new_drivers(plan: FleetPlan, hosts: Sequence[FleetHost]) -> bool:
     """Some new variant needs a driver newer than every host's before the change."""
     newest = max((Version.parse(h.audit.nvml.driver_version) for h in hosts), default=None)
     before = set(plan.images_before)

@@ -9,7 +9,7 @@ from gpuship.report import Finding, Severity, Table
 from gpuship.route import result as R
 from gpuship.route import rules
 from gpuship.route.config import RouteConfig
-from gpuship.route.routing import ImageRoute, Routing
+from gpuship.route.routing import RoutedImage, Routing
 
 NAME = "route"
 
@@ -90,7 +90,7 @@ def _some(names: list[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-def _unroutable(route: ImageRoute) -> Finding:
+def _unroutable(route: RoutedImage) -> Finding:
     reasons = "; ".join(f"{p.pool}: {p.reason()}" for p in route.pools) or "no pools"
     return Finding(
         rule=rules.UNROUTABLE,
@@ -129,7 +129,7 @@ def route_tables(routing: Routing) -> list[Table]:
     return [grid, hosts]
 
 
-def _cell(route: ImageRoute, pool: str) -> str:
+def _cell(route: RoutedImage, pool: str) -> str:
     verdict = next(p for p in route.pools if p.pool == pool)
     if verdict.runs:
         return "ok (chosen)" if route.chosen == pool else "ok"

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.needs import ImageGpuNeeds
-from gpuship.compat.verdict import Status, judge, judged_reading
+from gpuship.compat.verdict import judge, judged_reading
 from gpuship.route.config import RouteConfig
 
 # uname -m -> the OCI platform architecture (image-spec config.md `architecture`, GOARCH names).
@@ -36,7 +37,7 @@ def os_arch(platform: str) -> str:
 
 
 @dataclass(frozen=True)
-class Host:
+class FleetHost:
     """One audited runner as routing sees it."""
 
     name: str
@@ -65,7 +66,7 @@ class ImageToRoute:
 class HostVerdict:
     """Whether one host can run the image, and why not."""
 
-    host: Host
+    host: FleetHost
     runs: bool
     reason: str
     status: Status  # the verdict's: ok, warn (runs with caveats) or fail
@@ -77,7 +78,7 @@ class PoolVerdict:
 
     pool: str
     verdicts: tuple[HostVerdict, ...]
-    unknown: tuple[Host, ...]
+    unknown: tuple[FleetHost, ...]
 
     @functools.cached_property  # asked for every image x pool by the report; computed once
     def runs(self) -> bool:
@@ -110,7 +111,7 @@ class PoolVerdict:
 
 
 @dataclass(frozen=True)
-class ImageRoute:
+class RoutedImage:
     """Where one image can go."""
 
     image: ImageToRoute
@@ -131,22 +132,22 @@ class Routing:
     """The whole answer: every image's route, and what is wrong with the inventory."""
 
     pools: tuple[str, ...]
-    hosts: tuple[Host, ...]
-    routes: tuple[ImageRoute, ...]
+    hosts: tuple[FleetHost, ...]
+    routes: tuple[RoutedImage, ...]
     missing_pools: tuple[str, ...]
 
     @property
-    def stale_hosts(self) -> tuple[Host, ...]:
+    def stale_hosts(self) -> tuple[FleetHost, ...]:
         return tuple(h for h in self.hosts if h.stale)
 
     @property
-    def unroutable(self) -> tuple[ImageRoute, ...]:
+    def unroutable(self) -> tuple[RoutedImage, ...]:
         return tuple(r for r in self.routes if r.chosen is None)
 
 
 def fleet_hosts(
     audits: Sequence[tuple[HostAudit, datetime]], now: datetime, max_age: timedelta
-) -> tuple[Host, ...]:
+) -> tuple[FleetHost, ...]:
     """Hosts from (audit, time taken) pairs, by name (the inventory's order is its tags'
     hashes); names made unique with the hostname."""
     names = [a.runner.runner_name or a.runner.hostname for a, _ in audits]
@@ -154,11 +155,11 @@ def fleet_hosts(
     for name, (audit, taken) in zip(names, audits, strict=True):
         unique = f"{name} ({audit.runner.hostname})" if names.count(name) > 1 else name
         age = max(now - taken, timedelta(0))
-        hosts.append(Host(name=unique, audit=audit, age=age, stale=age > max_age))
+        hosts.append(FleetHost(name=unique, audit=audit, age=age, stale=age > max_age))
     return tuple(sorted(hosts, key=lambda host: host.name))
 
 
-def pool_names(hosts: Sequence[Host], config: RouteConfig) -> tuple[str, ...]:
+def pool_names(hosts: Sequence[FleetHost], config: RouteConfig) -> tuple[str, ...]:
     """The configured pools in their order, else every label: most hosts first, then by name."""
     if config.pools:
         return tuple(config.pools)
@@ -169,7 +170,9 @@ def pool_names(hosts: Sequence[Host], config: RouteConfig) -> tuple[str, ...]:
     return tuple(sorted(counts, key=lambda label: (-counts[label], label)))
 
 
-def host_verdict(host: Host, image: ImageToRoute, config: VerifyConfig) -> tuple[bool, str, Status]:
+def host_verdict(
+    host: FleetHost, image: ImageToRoute, config: VerifyConfig
+) -> tuple[bool, str, Status]:
     """The verify verdict for this host, once the image has a build for the host's platform:
     whether it runs, why not (or its caveat), and its status."""
     needs = image.needs.get(host.platform)
@@ -181,7 +184,7 @@ def host_verdict(host: Host, image: ImageToRoute, config: VerifyConfig) -> tuple
 
 
 def route_images(
-    hosts: Sequence[Host],
+    hosts: Sequence[FleetHost],
     images: Sequence[ImageToRoute],
     verify_config: VerifyConfig,
     route_config: RouteConfig,
@@ -210,7 +213,7 @@ def route_images(
             )
             for pool in pools
         )
-        routes.append(ImageRoute(image, pool_verdicts))
+        routes.append(RoutedImage(image, pool_verdicts))
     present = {label for host in hosts for label in host.labels}
     return Routing(
         pools=pools,

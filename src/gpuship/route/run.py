@@ -16,12 +16,13 @@ from typing import Any
 
 from gpuship.compat import rule_ids
 from gpuship.compat.cell import CellSpec, cell_needs, image_cell_id, read_matrix
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.floor import DriverFloor
 from gpuship.compat.hosts import RULES as HOST_RULES
 from gpuship.compat.hosts import NamedHost, host_problems
 from gpuship.compat.needs import ImageGpuNeeds
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.errors import InputError, UsageError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.platforms import PlatformMissing

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.fleet import Fleet
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.rule_ids import HOST_LAGS, LABEL_LIES
-from gpuship.compat.verdict import Check, Status, Verdict
+from gpuship.compat.verdict import Verdict
 from gpuship.files import write_atomically
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id

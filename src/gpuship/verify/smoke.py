@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuship.compat.verdict import Check, Status
+from gpuship.compat.checks.base import Check, Status
 from gpuship.docker.engine import Container, Engine, EngineRefused, GpuRequest, ImageMissing
 from gpuship.errors import DockerUnavailable
 from gpuship.verify import rules

@@ -1,4 +1,5 @@
-"""The verify stage's view of an image, and the lint hook, against the real registry."""
+"""What the image stage reads for an image's needs, and the lint hook, against the real
+registry."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 
 from bed.oci import make_image, push, write_docker_archive
 from bed.registry import Registry
+from gpuship.compat.needs import image_needs
 from gpuship.cuda.drivers import min_driver_for
 from gpuship.errors import InputError
 from gpuship.image import rules
 from gpuship.image.config import ImageStageConfig
-from gpuship.image.needs import read_image_needs
+from gpuship.image.needs import read_image
 from gpuship.image.run import inspect_and_judge
 from gpuship.registry.access import RegistryAccess
 from gpuship.report.result import to_json
@@ -41,25 +43,28 @@ def gpu_image(nvcc_library: Path) -> object:
 
 def test_deep_needs_read_from_the_registry(gpu_image: object, registry: Registry) -> None:
     push(registry.url, "image/needs", gpu_image, tag="v1")  # type: ignore[arg-type]
-    needs = read_image_needs(registry.ref("image/needs", "v1"))
-    assert needs.deep
-    assert needs.manifest_digest == gpu_image.digest  # type: ignore[attr-defined]
-    assert needs.effective_cuda == "12.6"
-    assert needs.min_driver == str(min_driver_for("12.6"))
-    assert needs.sass_archs == {"sm_75", "sm_80", "sm_90"}
-    assert needs.ptx_archs == {"compute_90"}
-    assert [lib.path for lib in needs.gpu_libraries] == [f"{SITE}/torch/lib/libtorch_cuda.so"]
-    assert needs.has_cuda_compat
-    assert needs.labels["io.gpuship.cuda"] == "12.4"
+    reading = read_image(registry.ref("image/needs", "v1"))
+    assert reading.scan is not None
+    assert reading.manifest_digest == gpu_image.digest  # type: ignore[attr-defined]
+    libraries = dict(reading.scan.libraries)
+    assert list(libraries) == [f"{SITE}/torch/lib/libtorch_cuda.so"]
+    assert set(*libraries.values()) == {"sm_75", "sm_80", "sm_90", "compute_90"}
+    assert reading.scan.has_cuda_compat
+    assert reading.labels["io.gpuship.cuda"] == "12.4"
+    needs = image_needs(reading.reference, reading.env, reading.labels, reading.scan)
+    assert needs.content_cuda is not None
+    assert needs.content_cuda.effective == "12.6"
+    assert needs.content_cuda.min_driver == str(min_driver_for("12.6"))
+    assert (needs.cuda, needs.cuda_source) == ("12.4", "label io.gpuship.cuda")
 
 
 def test_shallow_needs_read_only_the_config(gpu_image: object, registry: Registry) -> None:
     push(registry.url, "image/needs-shallow", gpu_image, tag="v1")  # type: ignore[arg-type]
-    needs = read_image_needs(registry.ref("image/needs-shallow", "v1"), deep=False)
-    assert not needs.deep
-    assert needs.effective_cuda == "12.4"  # from CUDA_VERSION only
-    assert needs.env["CUDA_VERSION"] == "12.4.1"
-    assert needs.gpu_libraries == ()
+    reading = read_image(registry.ref("image/needs-shallow", "v1"), deep=False)
+    assert reading.scan is None
+    assert reading.env["CUDA_VERSION"] == "12.4.1"
+    needs = image_needs(reading.reference, reading.env, reading.labels, reading.scan)
+    assert needs.content_cuda is None and needs.library_targets == ()
 
 
 def test_judgement_returns_findings_and_rules(gpu_image: object, tmp_path: Path) -> None:
@@ -85,7 +90,7 @@ def test_archive_errors_are_clear(tmp_path: Path) -> None:
     with tarfile.open(empty, "w"):
         pass
     with pytest.raises(InputError, match=r"manifest\.json"):
-        read_image_needs(f"docker-archive:{empty}", deep=False)
+        read_image(f"docker-archive:{empty}", deep=False)
     with pytest.raises(InputError, match="no OCI layout"):
         open_source(f"oci:{tmp_path}/missing:tag")
 

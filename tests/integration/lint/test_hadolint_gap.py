@@ -89,6 +89,8 @@ def test_hadolint_cannot_parse_python_heredoc() -> None:
         ("torch-in-requirements-file", {"GSL502"}),  # cu126 torch from requirements.txt
         ("cudnn-apt-other-cuda", {"GSL509"}),  # cuDNN for CUDA 12.2 on a 12.3 base
         ("torch-cudnn-runtime-size", {"GSL503"}),  # 2.6 GB of CUDA wheels twice
+        # Issue #33: nvidia-utils for a health check brings libnvidia-compute into the image.
+        ("nvidia-utils-healthcheck", {"GSL512"}),
     ],
 )
 def test_hadolint_sees_only_apt_pins_where_gpuship_finds_cuda_problems(

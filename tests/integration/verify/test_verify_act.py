@@ -12,7 +12,7 @@ from bed import hosts
 from bed.act import ActRunner
 from bed.oci import make_image, push
 from bed.registry import Registry
-from unit.verify.require_values import IMAGES
+from unit.compat.require_values import IMAGES
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from bed import faults, hosts
 from bed.nvcc import build_gpu_library
 from bed.oci import make_image, push
 from bed.registry import Registry
-from unit.verify.require_values import IMAGES
+from unit.compat.require_values import IMAGES
 
 pytestmark = pytest.mark.integration
 

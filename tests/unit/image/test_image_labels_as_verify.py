@@ -20,8 +20,8 @@ import pytest
 from bed.oci import make_image, write_oci_layout
 from gpuship.cli.main import main
 from gpuship.cuda.arch import parse_arch_list
+from gpuship.image.coverage import sm_targets
 from gpuship.image.needs import labels_lack_needs
-from gpuship.image.requirement import sm_targets
 
 AUDIT = Path(__file__).resolve().parents[2] / "data/gpu-readings/NVIDIA-H200-580.159.04.audit.json"
 ARCH = "io.gpuship.arch-list"
@@ -116,7 +116,7 @@ def test_verify_and_inspect_read_the_labels_alike(
     ("labels", "lack"),
     [
         ({CUDA: "12.4", ARCH: "9.0"}, False),
-        ({CUDA: "", ARCH: "9.0"}, True),  # an empty label states nothing, as labelled_needs says
+        ({CUDA: "", ARCH: "9.0"}, True),  # an empty label states nothing, as compat.needs says
         ({CUDA: "12.4", ARCH: ""}, True),
         ({ARCH: "9.0"}, True),
     ],

@@ -204,3 +204,55 @@ def test_sharded_weights_are_one_finding_and_hub_caches_are_not_repeated() -> No
     hub_findings = [f.message for f in judgement.findings if f.rule == rules.HUB_CACHE]
     assert len(hub_findings) == 1 and "huggingface" in hub_findings[0]
     assert len(judgement.result.weights) == 4  # the result still lists every file
+
+
+def test_driver_libraries_are_an_error_at_their_layer_but_stubs_and_compat_are_not() -> None:
+    """Issue #33: libnvidia-compute-550's files in layer 1; the toolkit's stubs, cuda-compat's
+    libraries, conda-forge's cuda-compat and an empty leftover of a build under the NVIDIA
+    runtime in layer 0 are not driver libraries."""
+    lib = "usr/lib/x86_64-linux-gnu"
+    base = _scan(
+        0,
+        {
+            "usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so": 60_000,
+            "usr/local/cuda-12.4/compat/libcuda.so.550.54.15": 30 * MIB,
+            "usr/local/cuda-12.4/compat/libnvidia-ptxjitcompiler.so.550.54.15": 20 * MIB,
+            "opt/conda/cuda-compat/libcuda.so.550.54.15": 30 * MIB,
+            f"{lib}/libnvidia-ml.so.535.161.08": 0,
+        },
+    )
+    driver = _scan(
+        1,
+        {
+            f"{lib}/libcuda.so.550.54.15": 30 * MIB,
+            f"{lib}/libnvidia-ml.so.550.54.15": 2 * MIB,
+            f"{lib}/libnvidia-ptxjitcompiler.so.550.54.15": 20 * MIB,
+            f"{lib}/libnvidia-nvvm.so.550.54.15": 40 * MIB,
+            f"{lib}/libcudart.so.12.4.127": MIB,
+        },
+    )
+    scans = [base, driver]
+    judgement = judge(
+        analyze(_image(scans, {}, {}), scans),
+        ImageStageConfig(required_labels=[]),
+        DockerfileLines("Dockerfile", (2, 5)),
+    )
+    found = [f for f in judgement.findings if f.rule == rules.DRIVER_LIBRARIES]
+    assert [(f.severity.value, f.location.line if f.location else None) for f in found] == [
+        ("error", 5)
+    ]
+    assert found[0].message.startswith(
+        f"NVIDIA driver 550.54.15 user-space libraries in layer 1: /{lib}/libcuda.so.550.54.15, "
+        f"/{lib}/libnvidia-ml.so.550.54.15, /{lib}/libnvidia-nvvm.so.550.54.15 and 1 more."
+    )
+    assert rules.DRIVER_LIBRARIES in judgement.rules
+
+
+def test_driver_libraries_a_later_layer_deletes_are_not_in_the_image() -> None:
+    lib = "usr/lib/x86_64-linux-gnu"
+    scans = [
+        _scan(0, {f"{lib}/libcuda.so.550.54.15": 30 * MIB}),
+        _scan(1, {f"{lib}/.wh.libcuda.so.550.54.15": 0}),
+    ]
+    judgement = judge(analyze(_image(scans, {}, {}), scans), ImageStageConfig(required_labels=[]))
+    assert rules.DRIVER_LIBRARIES not in {f.rule for f in judgement.findings}

@@ -205,6 +205,13 @@ BAD = [
         [(2, 32)],
     ),
     (
+        "GSL512",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN apt-get install -y --no-install-recommends libnvidia-compute-550\n",
+        {},
+        [(2, 48)],
+    ),
+    (
         "GSL601",
         "FROM python:3.12\nCOPY . /app\nRUN pip install --no-cache-dir -r /app/requirements.txt\n",
         {"requirements.txt": "numpy==1.26.4\n"},
@@ -579,6 +586,13 @@ GOOD = [
         "GSL702",
         "FROM python:3.12\nRUN wget -q https://example.com/pkg-1.0-py3-none-any.whl "
         "&& pip install --no-cache-dir pkg-1.0-py3-none-any.whl && rm pkg-*.whl\n",
+        {},
+    ),
+    (
+        "GSL512",
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        "RUN apt-get install -y --no-install-recommends nvidia-container-toolkit "
+        "cuda-compat-12-4\n",
         {},
     ),
     ("GSL703", "FROM python:3.12\nCOPY --chown=10001 . /app\n", {"serve.py": ""}),

@@ -7,9 +7,9 @@ import random
 from probe_builders import CRASHED, gpu_sample, latencies, sample, trial
 
 from gpuship.probe import rules
-from gpuship.probe.analysis import image_result
+from gpuship.probe.analysis import image_figures
 from gpuship.probe.config import ProbeConfig
-from gpuship.probe.gate import Status, judge, verdict
+from gpuship.probe.gate import GateStatus, judge, verdict
 from gpuship.probe.report import probe_report
 from gpuship.probe.schedule import Step
 from gpuship.report.result import to_json
@@ -31,8 +31,8 @@ def tailed(rng: random.Random, n: int = 500) -> list[float]:
 
 
 def results(candidate_trials, stable_trials, probe_config):  # type: ignore[no-untyped-def]
-    cand = image_result("candidate", candidate_trials, STEPS, probe_config)
-    stab = image_result("stable", stable_trials, STEPS, probe_config) if stable_trials else None
+    cand = image_figures("candidate", candidate_trials, STEPS, probe_config)
+    stab = image_figures("stable", stable_trials, STEPS, probe_config) if stable_trials else None
     return cand, stab
 
 
@@ -48,9 +48,9 @@ def test_a_tail_regression_fails_while_the_mean_does_not() -> None:
     by_figure = {c.figure: c for c in comparisons}
     assert by_figure["p99"].ratio.low is not None and by_figure["p99"].ratio.low > 3
     assert by_figure["mean"].ratio.low is not None and by_figure["mean"].ratio.low < 1.1
-    failed = [c for c in checks if c.status is Status.FAIL]
+    failed = [c for c in checks if c.status is GateStatus.FAIL]
     assert [(c.rule, c.subject) for c in failed] == [(rules.REGRESSION, "step 50/s p99")]
-    assert verdict(checks) is Status.FAIL
+    assert verdict(checks) is GateStatus.FAIL
 
 
 def test_the_same_image_twice_is_not_a_regression() -> None:
@@ -64,8 +64,8 @@ def test_the_same_image_twice_is_not_a_regression() -> None:
     checks, _ = judge(cand, stab, probe)
     compared = [c for c in checks if c.rule == rules.REGRESSION]
     # p99 only: TTFT exists for streamed answers.
-    assert len(compared) == 1 and all(c.status is Status.OK for c in compared), compared
-    assert not any(c.status is Status.FAIL for c in checks)
+    assert len(compared) == 1 and all(c.status is GateStatus.OK for c in compared), compared
+    assert not any(c.status is GateStatus.FAIL for c in checks)
 
 
 def test_a_noisy_single_trial_says_uncertain_instead_of_failing() -> None:
@@ -78,7 +78,7 @@ def test_a_noisy_single_trial_says_uncertain_instead_of_failing() -> None:
     )
     checks, _ = judge(cand, stab, probe)
     (p99,) = [c for c in checks if c.subject == "step 50/s p99"]
-    assert p99.rule == rules.REGRESSION_UNCERTAIN and p99.status is Status.WARN
+    assert p99.rule == rules.REGRESSION_UNCERTAIN and p99.status is GateStatus.WARN
 
 
 def test_slo_breaches_fail_with_the_figure_and_its_interval() -> None:
@@ -88,7 +88,7 @@ def test_slo_breaches_fail_with_the_figure_and_its_interval() -> None:
     ]
     cand, _ = results([trial("candidate", 0, load, STEPS)], [], probe)
     checks, _ = judge(cand, None, probe)
-    failed = {c.rule: c.message for c in checks if c.status is Status.FAIL}
+    failed = {c.rule: c.message for c in checks if c.status is GateStatus.FAIL}
     assert failed[rules.LATENCY_SLO].startswith("p99 latency 80.0 ms > SLO 50 ms (95% CI")
     assert failed[rules.ERROR_RATE].startswith("2.0% of 510 requests failed")
     assert "status 500 x10" in failed[rules.ERROR_RATE]
@@ -101,7 +101,7 @@ def test_a_late_generator_leaves_latency_unjudged_and_says_so() -> None:
     checks, _ = judge(cand, None, probe)
     assert {c.rule for c in checks} == {rules.GENERATOR_BEHIND, rules.GPU_UNKNOWN}
     (behind,) = [c for c in checks if c.rule == rules.GENERATOR_BEHIND]
-    assert behind.status is Status.WARN and "20.0 ms late" in behind.message
+    assert behind.status is GateStatus.WARN and "20.0 ms late" in behind.message
 
 
 def test_an_oom_crash_under_shortage_fails_twice_crash_and_no_recovery() -> None:
@@ -119,7 +119,7 @@ def test_an_oom_crash_under_shortage_fails_twice_crash_and_no_recovery() -> None
     )
     cand, _ = results([crashed], [], probe)
     checks, _ = judge(cand, None, probe)
-    failed = {c.rule: c.message for c in checks if c.status is Status.FAIL}
+    failed = {c.rule: c.message for c in checks if c.status is GateStatus.FAIL}
     assert "exited 1" in failed[rules.OOM_CRASH]
     assert "CUDA out of memory" in failed[rules.OOM_CRASH]
     assert "100% of recovery requests failed" in failed[rules.NOT_RECOVERED]
@@ -138,8 +138,8 @@ def test_clean_shedding_is_a_note_and_recovery_passes() -> None:
     cand, _ = results([shed], [], probe)
     checks, _ = judge(cand, None, probe)
     (note,) = [c for c in checks if c.rule == rules.OVERLOAD_BEHAVIOUR]
-    assert note.status is Status.NOTE and note.message == "shed: rejected 20 of 25 requests"
-    assert not any(c.status is Status.FAIL for c in checks)
+    assert note.status is GateStatus.NOTE and note.message == "shed: rejected 20 of 25 requests"
+    assert not any(c.status is GateStatus.FAIL for c in checks)
 
 
 def test_gpu_memory_headroom_is_judged_on_the_load_phase_only() -> None:
@@ -152,7 +152,7 @@ def test_gpu_memory_headroom_is_judged_on_the_load_phase_only() -> None:
     assert cand.peak_memory_fraction == 0.7
     checks, _ = judge(cand, None, probe)
     (memory,) = [c for c in checks if c.rule == rules.GPU_MEMORY]
-    assert memory.status is Status.OK
+    assert memory.status is GateStatus.OK
 
 
 def test_report_outputs_tables_and_charts() -> None:
@@ -164,8 +164,8 @@ def test_report_outputs_tables_and_charts() -> None:
         trial("candidate", 1, latencies(tailed(rng)), STEPS),
         trial("stable", 1, latencies(steady(rng)), STEPS),
     ]
-    cand = image_result("candidate", trials[0::2], STEPS, probe)
-    stab = image_result("stable", trials[1::2], STEPS, probe)
+    cand = image_figures("candidate", trials[0::2], STEPS, probe)
+    stab = image_figures("stable", trials[1::2], STEPS, probe)
     checks, comparisons = judge(cand, stab, probe)
     report = probe_report("probe", [cand, stab], checks, comparisons, trials)
     assert report.failed and report.outputs["verdict"] == "fail"

@@ -12,9 +12,9 @@ from probe_builders import latencies, sample, trial
 from gpuship.http.load import LoadResult, Sample
 from gpuship.http.metrics import ServerTrace
 from gpuship.probe import rules
-from gpuship.probe.analysis import image_result
+from gpuship.probe.analysis import image_figures
 from gpuship.probe.config import ProbeConfig
-from gpuship.probe.gate import Status, judge
+from gpuship.probe.gate import GateStatus, judge
 from gpuship.probe.queue import client_queue
 from gpuship.probe.report import probe_report
 from gpuship.probe.run import LOAD, FirstResponse, Trial
@@ -87,7 +87,7 @@ def test_the_slowest_requests_with_their_trial_step_and_start() -> None:
     second = [sample(0.500, step=0, at=3.0, status=503, error="status")]
     second += [sample(0.020, step=1, at=11.0)]
     trials = [trial("candidate", 0, first, steps), trial("candidate", 1, second, steps)]
-    result = image_result("candidate", trials, steps, ProbeConfig(slowest_requests=2))
+    result = image_figures("candidate", trials, steps, ProbeConfig(slowest_requests=2))
     slowest = result.queue.slowest
     assert [(s.trial, s.step, s.start) for s in slowest] == [(1, "10/s", 12.5), (2, "5/s", 3.0)]
     assert [s.latency for s in slowest] == pytest.approx([0.9, 0.5])
@@ -158,8 +158,8 @@ def probed(probe: ProbeConfig, **trial_fields: object) -> list[Trial]:
     return [replace(base, **trial_fields)]  # type: ignore[arg-type]
 
 
-def checks_of(probe: ProbeConfig, trials: list[Trial]) -> dict[str, tuple[Status, str]]:
-    result = image_result("candidate", trials, STEPS, probe)
+def checks_of(probe: ProbeConfig, trials: list[Trial]) -> dict[str, tuple[GateStatus, str]]:
+    result = image_figures("candidate", trials, STEPS, probe)
     checks, _ = judge(result, None, probe)
     return {c.rule: (c.status, c.message) for c in checks}
 
@@ -169,11 +169,11 @@ def test_the_server_queue_slo_is_judged_on_the_load_steps_peak() -> None:
     # The shortage's 90 is past the SLO, but the SLO is on the load steps.
     ok = checks_of(probe, probed(probe, server=server_trace(4.0)))
     assert ok[rules.SERVER_QUEUE] == (
-        Status.OK,
+        GateStatus.OK,
         "vllm:num_requests_waiting peaked at 4 during the load steps (<= 4)",
     )
     over = checks_of(probe, probed(probe, server=server_trace(4.5)))
-    assert over[rules.SERVER_QUEUE][0] is Status.FAIL
+    assert over[rules.SERVER_QUEUE][0] is GateStatus.FAIL
 
 
 def test_an_unknown_server_queue_warns_and_only_says_so_unasked_when_an_slo_needs_it() -> None:
@@ -182,10 +182,12 @@ def test_an_unknown_server_queue_warns_and_only_says_so_unasked_when_an_slo_need
     assert rules.SERVER_METRICS not in checks_of(quiet, probed(quiet, server=unread))
     assert rules.SERVER_QUEUE not in checks_of(quiet, probed(quiet, server=unread))
     asked = ProbeConfig.model_validate({"queue-metric": "vllm:num_requests_waiting"})
-    assert checks_of(asked, probed(asked, server=unread))[rules.SERVER_METRICS][0] is Status.WARN
+    assert (
+        checks_of(asked, probed(asked, server=unread))[rules.SERVER_METRICS][0] is GateStatus.WARN
+    )
     slo = ProbeConfig.model_validate({"slo": {"server-queue-max": 4}})
     status, message = checks_of(slo, probed(slo, server=server_trace(None)))[rules.SERVER_QUEUE]
-    assert status is Status.WARN
+    assert status is GateStatus.WARN
     assert "exposes none of vllm:num_requests_waiting, tgi_queue_size" in message
 
 
@@ -193,14 +195,14 @@ def test_the_cold_start_slo_uses_the_longest_trial_and_names_the_model_load() ->
     probe = ProbeConfig.model_validate({"slo": {"cold-start-max-s": 30}})
     slow = probed(probe, first_response=FirstResponse(31.5), model_load_s=25.0)
     assert checks_of(probe, slow)[rules.COLD_START] == (
-        Status.FAIL,
+        GateStatus.FAIL,
         "first successful response 31.50 s after docker start (> 30 s); the model loaded in 25.0 s",
     )
     fast = probed(probe, first_response=FirstResponse(12.0))
-    assert checks_of(probe, fast)[rules.COLD_START][0] is Status.OK
+    assert checks_of(probe, fast)[rules.COLD_START][0] is GateStatus.OK
     failed = probed(probe, first_response=FirstResponse(None, "the first request failed: 500"))
     assert checks_of(probe, failed)[rules.COLD_START] == (
-        Status.WARN,
+        GateStatus.WARN,
         "cold start unknown: the first request failed: 500",
     )
 
@@ -210,7 +212,7 @@ def test_the_summary_shows_queues_cold_start_and_the_slowest_requests() -> None:
     trials = probed(
         probe, server=server_trace(3.0), first_response=FirstResponse(4.25), model_load_s=2.5
     )
-    result = image_result("candidate", trials, STEPS, probe)
+    result = image_figures("candidate", trials, STEPS, probe)
     checks, comparisons = judge(result, None, probe)
     report = probe_report("probe", [result], checks, comparisons, trials)
     titles = [table.title for table in report.tables]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuship.cli.main import main
-from unit.verify.verify_builders import H100, audit, gpu
+from unit.compat.compat_builders import H100, audit, gpu
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("GPUSHIP_HYPOTHESIS_EXAMPLES", "60")),

@@ -14,16 +14,17 @@ import pytest
 import yaml
 from k8s_match import admits, gfd_labels
 
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
+from gpuship.compat.verdict import judge
 from gpuship.report.kubernetes import render_arc, render_kubernetes
 from gpuship.report.model import Report
 from gpuship.report.result import to_json
 from gpuship.route.arc import scale_sets
 from gpuship.route.kubernetes import node_selector_terms, parse_toleration, pod_constraints
 from gpuship.route.result import KubernetesOnly
-from unit.verify.verify_builders import A100, H100, L4, audit, gpu
+from unit.compat.compat_builders import A100, H100, L4, audit, gpu
 
 SCHEMA = Path(__file__).parents[2] / "data" / "schemas" / "arc-autoscalingrunnerset-v1alpha1.json"
 # What the chart (templates/autoscalingrunnerset.yaml) puts beside the values gpuship writes.
@@ -34,7 +35,7 @@ CHART_RUNNER = {"name": "runner", "image": "ghcr.io/actions/actions-runner:lates
 def needs(cell: str, cuda: str, arch: str, require: str | None = None) -> ImageGpuNeeds:
     labels = {"io.gpuship.cell": cell, "io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch}
     env = {"NVIDIA_REQUIRE_CUDA": require} if require else {}
-    return needs_from_env_and_labels(cell, env, labels)
+    return image_needs(cell, env, labels)
 
 
 IMAGES = {
@@ -50,8 +51,8 @@ IMAGES = {
 def documents(config: VerifyConfig) -> list[dict[str, Any]]:
     toleration = parse_toleration("nvidia.com/gpu:NoSchedule")
     out = []
-    for name, image_needs in IMAGES.items():
-        terms = node_selector_terms({"linux/amd64": image_needs}, config)
+    for name, gpu_needs in IMAGES.items():
+        terms = node_selector_terms({"linux/amd64": gpu_needs}, config)
         out.append({"image": name, **(pod_constraints(terms, [toleration]) if terms else {})})
     return out
 
@@ -146,8 +147,8 @@ def test_a_name_with_a_line_break_writes_no_keys_of_its_own(brk: str, runnable: 
     name = INJECTION.replace("\n", brk)
     config = VerifyConfig()
     impossible = "cuda>=13.0,cuda<12.0"
-    image_needs = needs("x", "12.4", "9.0", require=None if runnable else impossible)
-    terms = node_selector_terms({"linux/amd64": image_needs}, config)
+    gpu_needs = needs("x", "12.4", "9.0", require=None if runnable else impossible)
+    terms = node_selector_terms({"linux/amd64": gpu_needs}, config)
     docs = ({"image": name, **(pod_constraints(terms, []) if terms else {})},)
     report = Report(
         command="route",

@@ -10,12 +10,12 @@ from datetime import datetime, timezone
 from gpuship.cli.main import main
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.floor import DriverFloor
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.registry.access import RegistryAccess
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, InventoryEntry
 from gpuship.route.run import RouteRequest, Settings, route_over
-from unit.verify.verify_builders import A100, audit, gpu
+from unit.compat.compat_builders import A100, audit, gpu
 
 NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)
 FLOORS = DriverFloor(pools={"gpu-a100-570": "570.86.10"})
@@ -24,7 +24,7 @@ FLOORS = DriverFloor(pools={"gpu-a100-570": "570.86.10"})
 def read_needs(reference: str, platform: str) -> ImageGpuNeeds:
     cuda = reference.rsplit(":", 1)[1]
     labels = {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": "8.0"}
-    return needs_from_env_and_labels(reference, {}, labels)
+    return image_needs(reference, {}, labels)
 
 
 def _fleet() -> Inventory:

@@ -13,7 +13,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.needs import image_needs
 from gpuship.errors import UsageError
 from gpuship.report.kubernetes import render_kubernetes
 from gpuship.report.model import Report
@@ -44,7 +44,7 @@ def _image(cuda: str, arch: str | None) -> object:
     labels = {"io.gpuship.cuda": cuda}
     if arch:
         labels["io.gpuship.arch-list"] = arch
-    return needs_from_env_and_labels(f"app:{cuda}-{arch}", {}, labels)
+    return image_needs(f"app:{cuda}-{arch}", {}, labels)
 
 
 def _fragment(needs: object, config: VerifyConfig, tolerations: list[dict[str, str]]) -> dict:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from k8s_match import admits, gfd_labels
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.container import (
     ContainerReadings,
@@ -32,13 +33,13 @@ from gpuship.compat.container import (
     SystemReading,
     ToolReading,
 )
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.readings import NvmlReadings
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.cuda.drivers import cuda_for_driver
 from gpuship.cuda.knowledge import knowledge_base
 from gpuship.route.kubernetes import node_selector_terms, pod_constraints
-from unit.verify.verify_builders import gpu
+from unit.compat.compat_builders import gpu
 
 MIB = 2**20
 
@@ -138,7 +139,7 @@ def image(
     if min_driver:
         labels["io.gpuship.min-driver"] = min_driver
     name = f"app:{cuda}-{arch}-{min_driver}-{'+'.join(platforms)}-{len(env or {})}"
-    needs = needs_from_env_and_labels(name, dict(env or {}), labels)
+    needs = image_needs(name, dict(env or {}), labels)
     return {platform: needs for platform in platforms}
 
 

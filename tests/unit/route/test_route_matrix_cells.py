@@ -15,7 +15,7 @@ from gpuship.route.config import RouteConfig
 from gpuship.route.kubernetes import node_selector_terms
 from gpuship.route.routing import fleet_hosts, route_images
 from gpuship.route.run import cell_images
-from unit.verify.verify_builders import H100, audit, gpu
+from unit.compat.compat_builders import H100, audit, gpu
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 

@@ -13,7 +13,7 @@ import pytest
 
 from gpuship.cli.main import main
 from json_results import checked
-from unit.verify.verify_builders import A100, T4, audit, gpu
+from unit.compat.compat_builders import A100, T4, audit, gpu
 
 V100 = {"name": "Tesla V100-SXM2-32GB", "brand": "Nvidia", "cc": "7.0", "memory_gib": 32}
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from gpuship.compat.audit import HostAudit
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet, runner_names
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.cuda.version import Version
 from gpuship.registry.access import RegistryAccess
 from gpuship.route.config import RouteConfig
@@ -27,7 +27,7 @@ from gpuship.route.inventory import Inventory, InventoryEntry
 from gpuship.route.plan import Change, plan_change
 from gpuship.route.routing import ImageToRoute, fleet_hosts
 from gpuship.route.run import RouteRequest, Settings, route_over
-from unit.verify.verify_builders import A100, H100, L4, T4, audit, gpu
+from unit.compat.compat_builders import A100, H100, L4, T4, audit, gpu
 
 NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)
 SETTINGS = settings(
@@ -140,8 +140,7 @@ def test_plan_after_equals_route_and_fleet_on_the_changed_fleet(
     if not change.describe():
         return
     needs = {
-        f"app:{i}": needs_from_env_and_labels(f"app:{i}", {}, _labels(c, a))
-        for i, (c, a) in enumerate(used)
+        f"app:{i}": image_needs(f"app:{i}", {}, _labels(c, a)) for i, (c, a) in enumerate(used)
     }
     images = [ImageToRoute(name, {"linux/amd64": n}) for name, n in needs.items()]
     plan = plan_change(
@@ -156,7 +155,7 @@ def test_plan_after_equals_route_and_fleet_on_the_changed_fleet(
     for _, new in change.cuda:
         for i, (c, a) in enumerate(used):
             name = f"app:{i}+cuda{new}"
-            after_needs[name] = needs_from_env_and_labels(name, {}, variant_labels(c, a, str(new)))
+            after_needs[name] = image_needs(name, {}, variant_labels(c, a, str(new)))
     changed = hand_edited(hosts, change)
     if not changed:
         assert plan.losing_every_host == tuple(

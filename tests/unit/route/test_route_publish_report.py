@@ -8,7 +8,7 @@ from gpuship.report import Report
 from gpuship.route.inventory import InventoryEntry
 from gpuship.route.publish import PublishOutcome, publish_report
 from gpuship.route.result import Published, PublishSkipped
-from unit.verify.verify_builders import H100, audit, gpu
+from unit.compat.compat_builders import H100, audit, gpu
 
 FRESH = audit(550, [gpu(**H100)], labels=["gpu-h100"])
 

@@ -9,14 +9,15 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from gpuship.compat.audit import HostAudit, RunnerIdentity
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import needs_from_env_and_labels
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.needs import image_needs
+from gpuship.compat.verdict import judge
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import entry_tag
 from gpuship.route.report import route_findings, route_outputs, route_result
-from gpuship.route.routing import Host, ImageToRoute, fleet_hosts, host_platform, route_images
-from unit.verify.verify_builders import A100, H100, T4, audit, gpu
+from gpuship.route.routing import FleetHost, ImageToRoute, fleet_hosts, host_platform, route_images
+from unit.compat.compat_builders import A100, H100, T4, audit, gpu
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 CONFIG = VerifyConfig(require_gpu_runtime=False, minor_version_compat="error")
@@ -35,7 +36,7 @@ def runner(
 
 
 def image(cuda: str, arch: str, platforms: tuple[str, ...] = ("linux/amd64",)) -> ImageToRoute:
-    needs = needs_from_env_and_labels(
+    needs = image_needs(
         f"app-cu{cuda}", {}, {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch}
     )
     return ImageToRoute(needs.reference, {p: needs for p in platforms})
@@ -52,7 +53,9 @@ FLEET = [
 ]
 
 
-def hosts(audits: list[HostAudit], ages: dict[str, timedelta] | None = None) -> tuple[Host, ...]:
+def hosts(
+    audits: list[HostAudit], ages: dict[str, timedelta] | None = None
+) -> tuple[FleetHost, ...]:
     ages = ages or {}
     pairs = [(a, NOW - ages.get(a.runner.runner_name or "", timedelta(minutes=5))) for a in audits]
     return fleet_hosts(pairs, NOW, RouteConfig().max_age)

@@ -12,7 +12,7 @@ import yaml
 from k8s_match import admits, gfd_labels
 
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.errors import InputError, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS
 from gpuship.platforms import PlatformMissing
@@ -22,7 +22,7 @@ from gpuship.report.kubernetes import render_arc, render_kubernetes
 from gpuship.route.config import RouteConfig
 from gpuship.route.inventory import Inventory, InventoryEntry
 from gpuship.route.run import RouteRequest, Settings, route_over
-from unit.verify.verify_builders import H100, audit, gpu
+from unit.compat.compat_builders import H100, audit, gpu
 
 NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)
 MULTI_ARCH = "registry.example/ml/app:1"  # linux/amd64 and linux/arm64 (GH200)
@@ -36,7 +36,7 @@ def read_needs(reference: str, platform: str) -> ImageGpuNeeds:
         raise PlatformMissing(f"{reference} has no {platform}")
     env = {"NVIDIA_REQUIRE_CUDA": "cuda>=13.0,cuda<12.0"} if reference == IMPOSSIBLE else {}
     labels = {"io.gpuship.cuda": "12.4", "io.gpuship.arch-list": "9.0"}
-    return replace(needs_from_env_and_labels(reference, env, labels), platform=platform)
+    return replace(image_needs(reference, env, labels), platform=platform)
 
 
 def amd64_fleet() -> Inventory:
@@ -94,7 +94,7 @@ def test_an_images_cell_label_that_is_no_cell_id_is_an_input_error() -> None:
     # The label comes from the registry; it names the image in every output, comments included.
     def labelled(reference: str, platform: str) -> ImageGpuNeeds:
         labels = {"io.gpuship.cuda": "12.4", "io.gpuship.cell": "x\ntolerations: []"}
-        return replace(needs_from_env_and_labels(reference, {}, labels), platform=platform)
+        return replace(image_needs(reference, {}, labels), platform=platform)
 
     request = RouteRequest(images=(MULTI_ARCH,), kubernetes=True)
     with pytest.raises(InputError, match=rf"{MULTI_ARCH}: label io\.gpuship\.cell="):

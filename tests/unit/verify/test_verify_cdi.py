@@ -11,12 +11,13 @@ import pytest
 import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
-from verify_builders import A100, audit, gpu
 
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.host.container import parse_cdi_spec, read_cdi_refresh_units
 from gpuship.verify.rules import CDI_SPEC
+from unit.compat.compat_builders import A100, audit, gpu
 
 CDI_DATA = Path(__file__).parents[2] / "data" / "cdi"
 SPEC_550 = CDI_DATA / "nvidia-550.54.15.yaml"

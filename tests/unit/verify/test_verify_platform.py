@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from verify_builders import audit, gpu
 
 from bed.oci import Platform, make_image, make_index, write_oci_layout
 from gpuship import platforms
 from gpuship.cli.main import main
 from gpuship.compat.container import SystemReading
+from unit.compat.compat_builders import audit, gpu
 
 AMD64 = Platform("linux", "amd64")
 ARM64 = Platform("linux", "arm64", "v8")

@@ -11,7 +11,7 @@ from gpuship.errors import UsageError
 from gpuship.report import Report
 
 if TYPE_CHECKING:
-    from gpuship.compat.verdict import Check
+    from gpuship.compat.checks.base import Check
 
 NAME = "verify"
 HELP = "check that this GPU host can run an image (driver, NVIDIA_REQUIRE_*, arch, runtime)"

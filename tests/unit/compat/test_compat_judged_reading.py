@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from gpuship.compat.audit import HostAudit, audit_from_document
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.verdict import judge, judged_reading
-from unit.verify.verify_builders import A100, H100, T4, audit, gpu
+from unit.compat.compat_builders import A100, H100, T4, audit, gpu
 
 READINGS = Path(__file__).parents[2] / "data" / "gpu-readings"
 
@@ -31,9 +31,7 @@ HOSTS = [
     ),
 ]
 IMAGES = [
-    needs_from_env_and_labels(
-        f"app-{cuda}-{arch}", {}, {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch}
-    )
+    image_needs(f"app-{cuda}-{arch}", {}, {"io.gpuship.cuda": cuda, "io.gpuship.arch-list": arch})
     for cuda, arch in (("11.8", "7.5;8.0"), ("12.4", "8.0+PTX"), ("12.8", "9.0"), ("13.0", "10.0"))
 ]
 CONFIGS = [

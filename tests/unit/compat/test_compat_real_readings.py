@@ -13,8 +13,9 @@ import pytest
 from bed.gpu_probe import VARIANTS, build_probes
 from gpuship.compat import rule_ids as rules
 from gpuship.compat.audit import SCHEMA_PATH, load_audit
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.verdict import Status, judge
+from gpuship.compat.verdict import judge
 from gpuship.image.needs import read_gpu_needs
 from gpuship.registry.access import RegistryAccess
 

@@ -5,14 +5,16 @@ compared in whole MiB, as node labels show it."""
 from __future__ import annotations
 
 import pytest
-from verify_builders import A100, H100, audit, gpu, image
+from compat_builders import A100, H100, audit, gpu, image
 
 from gpuship.compat import rule_ids
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Status
+from gpuship.compat.checks.driver import native_driver, stated_min_driver
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet
 from gpuship.compat.readings import NvmlReadings
-from gpuship.compat.verdict import Status, judge, native_driver, stated_min_driver
+from gpuship.compat.verdict import judge
 from gpuship.cuda.version import Version
 
 

@@ -12,7 +12,7 @@ from gpuship.compat.container import (
     SystemReading,
     ToolReading,
 )
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.compat.readings import EccErrors, GpuReading, MigDeviceReading, NvmlReadings
 
 GIB = 2**30
@@ -127,4 +127,4 @@ def image(
     env: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None
 ) -> ImageGpuNeeds:
     """Needs of an image with this env and these labels."""
-    return needs_from_env_and_labels("registry.example/app:1", env or {}, labels or {})
+    return image_needs("registry.example/app:1", env or {}, labels or {})

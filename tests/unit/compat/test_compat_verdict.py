@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from compat_builders import A100, H100, H200, L4, RTX3090, RTX4090, T4, audit, gpu, image
 from require_values import IMAGES, require_cuda
-from verify_builders import A100, H100, H200, L4, RTX3090, RTX4090, T4, audit, gpu, image
 
 from gpuship.compat import rule_ids as rules
 from gpuship.compat.audit import HostAudit
+from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import with_scan
-from gpuship.compat.verdict import Check, Status, Verdict, judge
+from gpuship.compat.needs import ImageScan, image_needs
+from gpuship.compat.verdict import Verdict, judge
 from gpuship.errors import InputError
+from gpuship.image_result import CudaEvidence
 
 DEFAULT = VerifyConfig()
 
@@ -238,15 +240,13 @@ def test_ptx_jit_can_be_made_an_error() -> None:
 def test_deep_scan_judges_each_library_not_the_union() -> None:
     # libtorch has sm_90 but a custom extension only sm_80: the union would say "covered",
     # yet the extension's kernels fail on an H100.
-    scanned = with_scan(
-        image(IMAGES["12.4.1"]),
-        effective_cuda="12.4",
-        libraries=[
-            ("/opt/venv/torch/lib/libtorch_cuda.so", ("sm_80", "sm_90")),
-            ("/opt/app/ext/_kernels.so", ("sm_80",)),
-        ],
-        has_cuda_compat=False,
+    libraries = (
+        ("/opt/venv/torch/lib/libtorch_cuda.so", ("sm_80", "sm_90")),
+        ("/opt/app/ext/_kernels.so", ("sm_80",)),
     )
+    base = CudaEvidence("CUDA_VERSION", "12.4", "env CUDA_VERSION")
+    scan = ImageScan((base,), libraries, has_cuda_compat=False)
+    scanned = image_needs("registry.example/app:1", IMAGES["12.4.1"], {}, scan)
     check = only(judge(one_gpu(550, H100), scanned, DEFAULT), rules.ARCH)
     assert check.status is Status.FAIL
     assert "/opt/app/ext/_kernels.so" in check.message

@@ -1,12 +1,24 @@
-"""Image needs from an image config: labels first, then stock nvidia/cuda variables."""
+"""Image needs from an image config: labels first, then a scan, then stock nvidia/cuda
+variables; the CUDA a scanned content needs against the image's claims."""
 
 from __future__ import annotations
 
 import pytest
 from require_values import IMAGES
 
-from gpuship.compat.needs import env_from_list, needs_from_config, with_scan
+from gpuship.compat.needs import (
+    ImageScan,
+    content_cuda,
+    env_from_list,
+    image_needs,
+    needs_from_config,
+)
+from gpuship.cuda.drivers import min_driver_for
 from gpuship.errors import InputError
+from gpuship.image_result import CudaEvidence
+
+TORCH_128 = CudaEvidence("torch", "12.8", "/site-packages/torch/version.py")
+BASE_124 = CudaEvidence("CUDA_VERSION", "12.4", "env CUDA_VERSION")
 
 
 def config_of(env: dict[str, str], labels: dict[str, str] | None = None) -> dict[str, object]:
@@ -68,19 +80,56 @@ def test_bad_arch_label_is_an_input_error_naming_the_label() -> None:
 
 
 def test_scan_fills_what_labels_lack_but_never_overrides_a_label() -> None:
-    stock = needs_from_config("img", config_of(IMAGES["12.4.1"]))
-    scanned = with_scan(
-        stock,
-        effective_cuda="12.8",
-        libraries=[("/lib/libtorch_cuda.so", ("sm_80", "compute_90"))],
-        has_cuda_compat=True,
-    )
+    library = ("/lib/libtorch_cuda.so", ("sm_80", "compute_90"))
+    scanned = image_needs("img", IMAGES["12.4.1"], {}, ImageScan((TORCH_128,), (library,), True))
     assert (scanned.cuda, scanned.cuda_source) == ("12.8", "image scan (--deep)")
     assert scanned.arch_targets is not None
     assert {str(t) for t in scanned.arch_targets} == {"sm_80", "compute_90"}
     assert scanned.compat_cuda == "12.4"  # the package name still says which compat it is
-    labelled = needs_from_config("img", config_of({}, {"io.gpuship.cuda": "12.4"}))
-    kept = with_scan(labelled, effective_cuda="12.8", libraries=[], has_cuda_compat=True)
+    labels = {"io.gpuship.cuda": "12.4"}
+    kept = image_needs("img", {}, labels, ImageScan((TORCH_128,), (), has_cuda_compat=True))
     assert kept.cuda == "12.4"
     assert kept.arch_targets is None  # no GPU code found: unknown, not "covers nothing"
     assert kept.compat_cuda == "12.4"
+
+
+def test_effective_cuda_is_the_highest_and_weaker_claims_are_flagged() -> None:
+    env = {"CUDA_VERSION": "12.4.1", "NVIDIA_REQUIRE_CUDA": "cuda>=12.4 brand=tesla,driver>=470"}
+    labels = {"io.gpuship.cuda": "12.4", "io.gpuship.min-driver": "550.54.14"}
+    content = content_cuda([BASE_124, TORCH_128], env, labels)
+    assert content.effective == "12.8"
+    assert content.deciding == TORCH_128
+    assert content.min_driver == str(min_driver_for("12.8"))
+    assert sorted(weak.claim.source for weak in content.weak_claims) == [
+        "NVIDIA_REQUIRE_CUDA",
+        "io.gpuship.cuda",
+        "io.gpuship.min-driver",
+    ]
+
+
+def test_claims_matching_the_content_pass() -> None:
+    env = {"NVIDIA_REQUIRE_CUDA": "cuda>=12.8"}
+    labels = {"io.gpuship.min-driver": str(min_driver_for("12.8"))}
+    assert content_cuda([TORCH_128], env, labels).weak_claims == ()
+
+
+def test_cuda_version_alone_is_the_implied_claim() -> None:
+    content = content_cuda([BASE_124, TORCH_128], {"CUDA_VERSION": "12.4.1"}, {})
+    assert [weak.claim.source for weak in content.weak_claims] == ["CUDA_VERSION"]
+
+
+def test_disabled_requirements_are_not_judged() -> None:
+    env = {"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "NVIDIA_DISABLE_REQUIRE": "true"}
+    assert content_cuda([TORCH_128], env, {}).weak_claims == ()
+
+
+def test_unknown_cuda_release_gives_no_driver_and_says_why() -> None:
+    content = content_cuda([CudaEvidence("torch", "99.1", "/x")], {}, {})
+    assert content.effective == "99.1"
+    assert content.min_driver is None
+    assert content.unknown
+
+
+def test_no_cuda_anywhere() -> None:
+    content = content_cuda([], {}, {})
+    assert (content.effective, content.min_driver) == (None, None)

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 from require_values import IMAGES
-from verify_builders import A100, H100, H200, RTX4090, T4, audit, gpu, image
 
 from gpuship.cli.main import main
 from gpuship.compat.cell import cell_needs, matrix_cells
+from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet
-from gpuship.compat.needs import ImageGpuNeeds, needs_from_env_and_labels
-from gpuship.compat.verdict import Status
+from gpuship.compat.needs import ImageGpuNeeds, image_needs
 from gpuship.errors import InputError
 from gpuship.report.result import to_json
 from gpuship.verify.report import fleet_report
@@ -31,7 +31,7 @@ FLEET = [
 
 
 def named(key: str) -> ImageGpuNeeds:
-    return needs_from_env_and_labels(f"cuda:{key}", IMAGES[key], {})
+    return image_needs(f"cuda:{key}", IMAGES[key], {})
 
 
 def test_grid_statuses_follow_the_verdict() -> None:

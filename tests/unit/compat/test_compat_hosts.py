@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from verify_builders import A100, H100, L4, RTX4090, T4, audit, gpu
+from compat_builders import A100, H100, L4, RTX4090, T4, audit, gpu
 
 from gpuship.cli.main import main
 from gpuship.compat.config import VerifyConfig
 from gpuship.compat.fleet import build_fleet
 from gpuship.compat.floor import DriverFloor
 from gpuship.compat.hosts import NamedHost, host_findings
-from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.needs import image_needs
 from gpuship.report import Severity
 from gpuship.verify.report import fleet_report
 
@@ -65,9 +65,7 @@ def test_hosts_at_their_floor_and_hosts_without_one_raise_nothing() -> None:
 def test_one_finding_per_host_not_per_image_and_host() -> None:
     lagging = _host("a100-7", 550, [A100], "gpu-a100-570")
     images = [
-        needs_from_env_and_labels(
-            f"app:{c}", {}, {"io.gpuship.cuda": c, "io.gpuship.arch-list": "8.0"}
-        )
+        image_needs(f"app:{c}", {}, {"io.gpuship.cuda": c, "io.gpuship.arch-list": "8.0"})
         for c in ("12.4", "12.8")
     ]
     fleet = build_fleet([lagging.audit], images, VerifyConfig(driver_floor=FLOORS))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpuship.compat.config import VerifyConfig
-from gpuship.compat.needs import needs_from_env_and_labels
+from gpuship.compat.needs import image_needs
 from gpuship.compat.regions import passing_regions
 from gpuship.errors import EXIT_USAGE, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS
@@ -24,7 +24,7 @@ def hostile(drivers: int, cudas: int) -> dict[str, str]:
 
 def verdicts_needed(env: dict[str, str]) -> int:
     """Read back from the error at a limit of 1 (the message states the count)."""
-    needs = needs_from_env_and_labels(IMAGE, env, {"io.gpuship.arch-list": "9.0"})
+    needs = image_needs(IMAGE, env, {"io.gpuship.arch-list": "9.0"})
     with pytest.raises(LimitExceeded) as caught:
         passing_regions(needs, VerifyConfig(), "linux/amd64", max_verdicts=1)
     return int(str(caught.value).split(" takes ")[1].split()[0])
@@ -32,7 +32,7 @@ def verdicts_needed(env: dict[str, str]) -> int:
 
 def test_at_the_limit_the_image_is_placed_and_past_it_refused_naming_the_image() -> None:
     env = hostile(drivers=6, cudas=3)
-    needs = needs_from_env_and_labels(IMAGE, env, {"io.gpuship.arch-list": "9.0"})
+    needs = image_needs(IMAGE, env, {"io.gpuship.arch-list": "9.0"})
     count = verdicts_needed(env)
     assert passing_regions(needs, VerifyConfig(), "linux/amd64", max_verdicts=count)
     with pytest.raises(LimitExceeded) as caught:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from verify_builders import A100, audit, gpu
+from compat_builders import A100, audit, gpu
 
 from gpuship.compat.audit import SCHEMA_PATH, audit_json_schema, load_audit
 from gpuship.errors import InputError
