@@ -68,3 +68,18 @@ def test_a_floor_that_is_no_driver_version_names_the_field(tmp_path: Path) -> No
     [line] = err.strip().splitlines()
     assert "verify.driver-floor.pools" in line
     assert "pool gpu-a100: invalid driver version 'latest'" in line
+
+
+def test_the_fleet_floor_is_stamped_into_every_cells_labels(tmp_path: Path) -> None:
+    floor = '    default: "570.86.10"\n    pools: {gpu-h100: "580.65.06"}'
+    code, out, _ = _matrix(tmp_path, floor)
+    assert code == 0
+    cells = json.loads(out[: out.rindex("}") + 1])["result"]["include"]
+    assert {c["labels"]["io.gpuship.driver-floor"] for c in cells} == {"570.86.10"}
+
+
+def test_without_a_fleet_floor_no_floor_label_is_written(tmp_path: Path) -> None:
+    code, out, _ = _matrix(tmp_path, '    pools: {gpu-h100: "580.65.06"}')
+    assert code == 0
+    cells = json.loads(out[: out.rindex("}") + 1])["result"]["include"]
+    assert all("io.gpuship.driver-floor" not in c["labels"] for c in cells)

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
     )
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
-    plans = plan_images(project, images, ctx.environ)
     floors = ctx.config.section(VerifyConfig).driver_floor
+    plans = plan_images(project, images, ctx.environ, floors.default)
     return matrix_report(NAME, plans, drop_invalid=args.drop_invalid, floors=floors)
 
 
