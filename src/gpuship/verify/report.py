@@ -105,7 +105,8 @@ def verdict_report(
         rules=rules_by_id(RULES),
         tables=[checks_table, gpu_table(audit), host_table(audit)],
         outputs={"verdict": status.value, "reason": verdict.reason},
-        failed=status is Status.FAIL,
+        # A label the audit contradicts is an error about this host: the verdict fails too.
+        failed=status is Status.FAIL or _any_error(host_findings),
         headline=headline,
     )
 
@@ -197,10 +198,14 @@ def fleet_report(fleet: Fleet, host_findings: Sequence[Finding] = ()) -> Report:
             "exclude": json.dumps(to_json(exclude), separators=(",", ":")),
             "unrunnable-images": json.dumps(to_json(fleet.unrunnable_images)),
         },
-        failed=bool(fleet.unrunnable_images),
+        failed=bool(fleet.unrunnable_images) or _any_error(host_findings),
         headline=f"{ok} of {len(fleet.cells)} image x runner pairs can run; "
         f"{len(fleet.unrunnable_images)} image(s) run nowhere",
     )
+
+
+def _any_error(findings: Sequence[Finding]) -> bool:
+    return any(f.severity is Severity.ERROR for f in findings)
 
 
 def _cell_text(status: str, reason: str) -> str:

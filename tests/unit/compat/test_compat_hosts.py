@@ -144,3 +144,26 @@ def test_verify_and_fleet_name_the_lagging_host_from_gpuship_yaml(
         "runner a100-7 lags pool gpu-a100-550: driver 550.144.03 < floor 570.86.10: "
         "upgrade it or take it out of the pool"
     ]
+
+
+@pytest.mark.parametrize("command", ["verify", "fleet"])
+def test_a_lying_label_fails_the_report_and_the_exit_code_alike(
+    tmp_path: Path, command: str
+) -> None:
+    host = _host("r1", 550, [A100], "gpu-a100-570")
+    audit_file = tmp_path / "r1.json"
+    audit_file.write_text(host.audit.model_dump_json())
+    matrix = tmp_path / "matrix.json"
+    cell = {"id": "c1", "image": "app", "repository": "r.example/app", "tags": ["r.example/app:c1"]}
+    matrix.write_text(json.dumps({"include": [{**cell, "cuda": "12.2", "arch_list": "8.0"}]}))
+    argv = (
+        ["--audit", str(audit_file)]
+        if command == "verify"
+        else [str(audit_file), "--matrix", str(matrix)]
+    )
+    out = io.StringIO()
+    code = main([command, *argv, "--format", "json"], {}, out, io.StringIO())
+    document = json.loads(out.getvalue())
+    assert [f["rule"] for f in document["findings"] if f["severity"] == "error"] == ["GSV404"]
+    assert document["failed"] is True
+    assert code == 1
