@@ -20,6 +20,7 @@ import pytest
 
 from bed.act import ActRunner, snapshot_checkout
 from bed.docker_engine import DOCKERD_BINARY, DockerEngine, run_docker_engine
+from bed.host_root import write_host_root
 from bed.nvml import (
     COMPILER,
     DESCRIPTION_ENV,
@@ -138,8 +139,11 @@ def nvml_host(
     written = itertools.count()
 
     def environment(description: Mapping[str, Any]) -> dict[str, str]:
-        path = write_description(description, directory / f"host-{next(written)}.json")
-        return stub_env(nvml_stub_dir, path, os.environ)
+        number = next(written)
+        path = write_description(description, directory / f"host-{number}.json")
+        # The same host's files (/dev, units, toolkit config) for the readiness checks: ready.
+        root = write_host_root(directory / f"root-{number}", len(description.get("gpus", [])))
+        return stub_env(nvml_stub_dir, path, os.environ) | {"GPUSHIP_VERIFY__HOST_ROOT": str(root)}
 
     return environment
 

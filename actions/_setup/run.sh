@@ -9,7 +9,7 @@ set -uo pipefail
 
 words="$(mktemp)"
 trap 'rm -f "$words"' EXIT
-"$GPUSHIP_VENV_PYTHON" - "$words" <<'PY' || exit 2
+"$GPUSHIP_VENV_PYTHON" -I - "$words" <<'PY' || exit 2
 import os, shlex, sys
 try:
     words = shlex.split(os.environ.get("INPUT_ARGS", ""))

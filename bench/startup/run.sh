@@ -35,3 +35,6 @@ for line in Path("bench/startup/budgets.tsv").read_text().splitlines()[1:]:
     mean, spread = result["mean"] * 1000, result["stddev"] * 1000
     print(f"| `{name}` | {budget} | {mean:.0f} | {spread:.0f} | {'yes' if mean <= float(budget) else 'NO'} |")
 PY
+
+# One Dockerfile beside hadolint and `python -c pass`, in alternating rounds (issue #37).
+bash bench/startup/lint.sh

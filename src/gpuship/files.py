@@ -15,9 +15,19 @@ def write_atomically(path: Path, text: str, what: str = "file") -> None:
     so a reader never sees half a file and a failed write leaves the old one (and no temp
     file). An OSError is an InputError naming the file and `what` it is.
 
-    A symlink is followed (the file it names is replaced, the link kept), and a target that
-    exists but is not a regular file (`/dev/stdout`, `/dev/null`, a FIFO) is written to in
-    place: renaming over it would replace the device or pipe with a plain file."""
+    A symbolic link on the way is refused (InputError, exit 2): a checkout can hold one, so a
+    pull request could point `gpuship.sarif` (or a directory above it, within the working
+    directory) at any file the job may write. Stream names under /dev and /proc
+    (`/dev/stdout`, `/dev/fd/1`) are links the user wrote on purpose, and a target that exists
+    but is not a regular file (those, `/dev/null`, a FIFO) is written to in place: renaming
+    over it would replace the device or pipe with a plain file."""
+    link = _planted_link(Path(os.path.abspath(path)))
+    if link is not None:
+        raise InputError(
+            f"{path}: refusing to write {what} through the symbolic link {link} (to "
+            f"{os.readlink(link)}): a checkout may plant one to overwrite another file; remove "
+            "it or write elsewhere"
+        )
     try:
         existing = _stat_or_none(path)
         if existing is not None and not stat.S_ISREG(existing.st_mode):
@@ -26,6 +36,20 @@ def write_atomically(path: Path, text: str, what: str = "file") -> None:
         _replace(Path(os.path.realpath(path)), text, existing)
     except OSError as exc:
         raise InputError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+
+
+def _planted_link(path: Path) -> Path | None:
+    """The symbolic link `path` goes through, if any: `path` itself (bar /dev and /proc), or a
+    directory between the working directory and it (links above it are the machine's own,
+    such as macOS's /tmp)."""
+    if path.is_symlink() and not path.is_relative_to("/dev") and not path.is_relative_to("/proc"):
+        return path
+    cwd = Path(os.getcwd())
+    if path.is_relative_to(cwd):
+        for parent in reversed(path.parents):
+            if parent.is_relative_to(cwd) and parent != cwd and parent.is_symlink():
+                return parent
+    return None
 
 
 def _stat_or_none(path: Path) -> os.stat_result | None:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from gpuship.redaction import redact_credentials
+
 
 def in_github_actions(environ: Mapping[str, str]) -> bool:
     """True when running as a GitHub Actions step."""
@@ -97,11 +99,23 @@ class LogStream(io.TextIOBase):
 
     def flush(self) -> None:
         with self._lock:
-            if self._held:
-                self._stream.write(neutralise(self._held, line_start=self._line_start))
-                self._line_start = self._held[-1] in "\r\n"
-                self._held = ""
+            self._write_held()
         self._stream.flush()
+
+    def command(self, line: str) -> None:
+        """Write one of gpuship's own workflow commands (`mask`) as it is, on a line of its
+        own: after what is held, and after a line break if a line is under way."""
+        with self._lock:
+            self._write_held()
+            self._stream.write(("" if self._line_start else "\n") + line + "\n")
+            self._line_start = True
+        self._stream.flush()
+
+    def _write_held(self) -> None:
+        if self._held:
+            self._stream.write(neutralise(self._held, line_start=self._line_start))
+            self._line_start = self._held[-1] in "\r\n"
+            self._held = ""
 
     def close(self) -> None:
         # Ends the wrapper only: the stream it writes to is its owner's to close.
@@ -135,12 +149,17 @@ def _undecided_tail(data: str, line_start: bool) -> int:
 def workflow_command(
     name: str, message: str, properties: Mapping[str, object] | None = None
 ) -> str:
-    """`::name key=value,...::message` with every part escaped."""
+    """`::name key=value,...::message` with every part escaped, credentials hidden before
+    (`redact_credentials`: a password holding `:` or `%` is no longer itself once escaped)."""
     props = ",".join(
-        f"{key}={escape_property(str(value))}"
+        f"{key}={escape_property(redact_credentials(str(value)))}"
         for key, value in (properties or {}).items()
         if value is not None
     )
+    return _command(name, redact_credentials(message), props)
+
+
+def _command(name: str, message: str, props: str = "") -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
@@ -156,8 +175,18 @@ SECRET_LINE_VARIABLES = ("GPUSHIP_BUILD_SECRETS",)
 
 
 def mask(value: str) -> str:
-    """The command that makes the runner hide `value` in all later log lines."""
-    return workflow_command("add-mask", value)
+    """The command that makes the runner hide `value` in all later log lines (the value as it
+    is: hidden from the command, it would mask nothing)."""
+    return _command("add-mask", value)
+
+
+def mask_lines(value: str) -> list[str]:
+    """The `add-mask` commands for `value`: the value, and each of its lines when it has
+    several. The runner masks line by line (actions/runner `ActionCommandManager.cs`
+    AddMaskCommandExtension adds each line itself since runner PR #1521; an older runner
+    only the whole value, which a log line never holds), so each line is sent too."""
+    lines = [line.strip() for line in re.split(r"[\r\n]+", value) if line.strip()]
+    return [mask(item) for item in dict.fromkeys([value, *(lines if len(lines) > 1 else [])])]
 
 
 def _json_secrets(text: str) -> list[str]:
@@ -170,13 +199,23 @@ def _json_secrets(text: str) -> list[str]:
     entries = document.get("auths", document) if isinstance(document, dict) else {}
     found: list[str] = []
     for entry in entries.values() if isinstance(entries, dict) else ():
+        if not isinstance(entry, dict):
+            continue
         for key in _SECRET_KEYS:
-            value = entry.get(key) if isinstance(entry, dict) else None
+            value = entry.get(key)
             if isinstance(value, str) and value:
                 found.append(value)
                 if key == "auth":
                     found += _basic_password(value)
+        found += _basic_value(entry.get("username"), entry.get("password"))
     return found
+
+
+def _basic_value(username: object, password: object) -> list[str]:
+    """The base64 of `username:password` a Basic header sends, when both are there."""
+    if not (isinstance(username, str) and isinstance(password, str) and username and password):
+        return []
+    return [base64.b64encode(f"{username}:{password}".encode()).decode()]
 
 
 def _basic_password(auth: str) -> list[str]:
@@ -187,9 +226,11 @@ def _basic_password(auth: str) -> list[str]:
     return [password] if password else []
 
 
-def mask_commands(environ: Mapping[str, str]) -> list[str]:
-    """`add-mask` commands for every credential gpuship may read from `environ`."""
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """Every credential gpuship may read from `environ`, and the Basic value of the
+    username and password it names (`GPUSHIP_REGISTRY_USER`/`_PASSWORD`)."""
     values = [environ[name] for name in SECRET_VARIABLES if environ.get(name)]
+    values += _basic_value(environ.get("GPUSHIP_REGISTRY_USER"), environ.get(SECRET_VARIABLES[0]))
     for name in SECRET_JSON_VARIABLES:
         if environ.get(name):
             values += _json_secrets(environ[name])
@@ -198,7 +239,12 @@ def mask_commands(environ: Mapping[str, str]) -> list[str]:
             value = line.partition("=")[2]
             if value.strip():
                 values.append(value)
-    return [mask(value) for value in dict.fromkeys(values)]
+    return list(dict.fromkeys(values))
+
+
+def mask_commands(environ: Mapping[str, str]) -> list[str]:
+    """`add-mask` commands for every credential gpuship may read from `environ`."""
+    return [command for value in environment_secrets(environ) for command in mask_lines(value)]
 
 
 def format_output(name: str, value: str) -> str:

@@ -185,6 +185,13 @@ def _split_registry(text: str) -> tuple[str, str]:
     return host, rest
 
 
+# Where a registry credential is given instead of inside a reference or host.
+_CREDENTIALS_GO = (
+    "go in GPUSHIP_REGISTRY_USER/GPUSHIP_REGISTRY_PASSWORD, GPUSHIP_REGISTRY_AUTH or "
+    "Docker's config (`docker login`)"
+)
+
+
 def normalise_registry(text: str) -> str:
     """A registry host as image references name it: `ghcr.io`, `127.0.0.1:5000`, `docker.io`.
 
@@ -192,8 +199,15 @@ def normalise_registry(text: str) -> str:
     `https://host:5000`); raises InputError for anything that is not a host.
     """
     host = text.strip().split("://", 1)[-1].split("/", 1)[0].lower()
+    if "@" in host:
+        raise InputError(
+            f"{shown('***@' + host.rpartition('@')[2])} is not a registry host: it holds a user "
+            f"name or password, which {_CREDENTIALS_GO}"
+        )
     if not host or not _HOST_RE.fullmatch(host):
-        raise InputError(f"{text!r} is not a registry host (expected e.g. ghcr.io or host:5000)")
+        raise InputError(
+            f"{shown(text)} is not a registry host (expected e.g. ghcr.io or host:5000)"
+        )
     return DOCKER_HUB if host in _HUB_ALIASES else host
 
 
@@ -203,10 +217,18 @@ def parse_reference(text: str, *, default_tag: str | None = DEFAULT_TAG) -> Refe
     With neither tag nor digest the tag is `default_tag` (None keeps it unset). Raises InputError
     naming the reference and what is wrong with it.
     """
+    head, slash, rest = text.strip().partition("/")
+    if slash and "@" in head:
+        # A registry host holds no "@", and a digest's comes after the last "/": this is
+        # `user:password@host/...` (or `token@host/...`), quoted without what precedes the host.
+        raise InputError(
+            f"invalid image reference {shown('***@' + head.rpartition('@')[2] + '/' + rest)}: "
+            f"it holds a user name or password, which {_CREDENTIALS_GO}"
+        )
     try:
         return _parse(text.strip(), default_tag)
     except ValueError as error:
-        raise InputError(f"invalid image reference {text!r}: {error}") from None
+        raise InputError(f"invalid image reference {shown(text)}: {error}") from None
 
 
 def _parse(text: str, default_tag: str | None) -> Reference:

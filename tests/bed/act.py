@@ -13,7 +13,7 @@ What act needs to run offline here:
 - no GitHub token: `actions/checkout` of the repository itself is skipped by act (the repo is
   copied into the workspace); any other remote action cannot be fetched and fails the run.
 act puts RUNNER_TOOL_CACHE under its action cache dir, which is one dir per test session, so
-the gpuship action's venv is built once per session.
+the gpuship action's locked wheels are downloaded once per session.
 """
 
 from __future__ import annotations

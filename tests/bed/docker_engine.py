@@ -94,19 +94,73 @@ def _clean_up(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def run_docker_engine(log_dir: Path) -> Iterator[DockerEngine]:
+def run_docker_engine(
+    log_dir: Path, daemon_config: dict[str, Any] | None = None, path_dirs: tuple[Path, ...] = ()
+) -> Iterator[DockerEngine]:
     """Run a private dockerd until the context exits, then stop it and remove its state.
 
     The daemon log goes to `log_dir` (pytest's kept temp dir), so it outlives the engine.
+    `daemon_config` is its daemon.json; `path_dirs` go first on its PATH (where dockerd looks
+    for runtimes and the NVIDIA runtime hook).
     """
-    import docker
+    with restartable_docker_engine(log_dir, daemon_config, path_dirs) as restartable:
+        yield restartable.engine
 
+
+class RestartableEngine:
+    """A private dockerd that a test can stop and start again on the same state: the
+    simulated host restart (dockerd brings back the containers whose policy says so)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], root: Path, log_dir: Path) -> None:
+        self._argv, self._env, self._root, self._log_dir = argv, env, root, log_dir
+        self._starts = 0
+        self._service: Any = None
+        self.engine: DockerEngine = self._start()
+
+    def _start(self) -> DockerEngine:
+        import docker
+
+        self._starts += 1
+        log = self._log_dir / (
+            "dockerd.log" if self._starts == 1 else f"dockerd-{self._starts}.log"
+        )
+        self._service = start_service("dockerd", self._argv, log, env=self._env)
+        socket_path = self._root / "docker.sock"
+        self._service.wait_ready(lambda: _pings(socket_path), READY_TIMEOUT_S)
+        host = f"unix://{socket_path}"
+        client = docker.DockerClient(base_url=host, timeout=API_TIMEOUT_S)
+        cli_config = self._root / "cli-config"
+        cli_config.mkdir(exist_ok=True)
+        env = {
+            "DOCKER_HOST": host,
+            # The docker CLI keeps logins here instead of the user's ~/.docker.
+            "DOCKER_CONFIG": str(cli_config),
+            # This Debian CLI has no buildx plugin; the engine's classic builder does the builds.
+            "DOCKER_BUILDKIT": "0",
+        }
+        return DockerEngine(host=host, env=env, client=client, root=self._root, log_path=log)
+
+    def stop(self) -> None:
+        """SIGTERM: dockerd stops its containers and its containerd in order."""
+        self.engine.client.close()
+        self._service.stop(timeout=30.0)
+
+    def restart(self) -> DockerEngine:
+        """Stop dockerd and start it again on the same data root; the new engine."""
+        self.stop()
+        self.engine = self._start()
+        return self.engine
+
+
+@contextlib.contextmanager
+def restartable_docker_engine(
+    log_dir: Path, daemon_config: dict[str, Any] | None = None, path_dirs: tuple[Path, ...] = ()
+) -> Iterator[RestartableEngine]:
+    """Run a private dockerd that can be restarted; stopped and removed when the context exits."""
     root = Path(tempfile.mkdtemp(prefix="gsbed-", dir="/tmp"))
-    socket_path = root / "docker.sock"
-    host = f"unix://{socket_path}"
     daemon_json = root / "daemon.json"
-    # An explicit empty config keeps the host's /etc/docker/daemon.json out of the bed.
-    daemon_json.write_text(json.dumps({}))
+    # An explicit config keeps the host's /etc/docker/daemon.json out of the bed.
+    daemon_json.write_text(json.dumps(daemon_config or {}))
     argv = [
         DOCKERD_BINARY,
         "--config-file",
@@ -117,7 +171,7 @@ def run_docker_engine(log_dir: Path) -> Iterator[DockerEngine]:
         "--ip6tables=false",
         "--bridge=none",
         "-H",
-        host,
+        f"unix://{root / 'docker.sock'}",
         "--data-root",
         str(root / "data"),
         "--exec-root",
@@ -125,24 +179,13 @@ def run_docker_engine(log_dir: Path) -> Iterator[DockerEngine]:
         "--pidfile",
         str(root / "docker.pid"),
     ]
-    service = start_service("dockerd", argv, log_dir / "dockerd.log")
-    client = None
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([*map(str, path_dirs), env.get("PATH", "")])
+    restartable = None
     try:
-        service.wait_ready(lambda: _pings(socket_path), READY_TIMEOUT_S)
-        client = docker.DockerClient(base_url=host, timeout=API_TIMEOUT_S)
-        cli_config = root / "cli-config"
-        cli_config.mkdir()
-        env = {
-            "DOCKER_HOST": host,
-            # The docker CLI keeps logins here instead of the user's ~/.docker.
-            "DOCKER_CONFIG": str(cli_config),
-            # This Debian CLI has no buildx plugin; the engine's classic builder does the builds.
-            "DOCKER_BUILDKIT": "0",
-        }
-        yield DockerEngine(host=host, env=env, client=client, root=root, log_path=service.log_path)
+        restartable = RestartableEngine(argv, env, root, log_dir)
+        yield restartable
     finally:
-        if client is not None:
-            client.close()
-        # SIGTERM lets dockerd stop its containers and its containerd in order.
-        service.stop(timeout=30.0)
+        if restartable is not None:
+            restartable.stop()
         _clean_up(root)

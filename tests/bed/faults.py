@@ -23,6 +23,19 @@ Host header is forwarded as sent, so the registry's Location headers point back 
 | `wrong-digest` | `Docker-Content-Digest` replaced by a digest of other bytes | yes |
 | `gone` | this request and every later one fail: the proxy closes it and stops listening | no |
 | `delay` | the registry's usual answer, `delay_s` seconds late (default 0.4) | yes, late |
+| `echo` | `echo_status` (403) quoting the request's `Authorization`, as `echo_style` says | no |
+| `forge-location` | 307 with `Location: <forged>` (default `http://[::1`) | no |
+| `forge-link` | the registry's answer plus `Link: <forged>; rel="next"` | yes |
+| `forge-challenge` | 401 with `WWW-Authenticate: Bearer realm="<forged>",service="x"` | no |
+
+`echo` is a registry, proxy or WAF that quotes the request in an error body, its credential
+included; it applies only to a request that carries an `Authorization` header (others pass,
+`applied=False`). `echo_style` is how the body quotes it: `header-dump` (the request's header
+lines as text, as a WAF block page or a debugging proxy writes them), `go-map` (an OCI error
+whose message holds Go's `%v` of the `http.Header`, `map[Authorization:[Basic ...] ...]`),
+`json-headers` (the headers as a JSON object of lists) or `bare` (the credential alone,
+after its scheme: `invalid token <value>`). The `forge-*` faults answer a header whose value
+is `forged=` (default `http://[::1`, which no URL parser takes).
 
 `delay` holds the request `delay_s` seconds before forwarding it: the registry applies it that
 late, as a registry slow to delete does (the window between a client's last check and its
@@ -77,7 +90,12 @@ FAULTS = (
     "wrong-digest",
     "gone",
     "delay",
+    "echo",
+    "forge-location",
+    "forge-link",
+    "forge-challenge",
 )
+ECHO_STYLES = ("header-dump", "go-map", "json-headers", "bare")
 _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
 UPSTREAM_TIMEOUT_S = 30
 
@@ -110,6 +128,9 @@ class FaultProxy:
     error_body: bytes = b"injected failure"
     lag_s: float = 0.0
     lag_tags: str = ".*"
+    echo_style: str = "header-dump"
+    echo_status: int = 403
+    forged: str = "http://[::1"
     log: list[Request] = field(default_factory=list)
     host: str = ""
 
@@ -117,6 +138,8 @@ class FaultProxy:
         unknown = set(self.plan.values()) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}; known: {', '.join(FAULTS)}")
+        if self.echo_style not in ECHO_STYLES:
+            raise ValueError(f"unknown echo style {self.echo_style!r}; known: {ECHO_STYLES}")
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._gone = False
@@ -207,6 +230,9 @@ def start(
     delay_s: float = 0.4,
     lag_s: float = 0.0,
     lag_tags: str = ".*",
+    echo_style: str = "header-dump",
+    echo_status: int = 403,
+    forged: str = "http://[::1",
 ) -> FaultProxy:
     """Start a proxy in front of `upstream` (`HOST:PORT`) injecting `plan`; stop it with
     `.stop()` or use it as a context manager."""
@@ -222,6 +248,9 @@ def start(
         delay_s=delay_s,
         lag_s=lag_s,
         lag_tags=lag_tags,
+        echo_style=echo_style,
+        echo_status=echo_status,
+        forged=forged,
     )
 
 
@@ -279,6 +308,19 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 headers = [("Retry-After", proxy.retry_after), ("Content-Type", "text/plain")]
                 self._reply(429, headers, b"Too Many Requests (HAP429)")
                 return
+            if fault == "echo" and self.headers.get("Authorization"):
+                content_type, echoed = _echo(
+                    proxy.echo_style, self.command, self.path, self.headers
+                )
+                self._reply(proxy.echo_status, [("Content-Type", content_type)], echoed)
+                return
+            if fault == "forge-location":
+                self._reply(307, [("Location", proxy.forged)], b"")
+                return
+            if fault == "forge-challenge":
+                challenge = f'Bearer realm="{proxy.forged}",service="x"'
+                self._reply(401, [("WWW-Authenticate", challenge)], b"")
+                return
             stale = proxy.stale(self.path) if self.command in ("GET", "HEAD") else None
             if stale is not None and fault == "pass":
                 with suppress(OSError):
@@ -299,8 +341,10 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if proxy.page_tags and status == 200 and "/tags/list" in self.path:
                 answer, data = _page_tags(self.path, answer, data, proxy.page_tags)
             sent = None
-            applied = True
-            if fault == "cut-body":
+            applied = fault != "echo"  # a request without a credential has none to echo
+            if fault == "forge-link":
+                answer = [*answer, ("Link", f'<{proxy.forged}>; rel="next"')]
+            elif fault == "cut-body":
                 applied = self.command != "HEAD" and len(data) >= 2
                 sent = len(data) // 2 if applied else None
             elif fault == "truncated-manifest":
@@ -371,6 +415,33 @@ def _manifest_tag(path: str) -> str | None:
     """The tag a manifest path names (None: a digest, or not a manifest)."""
     found = _TAG_PATH.fullmatch(urlparse(path).path)
     return found.group(1) if found else None
+
+
+def _echo(style: str, method: str, path: str, headers: Mapping[str, str]) -> tuple[str, bytes]:
+    """(content type, body) of an error answer quoting the request's headers in `style`;
+    `Authorization` first (a message cut at 300 characters still holds it)."""
+    lines = sorted(
+        ((key, value) for key, value in headers.items() if key.lower() != "content-length"),
+        key=lambda item: item[0].lower() != "authorization",
+    )
+    if style == "header-dump":
+        dump = "".join(f"{key}: {value}\n" for key, value in lines)
+        return (
+            "text/plain",
+            f"Request blocked by policy.\n{method} {path} HTTP/1.1\n{dump}".encode(),
+        )
+    if style == "go-map":  # what a Go registry logs of the headers it judged
+        shown = " ".join(f"{key}:[{value}]" for key, value in lines if key in _JUDGED)
+        error = {"code": "DENIED", "message": f"rejected request with headers map[{shown}]"}
+        return "application/json", json.dumps({"errors": [error]}).encode()
+    if style == "json-headers":
+        document = {"error": "forbidden", "headers": {key: [value] for key, value in lines}}
+        return "application/json", json.dumps(document).encode()
+    credential = headers.get("Authorization", "").partition(" ")[2]
+    return "text/plain", f"invalid token {credential}".encode()
+
+
+_JUDGED = ("Authorization", "User-Agent")
 
 
 def _is_manifest_get(method: str, path: str) -> bool:

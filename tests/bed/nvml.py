@@ -6,6 +6,8 @@ with `bed.hosts`):
 
     {
       "init_error": 9,                       # optional: nvmlInit* returns this NVML error
+      "device_nodes": ["/dev/nvidiactl"],    # optional: nvmlInit opens each; one it cannot
+                                             # open (a device rule denies it) -> Unknown Error
       "driver_version": "550.144.03",        # nvmlSystemGetDriverVersion
       "cuda_driver_version": 12040,          # nvmlSystemGetCudaDriverVersion
       "cuda_driver_version_v2": 12040,       # optional, defaults to cuda_driver_version

@@ -8,6 +8,11 @@
  *   - $GPUSHIP_FAKE_NVML unset            -> nvmlInit returns NVML_ERROR_DRIVER_NOT_LOADED;
  *   - file unreadable or not valid JSON    -> a line on stderr, nvmlInit returns NVML_ERROR_UNKNOWN;
  *   - "init_error": N                      -> nvmlInit returns N;
+ *   - "device_nodes": [PATH, ...]          -> nvmlInit opens each, as the real library opens
+ *                                             /dev/nvidiactl and /dev/nvidiaN; one that cannot
+ *                                             be opened (absent, or a device rule denies it)
+ *                                             makes nvmlInit return NVML_ERROR_UNKNOWN, the
+ *                                             "Unknown Error" of a container that lost its GPUs;
  *   - "fail": {"<nvml function>": N}       -> that function returns N (top level: every call;
  *                                             inside a GPU: calls on that GPU's handle);
  *   - a reading that is absent or null     -> its function returns NVML_ERROR_NOT_SUPPORTED;
@@ -21,6 +26,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +369,18 @@ static const device *chip(const device *dev) { return dev->parent ? dev->parent 
 
 /* ---------------------------------------------------------------- init / system */
 
+static int open_device_nodes(void) {
+    const json *nodes = json_get(g_host, "device_nodes");
+    if (!nodes || nodes->kind != J_ARRAY) return 1;
+    for (size_t i = 0; i < nodes->count; i++) {
+        if (nodes->items[i]->kind != J_STRING) continue;
+        int fd = open(nodes->items[i]->string, O_RDONLY);
+        if (fd < 0) return 0;
+        close(fd);
+    }
+    return 1;
+}
+
 API nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
     (void)flags;
     if (g_init_count) { g_init_count++; return NVML_SUCCESS; }
@@ -375,6 +393,7 @@ API nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
         release_host();
         return (nvmlReturn_t)init_error;
     }
+    if (!open_device_nodes()) { release_host(); return NVML_ERROR_UNKNOWN; }
     if (!build_devices()) { release_host(); return NVML_ERROR_UNKNOWN; }
     g_init_count = 1;
     return NVML_SUCCESS;

@@ -31,7 +31,7 @@ from gpuship.errors import (
     interrupt_exit_code,
     interrupt_name,
 )
-from gpuship.redaction import redact_credentials
+from gpuship.redaction import HELD, hold, redact_credentials
 from gpuship.report.catalog import apply_overrides
 from gpuship.report.model import Severity
 from gpuship.report.render import DOCUMENT_FORMATS, FORMATS, emit
@@ -183,9 +183,14 @@ def main(
         # On stderr, which the runner reads for commands too, so stdout stays pure JSON/SARIF.
         for mask in gha.mask_commands(environ):
             (stderr or sys.stderr).write(mask + "\n")
+    HELD.forget()
+    hold(*gha.environment_secrets(environ))
     # Every other line on stderr (errors, progress, a traceback) may quote a file name or a
-    # registry's answer: credentials in URLs hidden, and under Actions no workflow command.
+    # registry's answer: credentials hidden, and under Actions no workflow command.
     log = gha.LogStream(stderr or sys.stderr, inert=in_actions, redact=redact_credentials)
+    # A credential found later (Docker's config, a token service's token) is masked as it is
+    # held, before it is sent.
+    unlisten = HELD.listen(lambda value: _mask(log, value)) if in_actions else None
     stop = _Stop()
     try:
         progress = gha.LogStream(sys.stderr, inert=in_actions, redact=redact_credentials)
@@ -218,7 +223,14 @@ def main(
         log.write("gpuship: unexpected error; this is a bug, please report it with the above\n")
         return EXIT_UNEXPECTED
     finally:
+        if unlisten is not None:
+            unlisten()
         log.flush()
+
+
+def _mask(log: gha.LogStream, value: str) -> None:
+    for command in gha.mask_lines(value):
+        log.command(command)
 
 
 class _Stop:
@@ -339,7 +351,9 @@ def _after_the_report(name: str, unwritten: list[str], stop: _Stop) -> list[str]
         f"{problem}; the {name} itself is done and its exit code says how" for problem in unwritten
     ]
     if stop.held:
-        names = " and ".join(dict.fromkeys(kind.name for kind in stop.held))
+        # Named in a fixed order: which signals came is the news, not the order the kernel
+        # delivered two that were sent together.
+        names = " and ".join(kind.name for kind in sorted(set(stop.held)))
         warnings.append(
             f"{names} arrived after the {name} had finished its registry work and stopped "
             "nothing: its report and outputs are written and its exit code says how it ended"

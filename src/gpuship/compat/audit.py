@@ -22,10 +22,11 @@ from gpuship.documents import read_json
 from gpuship.errors import InputError
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
-AUDIT_SCHEMA_VERSION = 2
-# Version 1 lacks the CDI fields of version 2 (spec driver versions, refresh units); they read
-# as unknown, so audits published by older runners stay usable.
-READABLE_SCHEMA_VERSIONS = (1, 2)
+AUDIT_SCHEMA_VERSION = 3
+# Version 1 lacks the CDI fields of version 2 (spec driver versions, refresh units), version 2
+# the readiness readings and cgroup driver of version 3; they read as unknown, so audits
+# published by older runners stay usable.
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 SCHEMA_PATH = Path(__file__).with_name("audit.schema.json")
 
 
@@ -51,7 +52,7 @@ class HostAudit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1, 2] = 2
+    schema_version: Literal[1, 2, 3] = 3
     tool_version: str = __version__
     taken_at: str = Field(description="UTC time of the reading, ISO 8601.")
     runner: RunnerIdentity

@@ -61,6 +61,12 @@ class VerifyConfig(Section):
         default_factory=lambda: list(DEFAULT_UNIT_DIRS),
         description="Where the audit looks for units that regenerate the CDI spec at boot.",
     )
+    host_root: str = Field(
+        default="/",
+        description="The host's root directory, where the readiness checks read /dev, "
+        "/etc/nvidia-container-runtime and the units ('systemctl --root'): '/', or where "
+        "the host's / is mounted when gpuship runs in a container.",
+    )
     driver_floor: DriverFloor = Field(
         default_factory=DriverFloor,
         description="The lowest driver the fleet (`default`) and each pool (`pools`, by runner "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from gpuship.compat.readiness import ReadinessReadings
 from gpuship.compat.readings import Reading
 
 
@@ -23,6 +24,10 @@ class DockerReading(Reading):
     cdi_devices: list[str] = Field(
         default_factory=list, description="Devices the engine discovered (Docker >= 28)."
     )
+    cgroup_driver: str | None = Field(
+        default=None, description="'systemd' or 'cgroupfs' (docker info CgroupDriver)."
+    )
+    cgroup_version: str | None = Field(default=None, description="'1' or '2'.")
 
 
 class CdiSpecReading(Reading):
@@ -64,6 +69,9 @@ class ContainerReadings(Reading):
     cdi_refresh_units: list[UnitReading] | None = Field(
         default=None,
         description="Units that run 'nvidia-ctk cdi generate'; None: not read (older audit).",
+    )
+    readiness: ReadinessReadings | None = Field(
+        default=None, description="Restarts, reloads and boot order; None: not read (older audit)."
     )
 
     def tool(self, name: str) -> ToolReading | None:

@@ -96,7 +96,8 @@ def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
 
     Left out is what no check reads and what differs on every host of a pool: who took the
     audit and when, each GPU's UUID, PCI address and brand number, each MIG device's UUID, the
-    kernel and OS name, the NVML library version, and free memory unless
+    kernel and OS name, the NVML library version, the readiness readings and cgroup driver
+    (judged by verify alone, per host), and free memory unless
     `verify.min-free-memory-gib` asks for it. So a fleet judges each distinct kind of host
     once per image, not each host (`tests/unit/compat/test_compat_judged_reading.py` checks
     that changing only these never changes a verdict).
@@ -115,5 +116,8 @@ def judged_reading(audit: HostAudit, config: VerifyConfig) -> str:
         "tool_version": True,
         "system": {"kernel", "os"},
         "nvml": {"nvml_version": True, "gpus": {"__all__": gpu}},
+        # How the host restarts and reloads (the verify stage's readiness rules), not what
+        # an image needs; its running containers differ on every host.
+        "container": {"readiness": True, "docker": {"cgroup_driver", "cgroup_version"}},
     }
     return audit.model_dump_json(exclude=exclude)

@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuship.cuda.errors import InvalidVersion
-from gpuship.cuda.knowledge import knowledge_base
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 # What the CUDA runtime reports then (error string and name), so users can match their logs.
 NO_KERNEL_IMAGE = (
@@ -127,6 +129,8 @@ class _Rule:
 
 @functools.cache
 def _binary_rules() -> dict[ComputeCapability, _Rule]:
+    from gpuship.cuda.knowledge import knowledge_base
+
     rules = {}
     for row in knowledge_base().binary_compat.rules:
         rules[ComputeCapability.parse(row.code)] = _Rule(

@@ -12,10 +12,16 @@ import enum
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuship.cuda.errors import UnknownVersion
-from gpuship.cuda.knowledge import DriverBranchRow, FamilyRow, knowledge_base
 from gpuship.cuda.version import Version, as_version
+
+if TYPE_CHECKING:
+    from gpuship.cuda.knowledge import DriverBranchRow, FamilyRow
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class ToolkitRelease:
 
 @functools.cache
 def _releases() -> tuple[ToolkitRelease, ...]:
+    from gpuship.cuda.knowledge import knowledge_base
+
     rows = knowledge_base().toolkits
     return tuple(
         sorted(
@@ -103,6 +111,8 @@ def native_driver_for(cuda: str | Version) -> Version | None:
 
 
 def _family(major: int) -> FamilyRow:
+    from gpuship.cuda.knowledge import knowledge_base
+
     for row in knowledge_base().minor_compat.families:
         if row.major == major:
             return row
@@ -141,6 +151,8 @@ def dropped_generation(branch: int, compute_capability: str) -> DriverBranchRow 
     """The GPU generation of `compute_capability` when driver `branch` no longer supports it
     (a branch after the generation's last); None when it does, or the generation is not known
     to be dropped."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     capability = as_version(compute_capability, "compute capability")
     for row in knowledge_base().driver_branches:
         if branch > row.last_branch and any(
@@ -152,6 +164,8 @@ def dropped_generation(branch: int, compute_capability: str) -> DriverBranchRow 
 
 def forward_compat_brand(brand: str | None) -> bool:
     """Whether a GPU of this libnvidia-container brand may use `cuda-compat` forward compat."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     if brand is None:
         return False
     allowed = {b.lower() for b in knowledge_base().forward_compat.brands}

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from gpuship.cuda.arch import ComputeCapability
 from gpuship.cuda.errors import UnknownVersion
-from gpuship.cuda.knowledge import knowledge_base
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class GpuModel:
 
 @functools.cache
 def _models() -> tuple[tuple[GpuModel, tuple[re.Pattern[str], ...]], ...]:
+    from gpuship.cuda.knowledge import knowledge_base
+
     return tuple(
         (
             GpuModel(
@@ -71,5 +75,7 @@ def gpu_compute_capability(name: str) -> ComputeCapability:
 
 def brand_from_nvml(value: int) -> str:
     """NVML `nvmlDeviceGetBrand` value -> the brand string libnvidia-container compares."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     names = knowledge_base().brands.names
     return names[value] if 0 <= value < len(names) else names[0]

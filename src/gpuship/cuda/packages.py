@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuship.cuda.errors import InvalidVersion
-from gpuship.cuda.knowledge import CudaPackageRow, knowledge_base
 from gpuship.cuda.version import Version
+
+if TYPE_CHECKING:
+    from gpuship.cuda.knowledge import CudaPackageRow
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 # "This is a CuPy wheel (precompiled binary) package for CUDA 12.x" (pypi.org/project/
 # cupy-cuda12x); cupy-cuda110 "for CUDA 11.0", cupy-cuda102 for 10.2. The `[ctk]` extra installs
@@ -99,6 +105,8 @@ def _major(version: str | None) -> int | None:
 
 
 def _row(name: str, version: str) -> CudaPackageRow | None:
+    from gpuship.cuda.knowledge import knowledge_base
+
     try:
         release = Version.parse(version.split("+", 1)[0]).major_minor()
     except InvalidVersion:
@@ -112,6 +120,8 @@ def _row(name: str, version: str) -> CudaPackageRow | None:
 def torch_built_for(package: str, version: str) -> Version | None:
     """The torch release whose ABI `package` `version`'s binary wheels are built against
     (xformers 0.0.28.post3 -> torch 2.5.1); None when not recorded."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     name = package.lower().replace("_", "-")
     local = version.split("+", 1)[0]
     for row in knowledge_base().torch_builds:
@@ -122,6 +132,8 @@ def torch_built_for(package: str, version: str) -> Version | None:
 
 def os_python(os_name: str, release: str) -> str | None:
     """The Python (major.minor) that `os_name` `release` installs as `python3`."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     for row in knowledge_base().os_pythons:
         if row.os == os_name and row.release == release:
             return row.python

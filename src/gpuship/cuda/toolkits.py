@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from gpuship.cuda.arch import ArchTarget, ComputeCapability, as_capability
 from gpuship.cuda.errors import UnknownVersion
-from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.version import Version, as_version
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,8 @@ class _TargetSpan:
 
 @functools.cache
 def _spans() -> tuple[_TargetSpan, ...]:
+    from gpuship.cuda.knowledge import knowledge_base
+
     def version(text: str | None) -> Version | None:
         return Version.parse(text) if text else None
 
@@ -33,6 +37,8 @@ def _spans() -> tuple[_TargetSpan, ...]:
 
 
 def _covered(cuda: str | Version) -> Version:
+    from gpuship.cuda.knowledge import knowledge_base
+
     support = knowledge_base().arch_support
     version = as_version(cuda, "CUDA version").major_minor()
     first, last = Version.parse(support.first_release), Version.parse(support.covered_through)
@@ -67,6 +73,8 @@ def can_compile(cuda: str | Version, target: ArchTarget | ComputeCapability | st
     base does not list, or an SM whose first release is not known and `cuda` predates the
     release it was seen in.
     """
+    from gpuship.cuda.knowledge import knowledge_base
+
     version = _covered(cuda)
     if isinstance(target, ArchTarget):
         cc = target.cc

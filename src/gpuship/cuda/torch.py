@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from gpuship.cuda.arch import ArchTarget, parse_arch_list
 from gpuship.cuda.errors import InvalidVersion, UnknownVersion
-from gpuship.cuda.knowledge import knowledge_base
 from gpuship.cuda.version import Version, as_version
+
+# `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
+# without the knowledge base's row types (issue #37).
 
 _VARIANT = re.compile(r"cu([0-9]{1,4})([0-9])")
 
@@ -85,6 +87,8 @@ class TorchRelease:
 
 @functools.cache
 def _releases() -> dict[Version, TorchRelease]:
+    from gpuship.cuda.knowledge import knowledge_base
+
     data = knowledge_base().torch
     releases = {}
     for row in data.releases:
@@ -127,6 +131,8 @@ def recorded_torch_releases() -> tuple[Version, ...]:
 def last_release_with(variant: str) -> Version | None:
     """The last torch release of a variant torch no longer builds (cu118 -> 2.7); None while
     the variant is not known to be retired."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     for row in knowledge_base().torch.retired_variants:
         if row.name == variant:
             return Version.parse(row.last_release)
@@ -171,6 +177,8 @@ class LibraryWheel:
 
 def image_libraries(flavors: tuple[str, ...]) -> frozenset[str]:
     """The CUDA libraries an nvidia/cuda image of these flavours ("runtime", "cudnn") holds."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     rows = knowledge_base().cuda_image_libraries.flavors
     return frozenset(lib for row in rows if row.flavor in flavors for lib in row.libraries)
 
@@ -186,6 +194,8 @@ class LibraryWheels:
 
 def library_wheels(cuda_major: int) -> LibraryWheels | None:
     """The CUDA library wheels torch pins for CUDA `cuda_major` (None: not recorded)."""
+    from gpuship.cuda.knowledge import knowledge_base
+
     for row in knowledge_base().cuda_library_wheels:
         if row.cuda_major == cuda_major:
             wheels = tuple(LibraryWheel(w.library, w.wheel, w.size_mb) for w in row.wheels)

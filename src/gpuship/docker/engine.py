@@ -153,6 +153,33 @@ class Engine:
         with self._mapped(f"pull {reference}"):
             self._client.images.pull(reference)
 
+    def running_containers(self) -> list[dict[str, Any]]:
+        """`docker inspect` of every running container."""
+        import docker
+
+        with self._mapped("list the running containers"):
+            ids = [summary["Id"] for summary in self._client.api.containers()]
+            found = []
+            for container_id in ids:
+                try:
+                    found.append(self._client.api.inspect_container(container_id))
+                except docker.errors.NotFound:  # gone between the listing and the inspect
+                    continue
+            return found
+
+    def exec(
+        self, container_id: str, argv: Sequence[str], environment: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """`docker exec` in a running container: exit code (-1 when the engine gave none)
+        and stdout and stderr together. The connection's timeout bounds it."""
+        with self._mapped(f"exec in {container_id[:12]}"):
+            created = self._client.api.exec_create(
+                container_id, list(argv), environment=dict(environment)
+            )
+            output: bytes = self._client.api.exec_start(created["Id"])
+            code = self._client.api.exec_inspect(created["Id"]).get("ExitCode")
+        return (-1 if code is None else int(code)), output.decode("utf-8", "replace")
+
     def create_container(
         self,
         image: str,

@@ -37,6 +37,8 @@ def docker_reading_from_info(info: Mapping[str, Any]) -> DockerReading:
         runtimes=sorted((info.get("Runtimes") or {}).keys()),
         default_runtime=info.get("DefaultRuntime"),
         cdi_spec_dirs=list(info.get("CDISpecDirs") or []),
+        cgroup_driver=info.get("CgroupDriver"),
+        cgroup_version=info.get("CgroupVersion"),
         cdi_devices=sorted(
             str(device.get("ID"))
             for device in discovered

@@ -19,7 +19,7 @@ from typing import TypeVar, cast
 
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile, SourceMap, Text
 from gpuship.lint.branches import Decision, decide, describe
-from gpuship.lint.context import BuildContext
+from gpuship.lint.context import CACHED_TEXT_MAX_CHARS, BuildContext
 from gpuship.lint.copies import CopyIndex
 from gpuship.lint.packages import (
     PythonInstall,
@@ -173,6 +173,19 @@ class _CommandBudget:
         return kept
 
 
+class _FileCache:
+    """The context files `Analysis._file_entries` parsed, shared by every target's Analysis,
+    the characters of text they came from, and where each file a RUN reads was copied from."""
+
+    def __init__(self) -> None:
+        self.entries: dict[
+            tuple[str, bool, tuple[str, ...]], tuple[tuple[FileSpec, ...], tuple[str, ...]]
+        ] = {}
+        self.chars = 0
+        # `Analysis.context_source`'s answers: each rule asks where a RUN's files came from.
+        self.sources: dict[tuple[int, int, str], str | None] = {}
+
+
 class Analysis:
     """The shared view of one Dockerfile that every rule reads."""
 
@@ -199,6 +212,7 @@ class Analysis:
         # What `per_file` computed, shared by the Analysis of every target; `per_target`'s own.
         self._per_file: dict[Callable[[Analysis], object], object] = {}
         self._per_target: dict[Callable[[Analysis], object], object] = {}
+        self._files = _FileCache()
 
     def for_target(self, build: Build) -> Analysis:
         """The same file seen for another target: the stages, their RUNs and parsed shell are
@@ -209,6 +223,7 @@ class Analysis:
         other._shell = self._shell
         other.first_target = False
         other._per_file = self._per_file
+        other._files = self._files
         # cached_property values: computed once per file, whatever the number of targets.
         other.__dict__["runs"] = self.runs
         other.__dict__["_runs_by_stage"] = self._runs_by_stage
@@ -490,47 +505,76 @@ class Analysis:
         text = self.context.read_text(source)
         if text is None:
             return
-        if conda or source.endswith((".yml", ".yaml")):
-            for item in parse_conda_env(text):
-                tool = "pip" if item.pip else "conda"
-                yield FileSpec(
-                    item.spec,
-                    source,
-                    item.line,
-                    item.column,
-                    tool,
-                    item.index_urls,
-                    item.primary_index_urls,
-                )
-            return
-        if source.endswith("pyproject.toml"):
-            for requirement in parse_pyproject(text, extras):
-                yield FileSpec(
-                    requirement.spec, source, requirement.line, requirement.column, None, ()
-                )
-            return
-        parsed = parse_requirements(text)
-        for requirement in parsed.requirements:
-            yield FileSpec(
-                requirement.spec,
-                source,
-                requirement.line,
-                requirement.column,
-                None,
-                parsed.index_urls,
-                parsed.primary_index_urls,
-            )
-        for include in parsed.includes:
+        specs, includes = self._file_entries(source, text, conda, extras)
+        yield from specs
+        for include in includes:
             nested = posixpath.join(posixpath.dirname(container), include)
             yield from self.file_specs(run, nested, env, visited=visited)
 
+    def _file_entries(
+        self, source: str, text: str, conda: bool, extras: tuple[str, ...]
+    ) -> tuple[tuple[FileSpec, ...], tuple[str, ...]]:
+        """The requirements of a context file and the files it includes, parsed once per file
+        (four rules read each file a RUN installs from), within `CACHED_TEXT_MAX_CHARS`."""
+        cache = self._files
+        key = (source, conda, extras)
+        if key in cache.entries:
+            return cache.entries[key]
+        entries = _parse_file(source, text, conda, extras)
+        if cache.chars + len(text) <= CACHED_TEXT_MAX_CHARS:
+            cache.chars += len(text)
+            cache.entries[key] = entries
+        return entries
+
     def context_source(self, stage: Stage, before: Instruction, container: str) -> str | None:
         """The context path that a COPY/ADD put at `container` before `before`."""
-        return self._copies.source(stage, before, container)
+        key = (stage.index, before.index, container)
+        sources = self._files.sources
+        if key not in sources:
+            sources[key] = self._copies.source(stage, before, container)
+        return sources[key]
 
     @cached_property
     def _copies(self) -> CopyIndex:
         return CopyIndex(self.build.stages, self.context)
+
+
+def _parse_file(
+    source: str, text: str, conda: bool, extras: tuple[str, ...]
+) -> tuple[tuple[FileSpec, ...], tuple[str, ...]]:
+    """The requirements of a conda environment file, a pyproject.toml (with the optional
+    dependencies of `extras`) or a requirements file, and the files it includes (`-r`)."""
+    if conda or source.endswith((".yml", ".yaml")):
+        return tuple(
+            FileSpec(
+                item.spec,
+                source,
+                item.line,
+                item.column,
+                "pip" if item.pip else "conda",
+                item.index_urls,
+                item.primary_index_urls,
+            )
+            for item in parse_conda_env(text)
+        ), ()
+    if source.endswith("pyproject.toml"):
+        return tuple(
+            FileSpec(requirement.spec, source, requirement.line, requirement.column, None, ())
+            for requirement in parse_pyproject(text, extras)
+        ), ()
+    parsed = parse_requirements(text)
+    return tuple(
+        FileSpec(
+            requirement.spec,
+            source,
+            requirement.line,
+            requirement.column,
+            None,
+            parsed.index_urls,
+            parsed.primary_index_urls,
+        )
+        for requirement in parsed.requirements
+    ), parsed.includes
 
 
 def container_path(workdir: str, path: str, env: Env) -> str:

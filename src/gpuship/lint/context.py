@@ -16,6 +16,10 @@ from gpuship.errors import InputError, LimitExceeded
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.lint.dockerignore import IgnoreProblem, IgnoreRules, ignore_file_for
 
+# Most characters of context files kept once read (their text, or what lint parsed of them):
+# past it a file is read again when another rule asks, so memory stays bounded.
+CACHED_TEXT_MAX_CHARS = 64 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class ContextFile:
@@ -45,10 +49,24 @@ class BuildContext:
         self.root = root
         self.limits = limits
         self.unread: list[Unread] = []
+        # Each file's text, read once: several rules read the same requirements file (an
+        # 8,000-line Dockerfile's 8,000 files were read four times each). With it, what a limit
+        # kept unread, recorded again at each read as before.
+        self._texts: dict[tuple[str, str], tuple[str | None, Unread | None]] = {}
+        self._cached_chars = 0
+        # What `sent` and `is_dir` found of each path, asked by many rules.
+        self._sent: dict[str, bool] = {}
+        self._dirs: dict[str, bool] = {}
         ignore = ignore_file_for(dockerfile, root) if root.is_dir() else None
         self.ignore = self._read_ignore(ignore) if ignore is not None else IgnoreRules()
 
     def _read_ignore(self, path: Path) -> IgnoreRules:
+        # Like any file that leaves the context (read_text), a link out is not read: the
+        # builder sends the link, not the file, and its lines would be quoted in findings.
+        home = self.root if path.parent == self.root else path.parent
+        if not path.resolve().is_relative_to(home.resolve()):
+            reason = f"{path} is a symbolic link out of the build context: not read"
+            return IgnoreRules(origin=str(path), problems=(IgnoreProblem(1, reason, True),))
         try:
             data = read_file(path, "ignore file", self.limits, "context_file_max_bytes")
         except InputError as error:
@@ -57,9 +75,13 @@ class BuildContext:
         text = data.decode("utf-8", errors="replace")
         return IgnoreRules.parse(text, str(path), self.limits.dockerignore_max_patterns)
 
-    @property
+    @cached_property
     def exists(self) -> bool:
         return self.root.is_dir()
+
+    @cached_property
+    def _real_root(self) -> Path:
+        return self.root.resolve()
 
     def _path(self, relative: str) -> Path | None:
         normal = context_relative(relative)
@@ -67,6 +89,11 @@ class BuildContext:
 
     def sent(self, relative: str) -> bool:
         """True when `relative` exists in the context and is not ignored."""
+        if relative not in self._sent:
+            self._sent[relative] = self._sends(relative)
+        return self._sent[relative]
+
+    def _sends(self, relative: str) -> bool:
         path = self._path(relative)
         if path is None or not path.exists():
             return False
@@ -74,27 +101,39 @@ class BuildContext:
         return normal == "." or not self.ignore.excluded(normal)
 
     def is_dir(self, relative: str) -> bool:
-        path = self._path(relative)
-        return path is not None and path.is_dir()
+        if relative not in self._dirs:
+            path = self._path(relative)
+            self._dirs[relative] = path is not None and path.is_dir()
+        return self._dirs[relative]
 
     def read_text(self, relative: str, size_limit: str = "context_file_max_bytes") -> str | None:
         """The text of a context file, or None when it is absent, ignored, not text, a link
-        out of the context, or larger than the limit named `size_limit` (then in `unread`)."""
+        out of the context, or larger than the limit named `size_limit` (then in `unread`).
+        Read once: the context is what the builder sends, a snapshot."""
+        key = (relative, size_limit)
+        text, unread = self._texts.get(key) or self._read_text(relative, size_limit)
+        if key not in self._texts and self._cached_chars + len(text or "") <= CACHED_TEXT_MAX_CHARS:
+            self._cached_chars += len(text or "")
+            self._texts[key] = (text, unread)
+        if unread is not None:
+            self.unread.append(unread)
+        return text
+
+    def _read_text(self, relative: str, size_limit: str) -> tuple[str | None, Unread | None]:
         path = self._path(relative)
         if path is None or not path.is_file() or not self.sent(relative):
-            return None
-        if not path.resolve().is_relative_to(self.root.resolve()):
-            return None  # the builder sends the link, not a file outside the context
+            return None, None
+        if not path.resolve().is_relative_to(self._real_root):
+            return None, None  # the builder sends the link, not a file outside the context
         try:
             data = read_file(path, "context file", self.limits, size_limit)
         except LimitExceeded as error:
-            self.unread.append(Unread(relative, str(error)))
-            return None
+            return None, Unread(relative, str(error))
         except InputError:
-            return None
+            return None, None
         if b"\x00" in data[:4096]:
-            return None
-        return data.decode("utf-8", errors="replace")
+            return None, None
+        return data.decode("utf-8", errors="replace"), None
 
     def match(self, pattern: str) -> list[str]:
         """Context paths a COPY source (possibly with wildcards) selects."""

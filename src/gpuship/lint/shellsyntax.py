@@ -63,7 +63,7 @@ def syntax_problem(text: str) -> SyntaxProblem | None:
     """The first structural syntax error of a shell script, or None (none, or not judged)."""
     if _UNMODELLED.search(text) or not _substitutions_modelled(text):
         return None
-    parser = _Parser()
+    parser = _ShellParser()
     try:
         for piece, start, end, operator in shell_tokens(text):
             if operator:
@@ -88,7 +88,7 @@ def _substitutions_modelled(text: str) -> bool:
     return True
 
 
-class _Parser:
+class _ShellParser:
     def __init__(self) -> None:
         self.stack: list[_Frame] = []
         self.at_start = True  # the next word starts a command: a reserved word counts there

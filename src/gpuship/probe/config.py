@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
 from gpuship.config.section import Section
+
+# Every number of the probe is finite and bounded, far above any real run, so the schedule and
+# the statistics stay finite arithmetic (`rate: .inf` once spun forever, `1e308` overflowed).
+DAY_S = 86_400
+MAX_RATE = 100_000
+MAX_CONCURRENCY = 100_000
+# (pydantic accepts infinity and NaN in a float unless told not to.)
+Seconds = Annotated[float, Field(gt=0, le=DAY_S, allow_inf_nan=False)]
+Pause = Annotated[float, Field(ge=0, le=DAY_S, allow_inf_nan=False)]
+Rate = Annotated[float, Field(gt=0, le=MAX_RATE, allow_inf_nan=False)]
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+Millis = Annotated[float, Field(gt=0, le=DAY_S * 1000, allow_inf_nan=False)]
+HttpStatus = Annotated[int, Field(ge=100, le=599)]
 
 RequestKind = Literal["http", "completions", "chat"]
 CompareFigure = Literal["p50", "p90", "p99", "p999", "ttft-p99", "mean"]
@@ -35,8 +48,8 @@ class TargetConfig(Section):
     ready_log: str | None = Field(
         default=None, description="Regex: ready when a log line matches (instead of health)."
     )
-    startup_timeout_s: float = Field(
-        default=600, gt=0, description="Give up when the server is not ready by then."
+    startup_timeout_s: Seconds = Field(
+        default=600, description="Give up when the server is not ready by then."
     )
     env: dict[str, str] = Field(default_factory=dict, description="Container environment.")
     command: list[str] | None = Field(default=None, description="Override the image's CMD.")
@@ -96,18 +109,20 @@ class RequestConfig(Section):
         "request body ({prompt|messages, max_tokens, ...}), sent with stream: true.",
     )
     model: str = Field(default="model", description="completions/chat: the `model` field.")
-    max_tokens: int = Field(default=64, ge=1, description="completions/chat default max_tokens.")
-    expected_status: list[int] = Field(
+    max_tokens: int = Field(
+        default=64, ge=1, le=1_000_000, description="completions/chat default max_tokens."
+    )
+    expected_status: list[HttpStatus] = Field(
         default_factory=lambda: [200], description="Statuses that count as success."
     )
-    timeout_s: float = Field(default=60, gt=0, description="Per-request timeout.")
+    timeout_s: Seconds = Field(default=60, description="Per-request timeout.")
 
 
 class StepConfig(Section):
     """One step of the ramp: an arrival rate held for a duration."""
 
-    rate: float = Field(gt=0, description="Arrivals per second.")
-    duration_s: float = Field(gt=0, description="How long the step lasts.")
+    rate: Rate = Field(description="Arrivals per second.")
+    duration_s: Seconds = Field(description="How long the step lasts.")
 
 
 class ProfileConfig(Section):
@@ -116,12 +131,17 @@ class ProfileConfig(Section):
     arrival: Literal["poisson", "constant"] = Field(
         default="poisson", description="Gaps between arrivals: exponential or fixed."
     )
-    seed: int = Field(default=1, description="Seed of the Poisson arrivals (same load each run).")
-    concurrency: int = Field(
-        default=256, ge=1, description="Most requests in flight; more wait (and that counts)."
+    seed: int = Field(
+        default=1,
+        ge=-(2**63),
+        lt=2**63,
+        description="Seed of the Poisson arrivals (same load each run).",
     )
-    warmup_s: float = Field(
-        default=2, ge=0, description="Load at the first step's rate before measuring."
+    concurrency: Concurrency = Field(
+        default=256, description="Most requests in flight; more wait (and that counts)."
+    )
+    warmup_s: Pause = Field(
+        default=2, description="Load at the first step's rate before measuring."
     )
     steps: list[StepConfig] = Field(
         default_factory=lambda: [
@@ -138,45 +158,55 @@ class ShortageConfig(Section):
     """The memory-shortage step: push past capacity, then check recovery."""
 
     enabled: bool = Field(default=True, description="Run the shortage and recovery steps.")
-    rate: float = Field(default=50, gt=0, description="Arrivals per second past capacity.")
-    duration_s: float = Field(default=20, gt=0)
-    concurrency: int = Field(default=1024, ge=1, description="Cap during the shortage.")
+    rate: Rate = Field(default=50, description="Arrivals per second past capacity.")
+    duration_s: Seconds = Field(default=20)
+    concurrency: Concurrency = Field(default=1024, description="Cap during the shortage.")
     requests_file: str | None = Field(
         default=None, description="Other requests for the shortage (e.g. longer prompts)."
     )
-    cooldown_s: float = Field(
-        default=5, ge=0, description="Pause after the shortage, before recovery."
-    )
-    recovery_rate: float = Field(default=2, gt=0, description="Arrivals per second in recovery.")
-    recovery_duration_s: float = Field(default=10, gt=0)
+    cooldown_s: Pause = Field(default=5, description="Pause after the shortage, before recovery.")
+    recovery_rate: Rate = Field(default=2, description="Arrivals per second in recovery.")
+    recovery_duration_s: Seconds = Field(default=10)
 
 
 class SloConfig(Section):
     """Service level objectives the candidate must meet (omit one to skip it)."""
 
-    p99_ms: float | None = Field(default=None, gt=0, description="p99 latency, each step.")
-    p999_ms: float | None = Field(default=None, gt=0, description="p99.9 latency, each step.")
-    ttft_p99_ms: float | None = Field(default=None, gt=0, description="p99 time to first token.")
+    p99_ms: Millis | None = Field(default=None, description="p99 latency, each step.")
+    p999_ms: Millis | None = Field(default=None, description="p99.9 latency, each step.")
+    ttft_p99_ms: Millis | None = Field(default=None, description="p99 time to first token.")
     error_rate: float = Field(
-        default=0.01, ge=0, le=1, description="Most failed requests, a fraction, each step."
+        default=0.01,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Most failed requests, a fraction, each step.",
     )
     min_throughput_rps: float | None = Field(
-        default=None, gt=0, description="Fewest successful requests/s at the last step."
+        default=None,
+        gt=0,
+        le=MAX_RATE,
+        allow_inf_nan=False,
+        description="Fewest successful requests/s at the last step.",
     )
     max_gpu_memory_fraction: float | None = Field(
-        default=None, gt=0, le=1, description="Most GPU memory used, a fraction of the total."
+        default=None,
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Most GPU memory used, a fraction of the total.",
     )
     must_recover: bool = Field(
         default=True, description="After the shortage the service answers again."
     )
-    goodput_ttft_ms: float | None = Field(
-        default=None, gt=0, description="Goodput counts requests with TTFT under this."
+    goodput_ttft_ms: Millis | None = Field(
+        default=None, description="Goodput counts requests with TTFT under this."
     )
-    goodput_tpot_ms: float | None = Field(
-        default=None, gt=0, description="Goodput counts requests with time per token under this."
+    goodput_tpot_ms: Millis | None = Field(
+        default=None, description="Goodput counts requests with time per token under this."
     )
-    goodput_latency_ms: float | None = Field(
-        default=None, gt=0, description="Goodput counts requests with latency under this."
+    goodput_latency_ms: Millis | None = Field(
+        default=None, description="Goodput counts requests with latency under this."
     )
     server_queue_max: float | None = Field(
         default=None,
@@ -207,7 +237,11 @@ class CompareConfig(Section):
         default=3, ge=1, le=20, description="Runs of each image, alternated, for the noise."
     )
     max_regression: float = Field(
-        default=0.10, ge=0, description="Fail when the candidate is worse by more than this."
+        default=0.10,
+        ge=0,
+        le=100,
+        allow_inf_nan=False,
+        description="Fail when the candidate is worse by more than this (a fraction).",
     )
     metrics: list[CompareFigure] = Field(
         default_factory=lambda: list(DEFAULT_COMPARED),
@@ -218,7 +252,7 @@ class CompareConfig(Section):
 class JobConfig(Section):
     """Job mode: run the image's command to the end and watch it."""
 
-    timeout_s: float = Field(default=600, gt=0, description="Stop the job after this long.")
+    timeout_s: Seconds = Field(default=600, description="Stop the job after this long.")
     step_pattern: str | None = Field(
         default=None,
         description="Regex over log lines marking a step; a group named ms or s gives its "
@@ -237,11 +271,17 @@ class ProbeConfig(Section):
     compare: CompareConfig = Field(default_factory=CompareConfig)
     job: JobConfig = Field(default_factory=JobConfig)
     sample_interval_ms: float = Field(
-        default=100, ge=10, le=1000, description="NVML sampling period (100 ms = 10 Hz)."
+        default=100,
+        ge=10,
+        le=1000,
+        allow_inf_nan=False,
+        description="NVML sampling period (100 ms = 10 Hz).",
     )
     max_lag_ms: float = Field(
         default=5,
         gt=0,
+        le=60_000,
+        allow_inf_nan=False,
         description="The generator is behind its schedule when its p99 dispatch lag at a step "
         "exceeds this; that step's latencies are then not the server's.",
     )
@@ -291,6 +331,17 @@ class ProbeConfig(Section):
         if value is not None and not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", value):
             raise ValueError("not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
         return value
+
+    def planned_arrivals(self) -> float:
+        """Requests one trial schedules (warm-up, ramp, shortage, recovery): the schedule is
+        built before the run, so its size is known, and bounded (limits.probe-max-arrivals)."""
+        profile, shortage = self.profile, self.shortage
+        total = profile.steps[0].rate * profile.warmup_s
+        total += sum(step.rate * step.duration_s for step in profile.steps)
+        if shortage.enabled:
+            total += shortage.rate * shortage.duration_s
+            total += shortage.recovery_rate * shortage.recovery_duration_s
+        return total
 
 
 def _regex(pattern: str) -> re.Pattern[str]:

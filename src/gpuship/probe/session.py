@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuship.docker.engine import Engine, EngineRefused, ImageMissing
 from gpuship.docker.service import ContainerState, ServiceSpec, running_service
+from gpuship.errors import LimitExceeded
 from gpuship.http.load import Arrival, LoadResult, RequestSpec, Target, run_load
 from gpuship.http.metrics import scraping
 from gpuship.limits import DEFAULT_LIMITS, Limits
@@ -53,6 +54,14 @@ def stable_of(candidate: str, tag: str | None) -> str | None:
 def probe(request: ProbeRequest, progress: Callable[[str], None]) -> Report:
     """Run the trials, judge the candidate, and build the report."""
     config = request.config
+    planned = config.planned_arrivals()
+    if planned > request.limits.probe_max_arrivals:
+        raise LimitExceeded(
+            "probe.profile and probe.shortage",
+            f"rate x duration schedules {planned:.3g} requests per trial",
+            "probe-max-arrivals",
+            request.limits.probe_max_arrivals,
+        )
     requests = load_requests(
         config.request, config.request.requests_file, request.base, limits=request.limits
     )

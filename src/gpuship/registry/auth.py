@@ -14,7 +14,9 @@ Where a registry's credential may go (the realm rule):
 - never over plain HTTP, except to loopback hosts and hosts listed in `registries.insecure`.
 
 Any other realm is asked for an anonymous token; if the registry then refuses, the error says
-the credential was withheld and how to name the token service. This is stricter than Docker
+the credential was withheld and how to name the token service. A realm on an internal address
+(`realm_address_verdict`: loopback, private, link-local) is not asked at all unless it is on the
+registry's own host or named as its token service. This is stricter than Docker
 (moby `daemon/pkg/registry/auth.go` `staticCredentialStore.Basic` ignores the realm URL, so the
 credential goes to whatever realm the registry names) and than crane (go-containerregistry
 `pkg/v1/remote/transport/bearer.go` `validateRealmURL`: the realm must be HTTPS unless the
@@ -35,11 +37,12 @@ from pathlib import Path
 import requests
 
 from gpuship.documents import load_json
-from gpuship.errors import InputError
+from gpuship.errors import InputError, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS
+from gpuship.redaction import hold, shown
 from gpuship.registry.credentials import KNOWN_TOKEN_SERVICES, Credentials, CredentialStore
 from gpuship.registry.errors import RegistryAuthError
-from gpuship.registry.origin import Origin, may_carry_credentials
+from gpuship.registry.origin import Origin, is_internal, is_loopback, may_carry_credentials
 from gpuship.registry.transport import document_of
 
 # token.md: "expires_in ... defaults to 60 seconds"; renew a little early so a slow request
@@ -88,6 +91,26 @@ def realm_verdict(
     return (
         f"its token service {realm} is on another host, so the credential for {found.registry} "
         f"({found.source}) was not sent there; if it is this registry's token service, name it "
+        "in `token-services` of GPUSHIP_REGISTRY_AUTH or in GPUSHIP_REGISTRY_TOKEN_SERVICE"
+    )
+
+
+def realm_address_verdict(realm: Origin, registry: Origin, named: Sequence[Origin]) -> str | None:
+    """None when gpuship may ask `realm` for a token at all, else why not (for the message).
+
+    A realm on an internal address (`is_internal`) is asked only when it is on the registry's
+    own host (any port: a registry on localhost with its token service on another port; two
+    loopback names are one machine) or named as the registry's token service. Otherwise a
+    registry, or what answers in its place, could make gpuship fetch a runner's metadata
+    service (169.254.169.254) or a sidecar, and hand the answer back as a Bearer token.
+    """
+    if not is_internal(realm.host) or realm in named:
+        return None
+    if realm.host == registry.host or (is_loopback(realm.host) and is_loopback(registry.host)):
+        return None
+    return (
+        f"its token realm {realm} is on an internal address other than the registry's own "
+        "host, so gpuship did not fetch it; if it is this registry's token service, name it "
         "in `token-services` of GPUSHIP_REGISTRY_AUTH or in GPUSHIP_REGISTRY_TOKEN_SERVICE"
     )
 
@@ -204,19 +227,34 @@ class Authenticator:
         self._tokens[key] = token
         return token.value
 
-    def _offered(self, registry: str, origin: Origin, realm: str) -> Credentials | None:
+    def _realm(self, registry: str, origin: Origin, realm: str) -> Origin:
+        """The origin of the token realm `registry` named, once it may be asked at all;
+        RegistryUnavailable (exit 3) for a realm that is no http(s) URL or that sits on
+        another internal address (`realm_address_verdict`)."""
+        try:
+            realm_origin = Origin.of(realm)
+        except InputError:
+            raise RegistryUnavailable(
+                f"registry {registry} sent a WWW-Authenticate header whose token realm "
+                f"{shown(realm)} is not an http(s) URL"
+            ) from None
+        found = self.credentials(registry)
+        named = (
+            *self._store.token_services(registry),
+            *(found.token_services if found is not None else ()),
+            *map(Origin.of, KNOWN_TOKEN_SERVICES.get(registry, ())),
+        )
+        reason = realm_address_verdict(realm_origin, origin, named)
+        if reason is not None:
+            raise RegistryUnavailable(f"registry {registry} asks for a token: {reason}")
+        return realm_origin
+
+    def _offered(self, registry: str, origin: Origin, realm: Origin) -> Credentials | None:
         """The credential to present to `realm`, or None (anonymous) with the reason kept."""
         found = self.credentials(registry)
         if found is None:
             return None
-        try:
-            realm_origin = Origin.of(realm)
-        except InputError:
-            raise RegistryAuthError(
-                f"registry {registry} names token realm {realm!r}, which is not an http(s) URL",
-                status=401,
-            ) from None
-        reason = realm_verdict(realm_origin, origin, found, self._insecure)
+        reason = realm_verdict(realm, origin, found, self._insecure)
         if reason is None:
             self._withheld.pop(registry, None)
             return found
@@ -232,7 +270,7 @@ class Authenticator:
                 f"registry {registry} sent a Bearer challenge without a realm", status=401
             )
         service = challenge.params.get("service")
-        found = self._offered(registry, origin, realm)
+        found = self._offered(registry, origin, self._realm(registry, origin, realm))
         # Token requests never follow redirects: the credential would go along to wherever
         # the token service points.
         if found is not None and found.identity_token is not None:
@@ -284,6 +322,7 @@ class Authenticator:
             raise RegistryAuthError(
                 f"token server {realm} answered without a token for {registry}", status=200
             )
+        hold(value)  # before it goes to the registry as `Bearer …`
         lifetime = body.get("expires_in") if isinstance(body, dict) else None
         seconds = (
             lifetime if isinstance(lifetime, int) and lifetime > 0 else DEFAULT_TOKEN_LIFETIME_S

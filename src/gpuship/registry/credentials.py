@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuship.errors import InputError
+from gpuship.redaction import hold, shown
 from gpuship.reference import DOCKER_HUB, normalise_registry
 from gpuship.registry.errors import RegistryAuthError
 from gpuship.registry.origin import Origin
@@ -71,6 +73,17 @@ class Credentials:
             return None
         raw = f"{self.username}:{self.password}".encode()
         return "Basic " + base64.b64encode(raw).decode()
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every value of this credential that a request carries: the password or identity
+        token, and the base64 of `user:password` its Basic header sends."""
+        basic = self.basic_header()
+        found = (
+            self.password,
+            self.identity_token,
+            basic.removeprefix("Basic ") if basic else None,
+        )
+        return tuple(value for value in found if value)
 
 
 class _AuthEntry(BaseModel):
@@ -133,7 +146,7 @@ def _parse_auth_variable(text: str) -> dict[str, Credentials]:
             fields = ", ".join(
                 ".".join(str(p) for p in e["loc"]) or "entry" for e in error.errors()
             )
-            raise InputError(f"{AUTH_VAR} entry {key!r}: invalid {fields}") from None
+            raise InputError(f"{AUTH_VAR} entry {shown(str(key))}: invalid {fields}") from None
         if host in found:
             raise InputError(f"{AUTH_VAR} names registry {host} twice")
         found[host] = _entry_credentials(host, entry, AUTH_VAR)
@@ -184,7 +197,20 @@ class CredentialStore:
         self._explicit = explicit_credentials(environ)
 
     def find(self, registry: str) -> Credentials | None:
-        """The credential for `registry` (a normalised host), or None to go anonymous."""
+        """The credential for `registry` (a normalised host), or None to go anonymous; held
+        (`gpuship.redaction.hold`) before anything sends it, in every form a request carries."""
+        found = self._find(registry)
+        if found is not None:
+            hold(*found.secrets())
+        return found
+
+    def token_services(self, registry: str) -> tuple[Origin, ...]:
+        """The token services an explicit entry names for `registry`, with or without a
+        credential (an entry may name only `token-services`)."""
+        explicit = self._explicit.get(registry)
+        return explicit.token_services if explicit is not None else ()
+
+    def _find(self, registry: str) -> Credentials | None:
         explicit = self._explicit.get(registry)
         if explicit is not None and (explicit.username or explicit.identity_token):
             return explicit
@@ -211,14 +237,17 @@ def docker_config_credentials(
     if config_path is None and environ.get("DOCKER_CONFIG"):
         config_path = Path(environ["DOCKER_CONFIG"]) / "config.json"
     where = str(config_path) if config_path is not None else "~/.docker/config.json"
+    key = None if registry == DOCKER_HUB else registry
     try:
         config = docker.auth.load_config(
             config_path=str(config_path) if config_path is not None else None,
             credstore_env=dict(environ),
         )
-        entry: dict[str, Any] | None = config.resolve_authconfig(
-            None if registry == DOCKER_HUB else registry
-        )
+        if config.creds_store or config.cred_helpers:
+            _check_helper_name(config.get_credential_store(key), registry, where)
+        entry: dict[str, Any] | None = config.resolve_authconfig(key)
+    except InputError:
+        raise
     except Exception as error:  # docker.auth raises assorted errors for broken files/helpers
         raise RegistryAuthError(
             f"cannot read registry credentials for {registry} from {where}: {error}",
@@ -234,3 +263,20 @@ def docker_config_credentials(
     if username and password:
         return Credentials(where, registry, str(username), str(password))
     return None
+
+
+# A credential helper is `docker-credential-NAME` looked up on PATH: NAME is one file name.
+# docker.auth (like Docker's CLI, through Go's exec.LookPath) runs a NAME holding a "/" as a
+# path, so `credHelpers: {host: "sub/pwn"}` would run `./docker-credential-sub/pwn` from the
+# working directory (a checked-out repository); such names are refused before anything runs.
+_HELPER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def _check_helper_name(name: object, registry: str, where: str) -> None:
+    if name is None or (isinstance(name, str) and _HELPER_NAME.fullmatch(name)):
+        return
+    raise InputError(
+        f"{where}: the credential helper {shown(str(name))} for {registry} is not a helper "
+        "name (letters, digits, '.', '_', '-'; docker-credential-NAME is looked up on PATH); "
+        "it was not run"
+    )

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import requests
 
 from gpuship.errors import RegistryUnavailable
+from gpuship.redaction import hold, redact_credentials
 from gpuship.reference import Repository
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
@@ -47,6 +48,7 @@ class GhcrPackages:
         owner, _, package = repo.name.partition("/")
         if not package:
             raise RegistryRequestError(f"{repo}: GHCR names are OWNER/PACKAGE", status=400)
+        hold(token)
         self._api = environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
         self._package = quote(package, safe="")
         self._owner = owner
@@ -66,7 +68,7 @@ class GhcrPackages:
         status = response.status_code
         if status < 300:
             return
-        text = response.text[:200]
+        text = redact_credentials(" ".join(response.text.split()))[:200]
         if status >= 500 or status == 429:
             raise RegistryUnavailable(f"GitHub API answered {status} to {what}: {text}")
         if status in (401, 403):

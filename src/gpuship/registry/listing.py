@@ -3,13 +3,12 @@ referrers API, else the `sha256-<hex>` tag schema of distribution-spec v1.1)."""
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
-
 from gpuship.documents import load_json
 from gpuship.errors import InputError
 from gpuship.reference import Reference, Repository
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_INDEX, Descriptor, ImageIndex, parse_manifest
+from gpuship.registry.origin import header_url
 from gpuship.registry.reads import RegistryReads
 from gpuship.registry.session import PULL
 from gpuship.registry.transport import document_of
@@ -39,7 +38,7 @@ class RegistryListing(RegistryReads):
             tags += fresh
             seen.update(fresh)
             if next_link:
-                url, params = urljoin(page_url, next_link), None
+                url, params = header_url(page_url, next_link, "Link"), None
             elif page_size and len(page) >= page_size and fresh:
                 params = {"n": str(page_size), "last": page[-1]}
             else:
@@ -77,7 +76,7 @@ class RegistryListing(RegistryReads):
             ]
             if not next_link:
                 return found
-            url, params = urljoin(page_url, next_link), None
+            url, params = header_url(page_url, next_link, "Link"), None
 
     def has_referrers_api(self, ref: Reference) -> bool:
         """True when the registry answers the referrers API for `ref` (a digest reference)."""

@@ -8,11 +8,13 @@ of the same machine is another registry; gpuship treats it the same way.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from gpuship.errors import InputError
+from gpuship.errors import InputError, RegistryUnavailable
+from gpuship.redaction import shown
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -48,6 +50,20 @@ class Origin:
         return f"{self.scheme}://{self.netloc}"
 
 
+def header_url(base: str, value: str, header: str) -> str:
+    """The URL a registry's `Location` or `Link` header names, resolved against `base`, the URL
+    it answered; RegistryUnavailable (exit 3) naming the header when no URL parser takes it
+    (`http://[::1`, a port past 65535): a registry's answer, not the user's input."""
+    try:
+        target = urljoin(base, value)
+        _ = urlsplit(target).port  # reads the port, which is where a bad one shows
+    except ValueError:
+        raise RegistryUnavailable(
+            f"{base.split('?', 1)[0]} answered a {header} header that is not a URL: {shown(value)}"
+        ) from None
+    return target
+
+
 def is_loopback(host: str) -> bool:
     """`localhost` or a loopback address (127.0.0.0/8, ::1)."""
     name = host.strip("[]").lower()
@@ -57,6 +73,28 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def is_internal(host: str) -> bool:
+    """True for a host not on the public internet: `localhost` (and `*.localhost`, RFC 6761),
+    or an address that is loopback, private, link-local (169.254.169.254, a cloud's metadata
+    service), shared, reserved or unspecified, in every numeric spelling a connection takes
+    (`2852039166`, `0xa9.0xfe.0xa9.0xfe`, `::ffff:169.254.169.254`: read as the C library reads
+    it, with no DNS). Other names are not resolved: one that points inside is not seen."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        found = socket.getaddrinfo(name, None, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError):
+        return False  # a name, not an address
+    return any(not _is_global(str(entry[4][0])) for entry in found)
+
+
+def _is_global(text: str) -> bool:
+    address = ipaddress.ip_address(text.partition("%")[0])
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return (mapped or address).is_global
 
 
 def may_carry_credentials(origin: Origin, insecure: Sequence[str]) -> bool:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urljoin
 
 import requests
 
 from gpuship.registry.errors import RegistryRequestError
-from gpuship.registry.origin import Origin
+from gpuship.registry.origin import Origin, header_url
 
 MAX_REDIRECTS = 10
 _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -62,7 +61,7 @@ def follow_redirects(
         keeps_method = status in (307, 308)
         if keeps_method and not _replayable(kwargs):
             return response  # a streamed body cannot be sent twice; the caller reports it
-        target = urljoin(url, response.headers["Location"])
+        target = header_url(url, response.headers["Location"], "Location")
         response.close()
         if url.startswith("https://") and target.startswith("http://"):
             raise RegistryRequestError(

@@ -24,6 +24,7 @@ from gpuship import __version__
 from gpuship.documents import load_json
 from gpuship.errors import GpushipError, InputError, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
+from gpuship.redaction import redact_credentials
 from gpuship.reference import Repository
 from gpuship.registry.auth import Authenticator
 from gpuship.registry.deadline import Deadline
@@ -252,13 +253,15 @@ class RegistrySession:
 
 def _error_codes(response: requests.Response) -> tuple[tuple[str, ...], str]:
     """OCI error codes and a short text from an error body (which may not be JSON at all), on
-    one line: a body's line breaks would start lines of their own in a message."""
+    one line: a body's line breaks would start lines of their own in a message. Credentials
+    the body quotes (a WAF or proxy echoing the request's `Authorization`) are hidden before
+    the text is cut, so a cut cannot leave part of one."""
     codes, text = _error_body(response)
-    return codes, " ".join(text.split())[:_ERROR_BODY_LIMIT]
+    return codes, redact_credentials(" ".join(text.split()))[:_ERROR_BODY_LIMIT]
 
 
 def _error_body(response: requests.Response) -> tuple[tuple[str, ...], str]:
-    text = response.text[:_ERROR_BODY_LIMIT] if response.content else ""
+    text = response.text if response.content else ""
     try:
         body = (
             load_json(response.content, "error body", DEFAULT_LIMITS) if response.content else None

@@ -43,6 +43,7 @@ from gpuship.errors import InputError, LimitExceeded, RegistryUnavailable
 from gpuship.limits import DEFAULT_LIMITS, Limits
 from gpuship.registry.deadline import Deadline, DeadlineExceeded
 from gpuship.registry.errors import RegistryRequestError
+from gpuship.registry.origin import header_url
 from gpuship.registry.redirects import MAX_REDIRECTS
 from gpuship.registry.retry import RETRY_STATUSES, RetryPolicy, retry_after_seconds
 from gpuship.registry.tls import UntrustedCertificate, certificate_error
@@ -210,7 +211,12 @@ class Transport:
         connect = min(self.retry.connect_timeout_s, timeout)
         try:
             return self.session.request(
-                method, url, stream=True, timeout=(connect, timeout), **options
+                method,
+                url,
+                stream=True,
+                timeout=(connect, timeout),
+                hooks={"response": _location_parses},
+                **options,
             )
         except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as error:
             raise RegistryRequestError(
@@ -337,6 +343,20 @@ def _reason(error: BaseException) -> str:
 
 def _too_large(method: str, url: str, limit: str, cap: int, how: str) -> LimitExceeded:
     return LimitExceeded(f"the answer to {method} {_display(url)}", how, Limits.key(limit), cap)
+
+
+def _location_parses(response: requests.Response, *_: Any, **__: Any) -> requests.Response:
+    """The answer, once its redirect `Location` parses as a URL. requests reads it even where it
+    follows no redirect (`Response.next`), and fails with a bare ValueError on one no parser
+    takes (`http://[::1`); that answer is closed and refused here instead, naming the header."""
+    location = response.headers.get("Location")
+    if response.is_redirect and location is not None:
+        try:
+            header_url(response.url, location, "Location")
+        except RegistryUnavailable:
+            response.close()
+            raise
+    return response
 
 
 def _display(url: str) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
-from urllib.parse import urljoin
 
 from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Reference, Repository, sha256_digest
 from gpuship.registry.blob import BlobReader
 from gpuship.registry.errors import DigestMismatch, RegistryAuthError, RegistryRequestError
+from gpuship.registry.origin import header_url
 from gpuship.registry.reads import RegistryReads
 from gpuship.registry.retry import VERIFY_ATTEMPTS
 from gpuship.registry.session import DELETE, PULL, PUSH
@@ -93,7 +93,7 @@ class RegistryWrites(RegistryReads):
             return
 
     def _absolute(self, repo: Repository, location: str) -> str:
-        return urljoin(self.base_url(repo) + "/", location)
+        return header_url(self.base_url(repo) + "/", location, "Location")
 
     def push_blob(self, repo: Repository, data: bytes) -> str:
         """Upload a small blob held in memory; returns its digest.

@@ -164,10 +164,11 @@ class Claims:
         return None
 
     def _learn(self, record: ReleaseRecord) -> None:
-        """Keep the newest word on a release: its complete or abandoned record, once read,
-        over its intent (one list may hold both, read in either order)."""
+        """Keep the last word on a release, read in any order (one list may hold them all):
+        its complete record over its closing one (a release closed while it still ran
+        completed all the same), either over its intent."""
         known = self.releases.get(record.id)
-        if known is None or known.state == "intent":
+        if known is None or _RANK[record.state] > _RANK[known.state]:
             self.releases[record.id] = record
 
     def _released(self) -> dict[str, str]:
@@ -207,6 +208,9 @@ class Claims:
             if digest in self.reader.reachable(root):
                 return f"{who} {root[:19]}, which refers to it"
         return ""
+
+
+_RANK = {"intent": 0, "abandoned": 1, "complete": 2}
 
 
 def _state(record: ReleaseRecord) -> str:

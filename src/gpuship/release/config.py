@@ -152,14 +152,15 @@ class ReleaseConfig(Section):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     history_tag: str = Field(
         default="gpuship.releases",
-        # A release's intent tag is `<history-tag>.<release id>.intent` (31 more characters),
-        # and a tag is at most 128.
+        # A release's intent tag is `<history-tag>.<release id>.intent` (31 more characters;
+        # its closing tag, `.closed`, as many), and a tag is at most 128.
         pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,96}$",
         description=(
             "Prefix of the release record tags: each release is stored once under "
             "`<history-tag>.<release id>` in the released repository, never rewritten (and, "
             "while it runs, its intent under `<history-tag>.<release id>.intent`). The tag "
-            "itself is read as the history index older gpuship versions kept."
+            "itself is read as the history index older gpuship versions kept. A release closed "
+            "as abandoned is marked under `<history-tag>.<release id>.closed`."
         ),
     )
     consistency_window: float = Field(

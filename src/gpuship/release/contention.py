@@ -28,6 +28,7 @@ from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
 from gpuship.release.consistency import digest_of, read_tag
 from gpuship.release.history import (
+    closed_tag,
     intent_tag,
     read_history_tag,
     record_tag,
@@ -116,14 +117,16 @@ def arbitrate(
 def _await(
     client: RegistryClient, repo: Repository, prefix: str, rival: ReleaseRecord, wait_s: float
 ) -> str | None:
-    """The rival's word: "complete", "abandoned" (or its intent gone without a record), or
-    None when it has said nothing within `wait_s` (and the command's deadline)."""
+    """The rival's word: "complete", "abandoned" (its closing record, or its intent gone
+    without a record), or None when it has said nothing within `wait_s` (and the command's
+    deadline). Its complete record is read first: it outranks a closing one."""
     end = time.monotonic() + max(0.0, min(wait_s, client.deadline.remaining()))
     pause = _FIRST_PAUSE_S
     while True:
-        found = read_history_tag(client, repo, prefix, record_tag(prefix, rival.id))
-        if found is not None:
-            return found.record.state
+        for tag in (record_tag(prefix, rival.id), closed_tag(prefix, rival.id)):
+            found = read_history_tag(client, repo, prefix, tag)
+            if found is not None:
+                return found.record.state
         if client.head_manifest(repo.tag(intent_tag(prefix, rival.id))) is None:
             return "abandoned"
         left = end - time.monotonic()

@@ -21,9 +21,13 @@ releases cannot lose each other's records (DESIGN.md, many writers at once).
   unfinished, rollback can undo what it moved, prune never deletes what it names, and the same
   command run again completes it.
 - An intent is closed by appending, as everything here: the same record as `abandoned` under
-  the record tag, once its release left nothing (undone, or each of its tags taken over by a
-  later complete record or back where it was). Registries that delete no manifests (GHCR
-  through the registry API, ECR) keep the intent, now paired like any completed one.
+  `<release.history-tag>.<release id>.closed`, once its release left nothing (undone, or each
+  of its tags taken over by a later complete record or back where it was). Registries that
+  delete no manifests (GHCR through the registry API, ECR) keep the intent, now paired like
+  any completed one. Never under the record tag: a release closed while it still ran stores
+  its complete record there all the same, and the closing PUT may land after it; a complete
+  record outranks a closing one. (gpuship stored closing records under the record tag before;
+  those are still read.)
 
 Before this scheme the tag `<release.history-tag>` itself held one OCI index listing every
 record, rewritten by every release (a lost update when two ran at once). It is still read, so
@@ -67,6 +71,9 @@ RELEASE_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 
 
 INTENT_SUFFIX = ".intent"
+# A closing record has its own tag: a release closed while it still ran (no registry tells a
+# live run from a dead one) stores its complete record later, and neither may replace the other.
+CLOSED_SUFFIX = ".closed"
 
 
 class StoredRecord(NamedTuple):
@@ -157,17 +164,41 @@ def intent_id_of(prefix: str, tag: str) -> str | None:
     return record_id_of(prefix, tag.removesuffix(INTENT_SUFFIX))
 
 
+def closed_tag(prefix: str, release_id: str) -> str:
+    """The tag of a release's closing record: `<history-tag>.<release id>.closed`."""
+    return record_tag(prefix, release_id) + CLOSED_SUFFIX
+
+
+def closed_id_of(prefix: str, tag: str) -> str | None:
+    """The release id a closing record's tag names, or None for any other tag."""
+    if not tag.endswith(CLOSED_SUFFIX):
+        return None
+    return record_id_of(prefix, tag.removesuffix(CLOSED_SUFFIX))
+
+
 def is_history_tag(prefix: str, tag: str) -> bool:
-    """True for the tags the history owns: records, intents, the old history index."""
-    return tag == prefix or record_id_of(prefix, tag) is not None or bool(intent_id_of(prefix, tag))
+    """True for the tags the history owns: records, intents, closing records, the old history
+    index."""
+    return tag == prefix or any(
+        found(prefix, tag) is not None for found in (record_id_of, intent_id_of, closed_id_of)
+    )
 
 
 def tag_of(prefix: str, record: ReleaseRecord) -> str:
-    """The tag `record` is stored under: its intent tag, or its record tag once complete (or
-    abandoned)."""
+    """The tag `record` is stored under: its intent tag, its record tag once complete, its
+    closing tag once abandoned."""
     if record.state == "intent":
         return intent_tag(prefix, record.id)
+    if record.state == "abandoned":
+        return closed_tag(prefix, record.id)
     return record_tag(prefix, record.id)
+
+
+def _stored_under(prefix: str, record: ReleaseRecord, tag: str) -> bool:
+    """`record` is where it belongs: `tag_of`, or (an abandoned one) the record tag, where
+    gpuship stored closing records before they had their own tag."""
+    legacy = record.state == "abandoned" and tag == record_tag(prefix, record.id)
+    return tag == tag_of(prefix, record) or legacy
 
 
 def record_manifest(
@@ -265,15 +296,18 @@ def load_history(
         except NotFound:
             return History([])
     named = sorted(tag for tag in tags if record_id_of(prefix, tag) is not None)
+    closed = sorted(tag for tag in tags if closed_id_of(prefix, tag) is not None)
     intents = _unpaired_intents(prefix, tags)
     if newest is not None:
-        named, intents = _newest(named, newest), _newest(intents, newest)
-    read = read_each(partial(read_history_tag, client, repo, prefix), [*named, *intents])
+        named, closed = _newest(named, newest), _newest(closed, newest)
+        intents = _newest(intents, newest)
+    wanted = [*named, *closed, *intents]
+    read = read_each(partial(read_history_tag, client, repo, prefix), wanted)
     stored = [found for found in read if found is not None]
     records = {
         found.record.id: found.record for found in stored if found.record.state == "complete"
     }
-    artifacts = {tag_of(prefix, found.record): found.digest for found in stored}
+    artifacts = {tag: found.digest for tag, found in zip(wanted, read, strict=True) if found}
     signed = (
         {tag_of(prefix, f.record): verified(f.payload, f.signature, keys) for f in stored}
         if keys
@@ -282,7 +316,12 @@ def load_history(
     if prefix in tags:
         for record in _legacy_records(client, repo, prefix):
             records.setdefault(record.id, record)
-    abandoned = {f.record.id: f.record for f in stored if f.record.state == "abandoned"}
+    # A complete record outranks a closing one: the release was closed while it still ran.
+    abandoned = {
+        f.record.id: f.record
+        for f in stored
+        if f.record.state == "abandoned" and f.record.id not in records
+    }
     unfinished = [
         f.record
         for f in stored
@@ -351,11 +390,13 @@ def close_intent(
     intent_digest: str | None,
     signer: Signer | None = None,
 ) -> None:
-    """Close `intent` (its release left nothing): store it as `abandoned` under its record
+    """Close `intent` (its release left nothing): store it as `abandoned` under its closing
     tag (signed by `signer`, if given), then remove the intent tag (`intent_digest`: its
     manifest, when known) where the registry deletes manifests. Either one closes it: a
     refused or failed removal is no matter once the record is stored (the pair reads as
-    closed), nor a record refused once the intent is removed. Raises when neither was done."""
+    closed), nor a record refused once the intent is removed. Raises when neither was done.
+    The closing tag is never the record tag: a release closed while it still ran stores its
+    complete record there, before or after this, and that record outranks the closing one."""
     try:
         store_record(client, repo, prefix, intent.as_state("abandoned"), subject, signer=signer)
     except GpushipError:
@@ -395,10 +436,11 @@ def close_unfinished(
 
 
 def _unpaired_intents(prefix: str, tags: Iterable[str]) -> list[str]:
+    """The intent tags with neither a record tag nor a closing tag beside them."""
     tags = list(tags)
-    complete = {record_id_of(prefix, tag) for tag in tags} - {None}
+    paired = {found(prefix, tag) for tag in tags for found in (record_id_of, closed_id_of)}
     return sorted(
-        tag for tag in tags if (found := intent_id_of(prefix, tag)) and found not in complete
+        tag for tag in tags if (found := intent_id_of(prefix, tag)) and found not in paired
     )
 
 
@@ -439,7 +481,7 @@ def read_history_tag(
         )
     payload = _payload_of(client, repo, document, where)
     record = _parse_record(payload, where)
-    if tag_of(prefix, record) != tag:
+    if not _stored_under(prefix, record, tag):
         raise InputError(
             f"{where} holds the {record.state} record of release {record.id}, not its own"
         )

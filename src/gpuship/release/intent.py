@@ -14,9 +14,9 @@ An intent is closed (`superseded`) once a later complete record took over its ta
 tag no later record took over no longer holds what it wrote: history lists it as abandoned,
 prune stops protecting its digest, and it is never completed. A release still running between
 its intent and its first write looks the same (no registry tells a live run from a dead one):
-if a later release of its tags closes it meanwhile, its complete record replaces the closing
-one where the registry lets a tag be rewritten (a registry holding tags immutable refuses it,
-and that release fails and puts its tags back).
+if a later release of its tags closes it meanwhile, it still stores its complete record, under
+its record tag, never the closing record's (`history.closed_tag`), in whichever order the two
+land; the complete record outranks the closing one wherever both are read.
 """
 
 from __future__ import annotations

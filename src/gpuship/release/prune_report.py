@@ -3,6 +3,8 @@ what a failed or interrupted delete left behind (exit 3 when the registry stoppe
 
 from __future__ import annotations
 
+import json
+
 from gpuship.errors import EXIT_ENVIRONMENT
 from gpuship.reference import Repository
 from gpuship.release.prune import PrunePlan
@@ -57,6 +59,7 @@ def prune_report(command: str, repo: Repository, plan: PrunePlan, *, applied: bo
         "selected": ",".join(selected),
         "deleted": ",".join(plan.deleted),
         "dry-run": "false" if applied else "true",
+        "rollback-targets": json.dumps(dict(sorted(plan.targets.items())), separators=(",", ":")),
     }
     if plan.interrupted:
         left = [d for d in selected if d not in plan.deleted]

@@ -77,8 +77,11 @@ def test_workflow_runs_root_action_through_act(act: ActRunner) -> None:
     assert result.succeeded, result.log[-4000:]
     assert "bed-exit-code=0" in result.log
     assert '"$schema": "https://json-schema.org/draft/2020-12/schema"' in result.log
-    # The action's venv lives in the session's tool cache, so later runs reuse it.
-    assert result.outputs()["python"].startswith(str(act.action_cache / "tool_cache"))
+    # The locked wheels stay in the session's tool cache for later runs; the venv made from
+    # them is the job's own, outside it (actions/_setup/README.md, threat model).
+    tools = act.action_cache / "tool_cache" / "gpuship"
+    assert [p.name for p in tools.iterdir() if p.name.startswith("wheels-")], result.log[-4000:]
+    assert not result.outputs()["python"].startswith(str(act.action_cache / "tool_cache"))
 
 
 def test_pynvml_reads_two_described_hosts(

@@ -13,20 +13,19 @@ project at its root, the example under `.github/workflows/`, one git commit) and
 - runner labels are mapped to the host (`-P <label>=-self-hosted`) one by one: a job whose
   labels are not mapped is silently skipped by act, so tests assert on each job's result.
 
-The gpuship venv the actions install is pre-seeded in act's tool cache (a venv whose
-site-packages point at the test interpreter's, keyed as `actions/_setup/setup.sh` keys it), as
-on a warm self-hosted runner: tests reach only 127.0.0.1, never PyPI.
+The locked wheels the actions install are pre-seeded in act's tool cache (keyed as
+`actions/_setup/setup.sh` keys them), as on a warm self-hosted runner: they are downloaded once
+per session (`locked_wheels`, the one step that reaches PyPI, as scripts/test's own install
+does); the workflows themselves reach only 127.0.0.1.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -46,6 +45,7 @@ from example_harness import (
     find_tool,
     parse_act_log,
     user_repository,
+    wheel_cache_name,
 )
 
 from bed.act import RUNNER_VARIABLE, run_bounded
@@ -66,27 +66,31 @@ def gpuship_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def act_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """act's action cache (`--action-cache-path`), with gpuship's venv pre-seeded in its tool
-    cache (act sets RUNNER_TOOL_CACHE to `<action cache>/tool_cache`).
+def locked_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """requirements/action.txt's wheels for this interpreter, downloaded once per session with
+    the arguments setup.sh uses (hash-checked, wheels only)."""
+    wheels = tmp_path_factory.mktemp("locked-wheels")
+    lock = ROOT / "requirements" / "action.txt"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"),
+            *("--only-binary", ":all:", "--require-hashes", "--no-deps", "-r", str(lock)),
+            *("-d", str(wheels)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return wheels
 
-    `actions/_setup/setup.sh` reuses `<tool cache>/gpuship/venv-<os>-<arch>-py<X.Y>-<lock hash>`
-    when it holds `.complete`. The seeded venv reaches the test interpreter's packages through
-    a `.pth` file, so the locked dependencies are never downloaded during a test.
+
+@pytest.fixture(scope="session")
+def act_cache(tmp_path_factory: pytest.TempPathFactory, locked_wheels: Path) -> Path:
+    """act's action cache (`--action-cache-path`), with gpuship's locked wheels pre-seeded in its
+    tool cache (act sets RUNNER_TOOL_CACHE to `<action cache>/tool_cache`), where
+    `actions/_setup/setup.sh` finds them (and checks each against the lock) before unpacking.
     """
     cache = tmp_path_factory.mktemp("act-cache")
-    lock_hash = hashlib.sha256((ROOT / "requirements" / "action.txt").read_bytes()).hexdigest()
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system = {"Linux": "linux", "Darwin": "macos"}[os.uname().sysname]
-    arch = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[os.uname().machine]
-    name = f"venv-{system}-{arch}-py{version}-{lock_hash[:16]}"
-    venv = cache / "tool_cache" / "gpuship" / name
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
-    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    (site / "gpuship-test-interpreter.pth").write_text(
-        sysconfig.get_path("purelib") + "\n", encoding="utf-8"
-    )
-    (venv / ".complete").touch()
+    shutil.copytree(locked_wheels, cache / "tool_cache" / "gpuship" / wheel_cache_name())
     return cache
 
 
@@ -141,7 +145,7 @@ def run_workflow(
         }
         process_env.update(
             {
-                # python3 on PATH is the test interpreter, whose version keys the seeded venv.
+                # python3 on PATH is the test interpreter, whose version keys the seeded wheels.
                 "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
                 "HOME": str(act_home),
                 "ACT_DISABLE_VERSION_CHECK": "1",

@@ -6,6 +6,7 @@ constants from here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -248,3 +249,12 @@ def uses_of(workflow: Path) -> list[str]:
     """Every `uses:` value of a workflow file, comments stripped."""
     pattern = re.compile(r"^\s*(?:-\s+)?uses:\s*([^\s#]+)", re.MULTILINE)
     return pattern.findall(workflow.read_text(encoding="utf-8"))
+
+
+def wheel_cache_name() -> str:
+    """The tool-cache folder `actions/_setup/plan.sh` names for this interpreter's wheels."""
+    lock_hash = hashlib.sha256((ROOT / "requirements" / "action.txt").read_bytes()).hexdigest()
+    system = {"Linux": "linux", "Darwin": "macos"}[os.uname().sysname]
+    arch = {"x86_64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[os.uname().machine]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return f"wheels-{system}-{arch}-py{version}-{lock_hash[:16]}"

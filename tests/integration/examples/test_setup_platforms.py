@@ -58,7 +58,7 @@ def run_plan(tmp_path: Path, system: str, machine: str) -> subprocess.CompletedP
         ("Linux", "x86_64", "linux-x86_64"),
     ],
 )
-def test_plan_names_the_venv_and_cache_key_per_platform(
+def test_plan_names_the_wheel_cache_and_key_per_platform(
     tmp_path: Path, system: str, machine: str, name: str
 ) -> None:
     done = run_plan(tmp_path, system, machine)
@@ -66,14 +66,14 @@ def test_plan_names_the_venv_and_cache_key_per_platform(
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "github_output").read_text().splitlines()
     )
-    assert Path(outputs["venv"]).parent == tmp_path / "tool_cache" / "gpuship"
-    assert Path(outputs["venv"]).name.startswith(f"venv-{name}-py3.")
-    assert outputs["key"].startswith(f"gpuship-venv-{name}-py3.")
+    assert Path(outputs["wheels"]).parent == tmp_path / "tool_cache" / "gpuship"
+    assert Path(outputs["wheels"]).name.startswith(f"wheels-{name}-py3.")
+    assert outputs["key"].startswith(f"gpuship-wheels-{name}-py3.")
     # shasum stood in for the missing sha256sum: the same 16 hex digits as the real one.
     real = subprocess.run(
         ["sha256sum", str(ROOT / "requirements" / "action.txt")], capture_output=True, text=True
     ).stdout[:16]
-    assert outputs["key"].endswith(real) and outputs["venv"].endswith(real)
+    assert outputs["key"].endswith(real) and outputs["wheels"].endswith(real)
 
 
 @pytest.mark.parametrize(
@@ -92,9 +92,10 @@ def test_unsupported_platform_is_one_clear_error(tmp_path: Path, system: str, ma
 def test_lint_action_under_act_as_macos_arm64_and_linux_arm64(
     tmp_path: Path, run_workflow: RunWorkflow, act_cache: Path
 ) -> None:
-    # The seeded venv under the names a macOS/arm64 and a Linux/arm64 runner would use.
+    # The seeded wheels under the names a macOS/arm64 and a Linux/arm64 runner would use (the
+    # x86_64 Linux wheels: the shims change what the scripts see, not what the CPU runs).
     tools = act_cache / "tool_cache" / "gpuship"
-    (seeded,) = [p for p in tools.iterdir() if p.name.startswith("venv-linux-x86_64-")]
+    (seeded,) = [p for p in tools.iterdir() if p.name.startswith("wheels-linux-x86_64-")]
     for name in ("macos-arm64", "linux-arm64"):
         alias = tools / seeded.name.replace("linux-x86_64", name)
         if not alias.exists():
@@ -129,7 +130,7 @@ def test_lint_action_under_act_as_macos_arm64_and_linux_arm64(
     for job in ("macos", "arm64"):
         run = run_workflow(repo, "platforms.yml", event="push", job=job)
         assert run.job_results(job) == ["success"], run.explain()
-        assert f"venv-{'macos-arm64' if job == 'macos' else 'linux-arm64'}-py" in run.log
+        assert f"wheels-{'macos-arm64' if job == 'macos' else 'linux-arm64'}-py" in run.log
         # The Dockerfile was linted: its unpinned base is a note (GSL103).
         (outputs,) = run.step_outputs(job, "lint")
         assert outputs["exit-code"] == "0" and int(outputs["note-count"]) >= 1, outputs

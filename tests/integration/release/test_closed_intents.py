@@ -6,6 +6,11 @@ A closed release is listed as abandoned, is never resumed, and protects nothing.
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
 import pytest
 from release_images import RunCli, candidate_image, stable_and_candidate, tag_digest
 
@@ -14,8 +19,10 @@ from bed.oci import push
 from bed.registry import Registry
 from gpuship.reference import Repository
 from gpuship.registry.client import RegistryClient
-from gpuship.release.history import History, intent_tag, load_history
-from gpuship.release.promote import remove_tag
+from gpuship.release.config import ReleaseConfig
+from gpuship.release.history import History, explain, intent_tag, load_history
+from gpuship.release.policy import TagKind, TagRequest
+from gpuship.release.promote import ReleaseOutcome, ReleaseRequest, release, remove_tag
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +153,71 @@ def test_rollback_of_an_interrupted_promote_closes_it(registry: Registry, run_cl
     assert tag_digest(client, repo, "stable") == old
     history = _history(client, repo)
     assert history.unfinished == [] and [r.id for r in history.abandoned] == [intent.id]
+
+
+def test_a_release_closed_while_it_runs_keeps_its_complete_record(registry: Registry):
+    """No registry tells a running release from a dead one, so a later release may close one
+    that is still running. Here the later release (C: stable to another image) reads the
+    running promote's (W's) intent, finds stable taken over and 3.0.0 not written, and closes
+    it; its closing PUT is held until W has written 3.0.0 and stored its complete record.
+    The complete record must survive the closing that lands after it: before, both went to
+    the record tag and the closing one replaced it (W exited 0 with no record: the race in
+    test_prune_races.py, `LOST RECORD`)."""
+    repo, _, new = stable_and_candidate(registry.url, registry.host, "closed/live")
+    other = push(registry.url, repo.name, candidate_image("closed/live-other"))
+    client = RegistryClient(environ={})
+    closing, written = threading.Event(), threading.Event()
+    found: dict[str, str] = {}
+
+    def hold_version(index: int, method: str, path: str) -> str | None:
+        # W's PUT of 3.0.0 waits until C has decided to close W and sent its closing PUT.
+        if method == "PUT" and path.endswith("/manifests/3.0.0"):
+            closing.wait(timeout=30)
+        return None
+
+    def hold_closing(index: int, method: str, path: str) -> str | None:
+        # C's closing record of W waits until W has stored its complete record.
+        if method == "PUT" and found["w"] in path and not path.endswith(".intent"):
+            closing.set()
+            written.wait(timeout=30)
+        return None
+
+    def promote(host: str, digest: str, tags: tuple[TagRequest, ...]) -> ReleaseOutcome:
+        with RegistryClient(environ={}) as own:
+            through = Repository(host, repo.name)
+            request = ReleaseRequest(through.at(digest), through, tags)
+            return release(own, request, ReleaseConfig(), environ={}, now=_now())
+
+    version = (TagRequest("3.0.0", TagKind.IMMUTABLE), TagRequest("stable", TagKind.FLOATING))
+    with (
+        faults.start(registry.host, hook=hold_version) as w_proxy,
+        faults.start(registry.host, hook=hold_closing) as c_proxy,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        running = pool.submit(promote, w_proxy.host, new, version)
+        running.add_done_callback(lambda _: written.set())
+        found["w"] = _wait_for_intent(client, repo)
+        later = promote(c_proxy.host, other, (TagRequest("stable", TagKind.FLOATING),))
+        shipped = running.result(timeout=60)
+    assert shipped.succeeded and shipped.record_state == "stored", shipped.error
+    assert later.succeeded and later.closed == [found["w"]], later.error
+    assert tag_digest(client, repo, "3.0.0") == new
+    history = _history(client, repo)
+    assert found["w"] in [r.id for r in history.records]
+    assert history.unfinished == [] and history.abandoned == []
+    assert explain(history.records, "3.0.0", new) is not None
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _wait_for_intent(client: RegistryClient, repo: Repository) -> str:
+    """The id of the first intent stored in `repo` (waits for it, 30 s at most)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        intents = [t for t in client.list_tags(repo) if t.endswith(".intent")]
+        if intents:
+            return intents[0].removeprefix(f"{HISTORY_TAG}.").removesuffix(".intent")
+        time.sleep(0.02)
+    raise AssertionError("the running release stored no intent")

@@ -163,12 +163,15 @@ def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_complet
 ):
     repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/late-write")
     client = RegistryClient(environ={})
-    # The PUT of stable reaches the registry 2 s late: the run gives up on it after 1 s, finds
-    # stable still at old while putting tags back, and ends; then the write lands.
+    # The PUT of stable reaches the registry 3 s late: the run gives up on it after 1 s, reads
+    # it for the 0.2 s consistency window and once more while putting tags back, finds stable
+    # still at old, and ends; then the write lands. (Within the window, the run would have
+    # seen it land: the test below.)
     hook, _ = _hold_at("PUT", _tag_put("stable"), "delay")
-    with faults.start(registry.host, hook=hook, delay_s=2) as proxy:
-        run = _finish(_gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path))
-        time.sleep(2.5)
+    window = {"GPUSHIP_RELEASE__CONSISTENCY_WINDOW": "0.2"}
+    with faults.start(registry.host, hook=hook, delay_s=3) as proxy:
+        run = _finish(_gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path, window))
+        _wait_for(lambda: tag_digest(client, repo, "stable") == new)
     assert run.code == 3, run
     assert run.report is not None and run.report["result"]["record_state"] == "intent"
     assert tag_digest(client, repo, "stable") == new  # landed after the run ended
@@ -193,6 +196,38 @@ def test_a_write_landing_after_the_run_leaves_an_intent_the_same_promote_complet
     back = run_cli("rollback", f"{repo}:stable")
     assert back.code == 0, back
     assert tag_digest(client, repo, "stable") == old
+
+
+def test_a_write_landing_late_within_the_consistency_window_is_the_runs_own(
+    registry: Registry, tmp_path: Path, run_cli: RunCli
+):
+    """The same late PUT of stable (its answer lost after 1 s, applied 2 s late), within the
+    consistency window (default 10 s): the run reads stable until the write shows, so it
+    confirms its own write, goes on and records the release."""
+    repo, old, new = stable_and_candidate(registry.url, registry.host, "stop/late-in-window")
+    client = RegistryClient(environ={})
+    hook, _ = _hold_at("PUT", _tag_put("stable"), "delay")
+    with faults.start(registry.host, hook=hook, delay_s=2) as proxy:
+        run = _finish(_gpuship(_promote(proxy.host, repo, new, "3.0.0"), tmp_path))
+    assert run.code == 0, run
+    assert run.report is not None and run.report["result"]["record_state"] == "stored"
+    assert {tag: entry["result"] for tag, entry in run.tags.items()} == {
+        "stable": "written",
+        "canary": "written",
+        "3.0.0": "written",
+    }
+    assert [tag_digest(client, repo, t) for t in ("stable", "canary", "3.0.0")] == [new] * 3
+    history = _history(client, repo)
+    assert [r.id for r in history.records] == [run.report["result"]["record"]["id"]]
+    assert history.unfinished == []
+    assert {c.tag: c.before for c in history.records[0].tags}["stable"] == old
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the held write never reached the registry"
+        time.sleep(0.05)
 
 
 def test_registry_gone_mid_promote_leaves_an_intent_rollback_can_undo(

@@ -36,7 +36,7 @@ def test_audit_writes_a_schema_valid_document(
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     jsonschema.validate(document, json.loads(SCHEMA_PATH.read_text()))
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["runner"]["labels"] == [name]
     assert document["nvml"]["driver_version"] == description["driver_version"]
     assert [g["uuid"] for g in document["nvml"]["gpus"]] == [g["uuid"] for g in description["gpus"]]
@@ -196,4 +196,4 @@ def test_audit_sets_the_json_file_output_it_wrote(nvml_host: HostEnv, tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     assert "json-file=audit.json" in outputs.read_text().splitlines()
-    assert json.loads((tmp_path / "audit.json").read_text())["schema_version"] == 2
+    assert json.loads((tmp_path / "audit.json").read_text())["schema_version"] == 3

@@ -40,7 +40,7 @@ def test_gpuship_json_report_envelope_is_accepted(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("{not json", "not JSON"),
-        ('{"schema_version": 3}', "schema_version 3 is not supported"),
+        ('{"schema_version": 4}', "schema_version 4 is not supported"),
         ('{"schema_version": 1, "runner": {}}', "not a gpuship audit"),
         ("[" * 100_000 + "]" * 100_000, r"JSON nests deeper than 64 levels \(limit"),
         ('{"schema_version": ' + "9" * 100_000 + "}", "not JSON"),

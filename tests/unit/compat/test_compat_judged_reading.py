@@ -61,6 +61,26 @@ def same_kind_of_host(draw: st.DrawFn, host: HostAudit, config: VerifyConfig) ->
             device["uuid"] = draw(identity)
         if config.min_free_memory_gib is None:
             reading["memory_free_bytes"] = draw(st.none() | st.integers(0, 2**40))
+    doc["container"]["docker"]["cgroup_driver"] = draw(st.sampled_from([None, "systemd"]))
+    doc["container"]["readiness"] = draw(
+        st.sampled_from(
+            [
+                None,
+                {"device_nodes": ["nvidiactl"], "toolkit_mode": "legacy"},
+                {
+                    "gpu_containers": [
+                        {
+                            "id": draw(identity),
+                            "name": draw(identity),
+                            "image": "acme/llm:1",
+                            "gpus_via": "device-request",
+                            "restart_policy": "no",
+                        }
+                    ]
+                },
+            ]
+        )
+    )
     return audit_from_document(doc, "drawn")
 
 

@@ -63,15 +63,40 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
     assert (target.read_text(), stat.S_IMODE(target.stat().st_mode)) == ("new\n", 0o640)
 
 
-def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
-    (tmp_path / "reports").mkdir()
-    real = tmp_path / "reports" / "verify.json"
+def test_a_symlink_is_refused_and_its_target_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout may hold `gpuship.sarif -> ~/.bashrc` or `reports -> /etc`.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    real = tmp_path / "elsewhere" / "verify.json"
     real.write_text("old\n")
-    link = tmp_path / "verify.json"
-    link.symlink_to(real)
-    write_atomically(link, "new\n")
-    assert link.is_symlink() and real.read_text() == "new\n"
+    (tmp_path / "verify.json").symlink_to(real)
+    (tmp_path / "reports").symlink_to(tmp_path / "elsewhere")
+    dangling = tmp_path / "new.json"
+    dangling.symlink_to(tmp_path / "elsewhere" / "created.json")
+    for path in (Path("verify.json"), tmp_path / "verify.json", Path("reports/verify.json")):
+        with pytest.raises(InputError, match=r"refusing to write report through the symbolic"):
+            write_atomically(path, "new\n", "report")
+    with pytest.raises(InputError, match=r"symbolic link .*new.json"):
+        write_atomically(dangling, "new\n", "report")
+    assert real.read_text() == "old\n"
     assert sorted(p.name for p in real.parent.iterdir()) == ["verify.json"]
+
+
+def test_stream_names_and_links_above_the_working_directory_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "real")  # as macOS's /tmp -> /private/tmp
+    work = tmp_path / "linked" / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    write_atomically(tmp_path / "linked" / "report.json", "x\n")
+    write_atomically(Path("report.json"), "y\n")
+    assert (tmp_path / "real" / "report.json").read_text() == "x\n"
+    assert (tmp_path / "real" / "work" / "report.json").read_text() == "y\n"
+    write_atomically(Path("/dev/stdout"), "")  # a link to /proc/self/fd/1
 
 
 def test_a_fifo_is_written_to_not_replaced(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import pytest
 from gpuship.errors import InputError
 from gpuship.reference import (
     is_digest,
+    normalise_registry,
     parse_reference,
     parse_repository,
     sha256_digest,
@@ -80,3 +81,34 @@ def test_digests():
     assert sha256_digest(b"") == (
         "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("ci:s3cr3t-pw@ghcr.io/o/app:1", "s3cr3t-pw"),
+        ("ci:p@ss-w0rd@127.0.0.1:5000/app", "ss-w0rd"),
+        ("ghp_0123456789abcdef@ghcr.io/o/app@" + DIGEST, "ghp_0123456789abcdef"),
+        ("ci:s3cr3t-pw@ubuntu", "s3cr3t-pw"),
+    ],
+)
+def test_a_reference_with_userinfo_is_refused_without_repeating_it(text: str, secret: str):
+    with pytest.raises(InputError) as refused:
+        parse_reference(text)
+    assert secret not in str(refused.value)
+    assert "***" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("ci:s3cr3t-pw@127.0.0.1:5000", "s3cr3t-pw"),
+        ("https://ci:s3cr3t-pw@ghcr.io/", "s3cr3t-pw"),
+        ("ghp_0123456789abcdef@ghcr.io", "ghp_0123456789abcdef"),
+    ],
+)
+def test_a_registry_host_with_userinfo_is_refused_without_repeating_it(text: str, secret: str):
+    """`GPUSHIP_REGISTRY=user:pw@host` and config.json keys pass through here."""
+    with pytest.raises(InputError, match="holds a user name or password") as refused:
+        normalise_registry(text)
+    assert secret not in str(refused.value)

@@ -37,6 +37,9 @@ def test_lint_imports_only_what_lint_needs(tmp_path: Path) -> None:
     assert commands == ["gpuship.cli.commands.lint"]
     for heavy in ("yaml", "pydantic", "packaging", "requests", "docker", "gpuship.registry.client"):
         assert heavy not in modules, heavy
+    # A file that asks no CUDA question loads no part of the knowledge base (issue #37).
+    for knowledge in ("gpuship.cuda.knowledge", "gpuship.cuda.knowledge_data", "tempfile"):
+        assert knowledge not in modules, knowledge
 
 
 def test_help_still_lists_every_command(tmp_path: Path) -> None:

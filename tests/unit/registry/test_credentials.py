@@ -10,9 +10,9 @@ import pytest
 
 from gpuship.errors import InputError
 from gpuship.gha import mask_commands
-from gpuship.registry.auth import realm_verdict
+from gpuship.registry.auth import realm_address_verdict, realm_verdict
 from gpuship.registry.credentials import Credentials, CredentialStore, explicit_credentials
-from gpuship.registry.origin import Origin, may_carry_credentials
+from gpuship.registry.origin import Origin, is_internal, may_carry_credentials
 
 NO_CONFIG = {"DOCKER_CONFIG": "/nonexistent-gpuship-test"}
 
@@ -238,3 +238,96 @@ def test_every_secret_of_registry_auth_is_masked():
     masked = "\n".join(mask_commands(environ))
     for secret in (auth, "hub-password", "r-password"):
         assert f"::add-mask::{secret}" in masked
+
+
+def _helper(directory: Path, name: str, marker: Path) -> None:
+    """An executable `docker-credential-NAME` under `directory` that leaves `marker` when run
+    and answers a credential."""
+    program = directory / f"docker-credential-{name}"
+    program.parent.mkdir(parents=True, exist_ok=True)
+    answer = json.dumps({"ServerURL": "r.io", "Username": "u", "Secret": "helper-secret"})
+    program.write_text(f"#!/bin/sh\ntouch {marker}\ncat >/dev/null\necho '{answer}'\n")
+    program.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"credHelpers": {"r.io": "sub/pwn"}},
+        {"credsStore": "sub/pwn"},
+        {"credHelpers": {"r.io": "../sub/pwn"}},
+        {"credsStore": "-x"},
+        {"credHelpers": {"r.io": 7}},
+    ],
+)
+def test_a_helper_name_that_is_not_a_plain_name_is_refused_and_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, object]
+):
+    """A checked-out repository plants `./docker-credential-sub/pwn`: it must not run."""
+    work = tmp_path / "work"
+    marker = tmp_path / "ran"
+    _helper(work, "sub/pwn", marker)
+    _helper(tmp_path / "bin", "-x", marker)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    store = CredentialStore({"DOCKER_CONFIG": str(tmp_path)})
+    with pytest.raises(InputError, match="is not a helper name") as refused:
+        store.find("r.io")
+    assert str(tmp_path / "config.json") in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert not marker.exists()
+
+
+def test_a_plain_helper_name_runs_from_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    marker = tmp_path / "ran"
+    _helper(tmp_path / "bin", "gpushiptest", marker)
+    (tmp_path / "config.json").write_text(json.dumps({"credsStore": "gpushiptest"}))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    found = CredentialStore({"DOCKER_CONFIG": str(tmp_path)}).find("r.io")
+    assert found is not None and found.password == "helper-secret"
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "internal"),
+    [
+        ("169.254.169.254", True),
+        ("2852039166", True),  # 169.254.169.254 as one number, as the C library reads it
+        ("0xa9.0xfe.0xa9.0xfe", True),
+        ("::ffff:169.254.169.254", True),
+        ("[fd00::2]", True),
+        ("10.1.2.3", True),
+        ("192.168.0.1", True),
+        ("100.64.0.1", True),  # shared address space (carrier-grade NAT)
+        ("0.0.0.0", True),
+        ("127.0.0.2", True),
+        ("localhost", True),
+        ("auth.localhost", True),
+        ("8.8.8.8", False),
+        ("auth.docker.io", False),  # a name: not resolved
+    ],
+)
+def test_internal_addresses_in_every_spelling(host: str, internal: bool):
+    assert is_internal(host) is internal
+
+
+@pytest.mark.parametrize(
+    ("realm", "registry", "named", "allowed"),
+    [
+        ("http://169.254.169.254/token", "https://reg.example.com", (), False),
+        ("http://127.0.0.1:8080/token", "https://reg.example.com", (), False),
+        ("http://10.0.0.6/token", "http://10.0.0.5:5000", (), False),
+        ("http://10.0.0.6/token", "http://10.0.0.5:5000", ("http://10.0.0.6",), True),
+        # The registry's own host, another port: a registry and its token service on one box.
+        ("http://10.0.0.5:5001/token", "http://10.0.0.5:5000", (), True),
+        ("http://127.0.0.1:5001/token", "http://localhost:5000", (), True),
+        ("http://localhost:5001/token", "http://127.0.0.1:5000", (), True),
+        ("https://auth.example.com/token", "https://reg.example.com", (), True),
+    ],
+)
+def test_realm_address_rule(realm: str, registry: str, named: tuple[str, ...], allowed: bool):
+    verdict = realm_address_verdict(
+        Origin.of(realm), Origin.of(registry), tuple(map(Origin.of, named))
+    )
+    assert (verdict is None) is allowed

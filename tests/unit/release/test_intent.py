@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 from gpuship.release.config import KeepRule, ReleaseConfig, RetentionConfig
 from gpuship.release.history import (
+    closed_id_of,
+    closed_tag,
     intent_id_of,
     intent_tag,
     is_history_tag,
@@ -66,6 +68,21 @@ def test_intent_tags_are_history_and_apart_from_record_tags():
     intent = _intent(RELEASE_ID, "promote", B, _change("stable", A, B))
     assert tag_of(PREFIX, intent) == tag
     assert tag_of(PREFIX, intent.as_state("complete")) == record_tag(PREFIX, RELEASE_ID)
+
+
+def test_a_closing_record_has_a_tag_of_its_own():
+    """A release closed while it still ran stores its complete record later: the closing
+    record must never be stored where it would replace it."""
+    tag = closed_tag(PREFIX, RELEASE_ID)
+    assert tag == f"{PREFIX}.{RELEASE_ID}.closed"
+    assert len(f"{'p' * 97}.{RELEASE_ID}.closed") == 128  # the longest history-tag still fits
+    assert closed_id_of(PREFIX, tag) == RELEASE_ID and is_history_tag(PREFIX, tag)
+    assert record_id_of(PREFIX, tag) is None and intent_id_of(PREFIX, tag) is None
+    assert closed_id_of(PREFIX, record_tag(PREFIX, RELEASE_ID)) is None
+    assert closed_id_of(PREFIX, intent_tag(PREFIX, RELEASE_ID)) is None
+    assert not is_history_tag(PREFIX, f"other.{RELEASE_ID}.closed")
+    intent = _intent(RELEASE_ID, "promote", B, _change("stable", A, B))
+    assert tag_of(PREFIX, intent.as_state("abandoned")) == tag != record_tag(PREFIX, RELEASE_ID)
 
 
 def test_the_complete_record_is_the_intent_in_another_state():

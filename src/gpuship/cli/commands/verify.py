@@ -60,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also start the image with GPUs requested and run a tiny CUDA probe in it",
     )
+    parser.add_argument(
+        "--running",
+        action="store_true",
+        help="also check inside every running container started with GPUs that it still "
+        "reaches them (docker exec, no pull); names each one that lost them",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
@@ -69,6 +75,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
     from gpuship.compat.verdict import judge
     from gpuship.platforms import host_platform
     from gpuship.verify.host import audit_this_host
+    from gpuship.verify.readiness import readiness_checks
     from gpuship.verify.report import verdict_report
 
     if args.smoke and not args.image:
@@ -90,7 +97,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             deep=args.deep,
         )
     verdict = judge(audit, needs, config, args.gpu)
-    smoke: tuple[Check, ...] = ()
+    extra: tuple[Check, ...] = readiness_checks(audit)
     if args.smoke:
         from gpuship.verify.smoke import run_smoke
 
@@ -99,12 +106,16 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
             for gpu in audit.nvml.gpus
             if str(gpu.index) in args.gpu or gpu.uuid in args.gpu
         )
-        smoke = (run_smoke(args.image, ctx.environ, selected),)
+        extra += (run_smoke(args.image, ctx.environ, selected),)
+    if args.running:
+        from gpuship.verify.running import check_running
+
+        extra += check_running(ctx.environ)
     from gpuship.compat.hosts import NamedHost, host_findings
 
     host = NamedHost(audit.runner.runner_name or audit.runner.display_name, audit)
     return verdict_report(
-        NAME, verdict, audit, needs, smoke, host_findings([host], config.driver_floor)
+        NAME, verdict, audit, needs, extra, host_findings([host], config.driver_floor)
     )
 
 
