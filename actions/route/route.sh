@@ -11,5 +11,7 @@ args+=("${images[@]}")
 [ -n "$INPUT_MATRIX" ] && args+=(--matrix "$INPUT_MATRIX")
 [ -n "$INPUT_GPUS" ] && args+=(--gpus "$INPUT_GPUS")
 [ -n "$INPUT_MIN_MEMORY_GIB" ] && args+=(--min-memory-gib "$INPUT_MIN_MEMORY_GIB")
+[ -n "${INPUT_REMOVE_LABELS:-}" ] && args+=(--remove-labels "$INPUT_REMOVE_LABELS")
+[ -n "${INPUT_RUNNER_SCOPE:-}" ] && args+=(--runner-scope "$INPUT_RUNNER_SCOPE")
 
 run_gpuship "${args[@]}"

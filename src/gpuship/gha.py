@@ -165,7 +165,7 @@ def _command(name: str, message: str, props: str = "") -> str:
 
 # Credentials gpuship reads from the environment. GitHub masks `secrets.*` by itself, but a
 # password produced by an earlier step (`aws ecr get-login-password`) is not a secret to it.
-SECRET_VARIABLES = ("GPUSHIP_REGISTRY_PASSWORD", "GITHUB_TOKEN")
+SECRET_VARIABLES = ("GPUSHIP_REGISTRY_PASSWORD", "GITHUB_TOKEN", "GPUSHIP_RUNNER_TOKEN")
 # JSON of registry credentials keyed by host (config.json's `auths` shape): each secret in it
 # is masked on its own, so a log line quoting one of them is hidden too.
 SECRET_JSON_VARIABLES = ("GPUSHIP_REGISTRY_AUTH",)

@@ -15,6 +15,8 @@ LABEL_TORCH = "io.gpuship.torch"
 LABEL_ROLE = "io.gpuship.role"
 LABEL_CONFIG_DIGEST = "io.gpuship.config-digest"
 LABEL_CELL = "io.gpuship.cell"
+# The fleet-wide `verify.driver-floor` when the image was built: the driver the fleet agreed on.
+LABEL_DRIVER_FLOOR = "io.gpuship.driver-floor"
 
 OCI_TITLE = "org.opencontainers.image.title"
 OCI_SOURCE = "org.opencontainers.image.source"

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpuship.compat.floor import DriverFloor
 from gpuship.config.section import Section
 
 # Where CDI specs (the NVIDIA Container Toolkit writes them, static or generated at boot) and
@@ -65,4 +66,10 @@ class VerifyConfig(Section):
         description="The host's root directory, where the readiness checks read /dev, "
         "/etc/nvidia-container-runtime and the units ('systemctl --root'): '/', or where "
         "the host's / is mounted when gpuship runs in a container.",
+    )
+    driver_floor: DriverFloor = Field(
+        default_factory=DriverFloor,
+        description="The lowest driver the fleet (`default`) and each pool (`pools`, by runner "
+        "label) keep: matrix refuses a cell above every floor, fleet, route and verify name a "
+        "host below its floor.",
     )

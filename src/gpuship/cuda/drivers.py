@@ -18,7 +18,7 @@ from gpuship.cuda.errors import UnknownVersion
 from gpuship.cuda.version import Version, as_version
 
 if TYPE_CHECKING:
-    from gpuship.cuda.knowledge import FamilyRow
+    from gpuship.cuda.knowledge import DriverBranchRow, FamilyRow
 
 # `knowledge_base` is imported where it is called: a lint that needs no CUDA fact starts
 # without the knowledge base's row types (issue #37).
@@ -145,6 +145,21 @@ def cuda_for_driver(driver: str | Version) -> Version | None:
             if best is None or mm > best:
                 best = mm
     return best
+
+
+def dropped_generation(branch: int, compute_capability: str) -> DriverBranchRow | None:
+    """The GPU generation of `compute_capability` when driver `branch` no longer supports it
+    (a branch after the generation's last); None when it does, or the generation is not known
+    to be dropped."""
+    from gpuship.cuda.knowledge import knowledge_base
+
+    capability = as_version(compute_capability, "compute capability")
+    for row in knowledge_base().driver_branches:
+        if branch > row.last_branch and any(
+            as_version(cc, "compute capability") == capability for cc in row.compute_capabilities
+        ):
+            return row
+    return None
 
 
 def forward_compat_brand(brand: str | None) -> bool:

@@ -27,7 +27,7 @@ from gpuship.errors import GpushipError
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _VARIANT_NAME = re.compile(r"^cu[0-9]{3,4}$")
 
@@ -382,10 +382,29 @@ class OsPythonRow:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DriverBranchRow:
+    """A GPU generation and the last driver branch that supports it: the next branch drops it
+    (NVIDIA's Unix graphics feature deprecation schedule)."""
+
+    generation: str
+    compute_capabilities: tuple[str, ...]
+    last_branch: int
+    source: str
+
+    def __post_init__(self) -> None:
+        for capability in self.compute_capabilities:
+            try:
+                Version.parse(capability)
+            except InvalidVersion as exc:
+                raise _InvalidEntry("compute_capabilities", str(exc)) from exc
+        _check_source(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
 class KnowledgeBase:
     """The whole data file, validated."""
 
-    schema_version: Literal[4]  # the builder's Literal check rejects any other SCHEMA_VERSION
+    schema_version: Literal[5]  # the builder's Literal check rejects any other SCHEMA_VERSION
     updated: str
     sources: dict[str, str]
     toolkits: tuple[ToolkitRow, ...]
@@ -401,6 +420,7 @@ class KnowledgeBase:
     cuda_packages: tuple[CudaPackageRow, ...]
     torch_builds: tuple[TorchBuildRow, ...]
     os_pythons: tuple[OsPythonRow, ...]
+    driver_branches: tuple[DriverBranchRow, ...]
 
 
 class KnowledgeBaseError(GpushipError):

@@ -11,6 +11,7 @@ from gpuship.cuda.knowledge import (
     Caveat,
     CudaImageLibraries,
     CudaPackageRow,
+    DriverBranchRow,
     FamilyRow,
     ForwardCompat,
     GpuRow,
@@ -28,13 +29,14 @@ from gpuship.cuda.knowledge import (
     TorchVariantRow,
 )
 
-YAML_SIZE = 44595
-YAML_CRC32 = 0x49a1b8ed
+YAML_SIZE = 45858
+YAML_CRC32 = 0x309fd209
 
 KNOWLEDGE_BASE = KnowledgeBase(
-    schema_version=4,
+    schema_version=5,
     updated="2026-12-06",
     sources={
+        "driver_deprecation": "NVIDIA \"Unix Graphics Feature Deprecation Schedule\" (https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588): \"The release 580 series will be the last to support GPUs based on the Maxwell, Pascal, and Volta architectures\", quoted by https://worldofsoftware.org/?p=686443 and https://www.neowin.net/amp/nvidia-is-soon-ending-driver-support-for-some-of-its-most-legendary-graphics-cards/; R470 the last for Kepler, quoted by https://hyper.ai/en/headlines/b80c616990be17c46d0e9f364d342ded",
         "table3": "CUDA 13.2 Update 2 release notes, Table 3 \"CUDA Toolkit and Corresponding Driver Versions\", Linux x86_64 (https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html; secondary scrape; cuda-compat.md §1.1)",
         "table3_133": "secondary quotes of https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html (cuda-compat.md §1.1)",
         "mvc_page": "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (cuda-compat.md §1.2)",
@@ -2224,6 +2226,44 @@ KNOWLEDGE_BASE = KnowledgeBase(
             release="24.04",
             python="3.12",
             source="the \"default python3 version\" package of each release: https://packages.ubuntu.com/jammy/python3 (python3 3.10.6-1~22.04) and https://packages.ubuntu.com/noble/python3 (python3 3.12.3-0ubuntu2.1)",
+        ),
+    ),
+    driver_branches=(
+        DriverBranchRow(
+            generation="Kepler",
+            compute_capabilities=(
+                "3.0",
+                "3.5",
+                "3.7",
+            ),
+            last_branch=470,
+            source="NVIDIA \"Unix Graphics Feature Deprecation Schedule\" (https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588): \"The release 580 series will be the last to support GPUs based on the Maxwell, Pascal, and Volta architectures\", quoted by https://worldofsoftware.org/?p=686443 and https://www.neowin.net/amp/nvidia-is-soon-ending-driver-support-for-some-of-its-most-legendary-graphics-cards/; R470 the last for Kepler, quoted by https://hyper.ai/en/headlines/b80c616990be17c46d0e9f364d342ded",
+        ),
+        DriverBranchRow(
+            generation="Maxwell",
+            compute_capabilities=(
+                "5.0",
+                "5.2",
+            ),
+            last_branch=580,
+            source="NVIDIA \"Unix Graphics Feature Deprecation Schedule\" (https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588): \"The release 580 series will be the last to support GPUs based on the Maxwell, Pascal, and Volta architectures\", quoted by https://worldofsoftware.org/?p=686443 and https://www.neowin.net/amp/nvidia-is-soon-ending-driver-support-for-some-of-its-most-legendary-graphics-cards/; R470 the last for Kepler, quoted by https://hyper.ai/en/headlines/b80c616990be17c46d0e9f364d342ded",
+        ),
+        DriverBranchRow(
+            generation="Pascal",
+            compute_capabilities=(
+                "6.0",
+                "6.1",
+            ),
+            last_branch=580,
+            source="NVIDIA \"Unix Graphics Feature Deprecation Schedule\" (https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588): \"The release 580 series will be the last to support GPUs based on the Maxwell, Pascal, and Volta architectures\", quoted by https://worldofsoftware.org/?p=686443 and https://www.neowin.net/amp/nvidia-is-soon-ending-driver-support-for-some-of-its-most-legendary-graphics-cards/; R470 the last for Kepler, quoted by https://hyper.ai/en/headlines/b80c616990be17c46d0e9f364d342ded",
+        ),
+        DriverBranchRow(
+            generation="Volta",
+            compute_capabilities=(
+                "7.0",
+            ),
+            last_branch=580,
+            source="NVIDIA \"Unix Graphics Feature Deprecation Schedule\" (https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588): \"The release 580 series will be the last to support GPUs based on the Maxwell, Pascal, and Volta architectures\", quoted by https://worldofsoftware.org/?p=686443 and https://www.neowin.net/amp/nvidia-is-soon-ending-driver-support-for-some-of-its-most-legendary-graphics-cards/; R470 the last for Kepler, quoted by https://hyper.ai/en/headlines/b80c616990be17c46d0e9f364d342ded",
         ),
     ),
 )

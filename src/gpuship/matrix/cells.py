@@ -46,10 +46,12 @@ _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 @dataclass(frozen=True)
 class SourceFacts:
-    """Where the build comes from, for OCI labels (from the GitHub environment when set)."""
+    """Where the build comes from, for OCI labels (from the GitHub environment when set), and
+    the fleet-wide driver floor it is built for (`verify.driver-floor.default`)."""
 
     source_url: str | None = None
     revision: str | None = None
+    driver_floor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -359,6 +361,7 @@ def _plan_cell(
         L.LABEL_ARCH_LIST: needs.arch_list,
         L.LABEL_TORCH: needs.torch,
         L.LABEL_CONFIG_DIGEST: config_digest,
+        L.LABEL_DRIVER_FLOOR: source.driver_floor,
     }
     cell_labels = {name: value for name, value in label_values.items() if value is not None}
     for name, template in templates.labels.items():

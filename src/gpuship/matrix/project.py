@@ -7,7 +7,7 @@ directory of `gpuship.yaml`, or to the working directory when no config file was
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +94,13 @@ def source_facts(environ: Mapping[str, str]) -> SourceFacts:
 
 
 def plan_images(
-    project: Project, images: Sequence[ImageConfig], environ: Mapping[str, str]
+    project: Project,
+    images: Sequence[ImageConfig],
+    environ: Mapping[str, str],
+    driver_floor: str | None = None,
 ) -> list[ImagePlan]:
-    """Plan every image against the lock file (a missing lock pins nothing).
+    """Plan every image against the lock file (a missing lock pins nothing); `driver_floor`
+    (the fleet-wide `verify.driver-floor`) is stamped into each cell's labels.
 
     The size of the whole matrix is checked against `limits.matrix-max-cells` first, from the
     axis lengths alone, so a matrix of a million cells is refused before one is made.
@@ -104,7 +108,7 @@ def plan_images(
     check_matrix_size(images, project.limits)
     lock = read_lock(project.lock_path, project.limits)
     bases = dict(lock.bases) if lock else {}
-    facts = source_facts(environ)
+    facts = replace(source_facts(environ), driver_floor=driver_floor)
     limit = project.limits.matrix_max_cells
     return [
         plan_image(

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from gpuship.compat.floor import DriverFloor, highest_floor
+from gpuship.cuda.version import Version
 from gpuship.errors import ConfigError
 from gpuship.matrix import rules
-from gpuship.matrix.cells import ImagePlan
+from gpuship.matrix.cells import Cell, ImagePlan
 from gpuship.matrix.result import MatrixResult
 from gpuship.report import Finding, Report, Severity, Table
 from gpuship.report.catalog import rules_by_id
@@ -21,8 +23,15 @@ from gpuship.report.result import to_json
 GITHUB_MATRIX_LIMIT = 256
 
 
-def matrix_report(command: str, plans: Sequence[ImagePlan], *, drop_invalid: bool) -> Report:
-    """The matrix of every planned cell, with the `matrix` and `count` step outputs."""
+def matrix_report(
+    command: str,
+    plans: Sequence[ImagePlan],
+    *,
+    drop_invalid: bool,
+    floors: DriverFloor | None = None,
+) -> Report:
+    """The matrix of every planned cell, with the `matrix` and `count` step outputs; a cell
+    above every driver floor of `floors` is an error."""
     invalid = [combo for plan in plans for combo in plan.invalid]
     if invalid and not drop_invalid:
         first = invalid[0]
@@ -55,6 +64,9 @@ def matrix_report(command: str, plans: Sequence[ImagePlan], *, drop_invalid: boo
                 f"{len(cells)} cells; GitHub runs at most {GITHUB_MATRIX_LIMIT} jobs per matrix",
             )
         )
+    for finding in floor_findings(cells, floors or DriverFloor()):
+        report.add(finding)
+        report.failed = report.failed or finding.severity is Severity.ERROR
     report.result = MatrixResult(tuple(cell.entry() for cell in cells))
     report.outputs["matrix"] = json.dumps(to_json(report.result), separators=(",", ":"))
     report.outputs["count"] = str(len(cells))
@@ -78,3 +90,33 @@ def matrix_report(command: str, plans: Sequence[ImagePlan], *, drop_invalid: boo
     dropped = f", {len(invalid)} left out" if invalid else ""
     report.headline = f"{len(cells)} cells from {len(plans)} images{dropped}"
     return report
+
+
+def floor_findings(cells: Sequence[Cell], floors: DriverFloor) -> list[Finding]:
+    """An error for each cell whose minimum driver is above every floor (no pool keeps it); a
+    note for each cell whose minimum driver is unknown, so the floor was not checked."""
+    highest = highest_floor(floors)
+    if highest is None:
+        return []
+    findings: list[Finding] = []
+    for cell in cells:
+        needed = cell.needs.min_driver
+        if needed is None:
+            findings.append(
+                Finding(
+                    rules.ABOVE_DRIVER_FLOOR.id,
+                    Severity.NOTE,
+                    f"cell {cell.id}: minimum driver unknown, driver floor not checked",
+                )
+            )
+        elif Version.parse(needed) > highest.driver:
+            findings.append(
+                Finding(
+                    rules.ABOVE_DRIVER_FLOOR.id,
+                    Severity.ERROR,
+                    f"cell {cell.id} needs driver {needed}, above the driver floor "
+                    f"{highest.driver} of {highest.where} (the highest floor)",
+                    fix=rules.ABOVE_DRIVER_FLOOR.fix,
+                )
+            )
+    return findings

@@ -50,4 +50,26 @@ LOCK_STALE = Rule(
     fix="Run `gpuship lock` and commit gpuship.lock.",
 )
 
-RULES: tuple[Rule, ...] = (INVALID_CELL, UNKNOWN_VERSION, MATRIX_TOO_LARGE, LOCK_STALE)
+ABOVE_DRIVER_FLOOR = Rule(
+    id="GSB104",
+    name="matrix-above-driver-floor",
+    category="cuda",
+    severity=Severity.ERROR,
+    summary="A cell needs a driver above every driver floor of `verify.driver-floor`.",
+    rationale=(
+        "No pool agrees to keep the driver the cell's CUDA release needs, so no runner is sure "
+        "to run the image it builds (PTX JIT and newer APIs fail on an older driver)."
+    ),
+    fix="Raise the floor of a pool (after upgrading its hosts) or build the cell for an older "
+    "CUDA release.",
+    bad_example="verify: {driver-floor: {default: '570.86.10'}}  # with a CUDA 13.0 cell",
+    good_example="verify: {driver-floor: {default: '570.86.10', pools: {gpu-h100: '580.65.06'}}}",
+)
+
+RULES: tuple[Rule, ...] = (
+    INVALID_CELL,
+    UNKNOWN_VERSION,
+    MATRIX_TOO_LARGE,
+    ABOVE_DRIVER_FLOOR,
+    LOCK_STALE,
+)

@@ -69,6 +69,7 @@ class HostVerdict:
     host: FleetHost
     runs: bool
     reason: str
+    status: Status  # the verdict's: ok, warn (runs with caveats) or fail
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,13 @@ class PoolVerdict:
     @functools.cached_property  # asked for every image x pool by the report; computed once
     def runs(self) -> bool:
         return bool(self.verdicts) and all(v.runs for v in self.verdicts)
+
+    @property
+    def status(self) -> Status | None:
+        """The worst verdict of its known hosts; None when it has none (unknown)."""
+        if not self.verdicts:
+            return None
+        return max((v.status for v in self.verdicts), key=lambda status: status.rank)
 
     @property
     def split(self) -> bool:
@@ -162,14 +170,17 @@ def pool_names(hosts: Sequence[FleetHost], config: RouteConfig) -> tuple[str, ..
     return tuple(sorted(counts, key=lambda label: (-counts[label], label)))
 
 
-def host_verdict(host: FleetHost, image: ImageToRoute, config: VerifyConfig) -> tuple[bool, str]:
-    """The verify verdict for this host, once the image has a build for the host's platform."""
+def host_verdict(
+    host: FleetHost, image: ImageToRoute, config: VerifyConfig
+) -> tuple[bool, str, Status]:
+    """The verify verdict for this host, once the image has a build for the host's platform:
+    whether it runs, why not (or its caveat), and its status."""
     needs = image.needs.get(host.platform)
     if needs is None:
         built = ", ".join(sorted(image.needs)) or "no platform"
-        return False, f"{host.platform} host, but the image is built for {built}"
+        return False, f"{host.platform} host, but the image is built for {built}", Status.FAIL
     verdict = judge(host.audit, needs, config)
-    return verdict.status is not Status.FAIL, verdict.reason
+    return verdict.status is not Status.FAIL, verdict.reason, verdict.status
 
 
 def route_images(
@@ -185,7 +196,7 @@ def route_images(
     readings = [judged_reading(h.audit, verify_config) for h in hosts]
     routes = []
     for image in images:
-        judged: dict[str, tuple[bool, str]] = {}
+        judged: dict[str, tuple[bool, str, Status]] = {}
         verdicts: list[HostVerdict | None] = []
         for host, reading in zip(hosts, readings, strict=True):
             if host.stale:

@@ -10,6 +10,8 @@ STALE_AUDIT = "GSQ201"
 MISSING_POOL = "GSQ202"
 UNREADABLE_ENTRY = "GSQ203"
 UNLABELLED_RUNNER = "GSQ204"
+PLAN_LOSES_IMAGE = "GSQ301"
+PLAN_DROPS_GPUS = "GSQ302"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -71,5 +73,26 @@ RULES: tuple[Rule, ...] = (
         "no job is ever routed to that runner, however well it could run the image.",
         fix="Publish with --label <pool label> (GPUSHIP_RUNNER_LABELS for the runner hook and "
         "timer; the scale set's name for an Actions Runner Controller scale set).",
+    ),
+    Rule(
+        id=PLAN_LOSES_IMAGE,
+        name="fleet-plan-loses-image",
+        category="runtime",
+        severity=Severity.ERROR,
+        summary="A planned change leaves every image in use some pool that runs it "
+        "(`gpuship fleet plan`)",
+        rationale="An image that runs on no pool after a driver change or a retirement fails "
+        "every job that pulls it, including a rollback to it.",
+        fix="Keep a pool that runs the image, or build a variant the changed fleet runs first.",
+    ),
+    Rule(
+        id=PLAN_DROPS_GPUS,
+        name="fleet-plan-drops-gpus",
+        category="runtime",
+        severity=Severity.ERROR,
+        summary="A planned driver branch still supports the GPUs of the pool it is planned for",
+        rationale="NVIDIA drops GPU generations from new driver branches (R580 is the last for "
+        "Maxwell, Pascal and Volta); installed there, the driver does not run those GPUs.",
+        fix="Keep those hosts on their branch and out of the pool, or retire them.",
     ),
 )

@@ -18,6 +18,9 @@ from gpuship.compat import rule_ids
 from gpuship.compat.cell import CellSpec, cell_needs, image_cell_id, read_matrix
 from gpuship.compat.checks.base import Status
 from gpuship.compat.config import VerifyConfig
+from gpuship.compat.floor import DriverFloor
+from gpuship.compat.hosts import RULES as HOST_RULES
+from gpuship.compat.hosts import NamedHost, host_problems
 from gpuship.compat.needs import ImageGpuNeeds
 from gpuship.compat.verdict import judge
 from gpuship.errors import InputError, UsageError
@@ -43,6 +46,8 @@ from gpuship.route.result import ArcScaleSet, KubernetesDocument, KubernetesOnly
 from gpuship.route.routing import ImageToRoute, Routing, fleet_hosts, os_arch, route_images
 
 DEFAULT_PLATFORM = "linux/amd64"
+# The step output listing the labels to take off runners that lag or lie (`compat.hosts`).
+LABEL_REMOVALS = "label-removals"
 # The platforms GPU nodes run (x86_64, and arm64 for Grace: GH200, GB200): Kubernetes
 # constraints cover each of them the image has, since the cluster's nodes are not audited.
 GPU_PLATFORMS = ("linux/amd64", "linux/arm64")
@@ -111,7 +116,7 @@ def route_over(
         )
         or [DEFAULT_PLATFORM]
     )
-    images, references = _images(request, settings, read_needs, platforms)
+    images, references = images_to_route(request, settings, read_needs, platforms)
     kubernetes = (
         _kubernetes(images, settings, request.tolerations, inventory)
         if request.node_constraints
@@ -126,7 +131,13 @@ def route_over(
         if not inventory.entries:
             raise InputError(f"fleet inventory {inventory.repository} holds no readable audit")
         routing = route_images(hosts, images, settings.verify, settings.route)
-        report = _report(routing, inventory, settings.route, references, kubernetes, arc)
+        report = _report(
+            routing,
+            inventory,
+            (settings.route, settings.verify.driver_floor),
+            references,
+            (kubernetes, arc),
+        )
     if arc is not None:
         report.outputs["scale-sets"] = json.dumps(
             {image: found.name for found in arc for image in found.images}, separators=(",", ":")
@@ -142,7 +153,7 @@ def _read_fleet(fleet: str, settings: Settings) -> Inventory:
         return read_inventory(client, repo)
 
 
-def _images(
+def images_to_route(
     request: RouteRequest, settings: Settings, read_needs: ReadNeeds, platforms: Sequence[str]
 ) -> tuple[list[ImageToRoute], dict[str, str]]:
     """Images to route (by name) and what a GPU job pulls for each name."""
@@ -269,12 +280,17 @@ def _host_state_failures(config: VerifyConfig, inventory: Inventory | None) -> l
 def _report(
     routing: Routing,
     inventory: Inventory,
-    config: RouteConfig,
+    configs: tuple[RouteConfig, DriverFloor],
     references: dict[str, str],
-    kubernetes: tuple[KubernetesDocument, ...] | None,
-    arc: tuple[ArcScaleSet, ...] | None,
+    documents: tuple[tuple[KubernetesDocument, ...] | None, tuple[ArcScaleSet, ...] | None],
 ) -> Report:
+    config, floors = configs
+    kubernetes, arc = documents
     findings = route_findings(routing, config)
+    # Hosts with a fresh audit: a stale one is reported as stale, not judged on old readings.
+    fresh = [NamedHost(host.name, host.audit) for host in routing.hosts if not host.stale]
+    problems = host_problems(fresh, floors)
+    findings += [problem.finding for problem in problems]
     if kubernetes is not None:
         unroutable = {route.image.name for route in routing.routes if route.chosen is None}
         findings += _no_node_findings(kubernetes, unroutable)
@@ -288,13 +304,23 @@ def _report(
         for tag, reason in inventory.unreadable
     ]
     result = route_result(routing, config, inventory.repository, kubernetes, arc)
+    outputs = route_outputs(routing, config, references)
+    # One removal per runner and label, though a label may both lag and lie.
+    removals: dict[tuple[str, str], str] = {}
+    for problem in problems:
+        for label in problem.labels:
+            removals.setdefault((problem.runner, label), problem.finding.rule)
+    outputs[LABEL_REMOVALS] = json.dumps(
+        [{"runner": r, "label": label, "rule": rule} for (r, label), rule in removals.items()],
+        separators=(",", ":"),
+    )
     return Report(
         command=NAME,
         findings=findings,
         result=result,
-        rules=rules_by_id(rules.RULES),
+        rules=rules_by_id((*rules.RULES, *HOST_RULES)),
         tables=route_tables(routing),
-        outputs=route_outputs(routing, config, references),
+        outputs=outputs,
         failed=any(f.severity is Severity.ERROR for f in findings),
         headline=headline(routing),
         subject=inventory.repository,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuship.compat.audit import HostAudit
 from gpuship.compat.checks.base import Check, Status
 from gpuship.compat.fleet import Fleet
 from gpuship.compat.needs import ImageGpuNeeds
+from gpuship.compat.rule_ids import HOST_LAGS, LABEL_LIES
 from gpuship.compat.verdict import Verdict
 from gpuship.files import write_atomically
 from gpuship.report import Finding, Report, Severity, Table
@@ -64,11 +66,14 @@ def verdict_report(
     audit: HostAudit,
     needs: ImageGpuNeeds | None,
     extra_checks: tuple[Check, ...] = (),
+    host_findings: Sequence[Finding] = (),
 ) -> Report:
-    """The `verify` report; `failed` when any check failed."""
+    """The `verify` report; `failed` when any check failed. `host_findings` are about the host
+    itself (`compat.hosts`: below its driver floor, a label its audit contradicts)."""
     if extra_checks:
         verdict = Verdict(verdict.checks + extra_checks)
     findings = [f for f in (check_finding(c) for c in verdict.checks) if f is not None]
+    findings.extend(host_findings)
     status = verdict.status
     target = needs.reference if needs else "GPU jobs"
     runner = audit.runner.display_name
@@ -100,13 +105,15 @@ def verdict_report(
         rules=rules_by_id(RULES),
         tables=[checks_table, gpu_table(audit), host_table(audit)],
         outputs={"verdict": status.value, "reason": verdict.reason},
-        failed=status is Status.FAIL,
+        # A label the audit contradicts is an error about this host: the verdict fails too.
+        failed=status is Status.FAIL or _any_error(host_findings),
         headline=headline,
     )
 
 
-def fleet_report(fleet: Fleet) -> Report:
-    """Grid table, summary facts, findings for unplaceable images and exclusions."""
+def fleet_report(fleet: Fleet, host_findings: Sequence[Finding] = ()) -> Report:
+    """Grid table, summary facts, findings for unplaceable images and exclusions, and the
+    findings about hosts themselves (`compat.hosts`: lagging their floor, lying labels)."""
     grid = Table(
         title="Images x runners",
         headers=("image", *fleet.runners),
@@ -147,6 +154,7 @@ def fleet_report(fleet: Fleet) -> Report:
                     fix=f"exclude runner label {runner} for {image}",
                 )
             )
+    findings.extend(host_findings)
     facts = Table(
         title="Fleet",
         headers=("", "value"),
@@ -180,17 +188,24 @@ def fleet_report(fleet: Fleet) -> Report:
         command="fleet",
         findings=findings,
         result=result,
-        rules={r: catalog[r] for r in (rules.FLEET_UNPLACEABLE, rules.FLEET_EXCLUDE)},
+        rules={
+            r: catalog[r]
+            for r in (rules.FLEET_UNPLACEABLE, rules.FLEET_EXCLUDE, HOST_LAGS, LABEL_LIES)
+        },
         tables=[grid, facts],
         outputs={
             "runnable-on": json.dumps(to_json(runnable_on), separators=(",", ":")),
             "exclude": json.dumps(to_json(exclude), separators=(",", ":")),
             "unrunnable-images": json.dumps(to_json(fleet.unrunnable_images)),
         },
-        failed=bool(fleet.unrunnable_images),
+        failed=bool(fleet.unrunnable_images) or _any_error(host_findings),
         headline=f"{ok} of {len(fleet.cells)} image x runner pairs can run; "
         f"{len(fleet.unrunnable_images)} image(s) run nowhere",
     )
+
+
+def _any_error(findings: Sequence[Finding]) -> bool:
+    return any(f.severity is Severity.ERROR for f in findings)
 
 
 def _cell_text(status: str, reason: str) -> str:

@@ -5,6 +5,7 @@ The ids of the verdict's checks are `compat.rule_ids` (route judges with them to
 
 from __future__ import annotations
 
+from gpuship.compat.hosts import RULES as HOST_RULES
 from gpuship.compat.rule_ids import (
     ARCH,
     CDI_SPEC,
@@ -276,4 +277,5 @@ RULES: tuple[Rule, ...] = (
         summary="A runner that cannot run an image is excluded from its jobs",
         fix="Exclude the runner label named in the finding for that image's jobs.",
     ),
+    *HOST_RULES,
 )

@@ -30,7 +30,7 @@ def raw() -> dict[str, object]:
 
 def test_header() -> None:
     kb = knowledge_base()
-    assert kb.schema_version == 4
+    assert kb.schema_version == 5
     assert kb.updated
 
 
@@ -237,11 +237,11 @@ MUTATIONS: dict[str, tuple[Callable[[Any], None], str]] = {
     ),
     "schema version": (
         lambda d: d.update(schema_version=1),
-        "schema_version: int 1 is not one of 4",
+        "schema_version: int 1 is not one of 5",
     ),
     "schema version true is not 4": (
         lambda d: d.update(schema_version=True),
-        "schema_version: bool True is not one of 4",
+        "schema_version: bool True is not one of 5",
     ),
     "cudnn major without its source": (
         lambda d: d["torch"]["releases"][0].pop("cudnn_major_source"),

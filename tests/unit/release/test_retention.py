@@ -119,3 +119,23 @@ def test_closure_is_breadth_first_names_parents_and_stops_at_stop_digests():
     found = closure(["i", "r"], lambda digest: graph.get(digest, ()), stop={"s", "r"})
     assert list(found.items()) == [("i", None), ("r", None), ("a", "i"), ("b", "i"), ("c", "b")]
     assert set(closure(["s"], lambda digest: graph.get(digest, ()))) == {"s", "x"}
+
+
+def test_per_cell_tags_are_candidates_not_floating_tags():
+    """docs/operations/image-updates.md, "Which tags move": a cell's own tag (`cu124-py3.11`)
+    moves with every build of main and no release records it; the digest it left keeps only
+    its candidate tag and goes with the candidate rule, the digest it points at stays while no
+    keep rule covers the cell tag, and a keep rule that does cover it treats it as a candidate."""
+    config = _config(keep=[{"pattern": "sha-.*", "newest": 1}])
+    states = [
+        _state("sha-aaaaaaa-cu124-py3.11", 1, 2),  # the build the cell tag moved from
+        _state("sha-bbbbbbb-cu124-py3.11", 2, 1),
+        _state("cu124-py3.11", 2, 1),
+    ]
+    decisions = {d.tag: d for d in select_tags(states, config, NOW)}
+    assert decisions["cu124-py3.11"].keep and decisions["cu124-py3.11"].reason != "floating tag"
+    result = {d.digest: d.delete for d in select_digests(states, list(decisions.values()), {})}
+    assert result == {_d(1): True, _d(2): False}
+    covered = _config(keep=[{"pattern": "sha-.*", "newest": 0}, {"pattern": "cu.*", "newest": 0}])
+    decisions = {d.tag: d for d in select_tags(states, covered, NOW)}
+    assert not decisions["cu124-py3.11"].keep

@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
     """Expand the matrix; invalid combinations fail (exit 2) unless --drop-invalid."""
+    from gpuship.compat.config import VerifyConfig
     from gpuship.matrix.config import ImageConfig
     from gpuship.matrix.project import apply_overrides, load_project, plan_images, select_images
     from gpuship.matrix.report import matrix_report
@@ -57,8 +58,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         ctx.config_path, ctx.config.section(list[ImageConfig]), args.lock, ctx.limits
     )
     images = apply_overrides(select_images(project, args.image), _overrides(args, ctx.limits))
-    plans = plan_images(project, images, ctx.environ)
-    return matrix_report(NAME, plans, drop_invalid=args.drop_invalid)
+    floors = ctx.config.section(VerifyConfig).driver_floor
+    plans = plan_images(project, images, ctx.environ, floors.default)
+    return matrix_report(NAME, plans, drop_invalid=args.drop_invalid, floors=floors)
 
 
 def _overrides(args: argparse.Namespace, limits: Limits) -> MatrixOverrides:

@@ -12,6 +12,7 @@ from gpuship.report import Report
 if TYPE_CHECKING:
     from gpuship.compat.needs import ImageGpuNeeds
     from gpuship.registry.access import RegistryAccess
+    from gpuship.route.labels import Remover
     from gpuship.route.run import ReadNeeds
 
 NAME = "route"
@@ -51,6 +52,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY[=VALUE][:EFFECT]",
         help="add a toleration to the Kubernetes and ARC output (e.g. nvidia.com/gpu:NoSchedule)",
     )
+    parser.add_argument(
+        "--remove-labels",
+        choices=("dry-run", "apply"),
+        help="take the labels of runners that lag their driver floor or whose labels lie off "
+        "them through GitHub's REST API (apply: with the token in GPUSHIP_RUNNER_TOKEN, for "
+        "the runners of GITHUB_REPOSITORY or --runner-scope); dry-run says what it would take",
+    )
+    parser.add_argument(
+        "--runner-scope",
+        metavar="OWNER/REPO|org:ORG",
+        help="where the runners are registered (default: GITHUB_REPOSITORY)",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Report:
@@ -84,7 +97,31 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         limits=ctx.limits,
     )
     read_needs = _needs_reader(access, deep=args.deep)
-    return run_route(request, settings, datetime.now(timezone.utc), read_needs)
+    # Checked before the inventory is read: a missing token is a usage error, not a late one.
+    remover = _remover(args, ctx) if args.remove_labels == "apply" else None
+    report = run_route(request, settings, datetime.now(timezone.utc), read_needs)
+    if args.remove_labels:
+        from gpuship.route.labels import remove_labels
+        from gpuship.route.run import LABEL_REMOVALS
+
+        report.findings.extend(remove_labels(report.outputs.get(LABEL_REMOVALS, ""), remover))
+    return report
+
+
+def _remover(args: argparse.Namespace, ctx: Context) -> Remover:
+    """GitHub's API, with the runner token, for the runners of the repository or organization."""
+    from gpuship.errors import UsageError
+    from gpuship.http.github import RunnerScope, remove_runner_label
+
+    token = ctx.environ.get("GPUSHIP_RUNNER_TOKEN", "")
+    where = args.runner_scope or ctx.environ.get("GITHUB_REPOSITORY", "")
+    if not token or not where:
+        raise UsageError(
+            "--remove-labels apply needs GPUSHIP_RUNNER_TOKEN and GITHUB_REPOSITORY "
+            "(or --runner-scope)"
+        )
+    scope = RunnerScope.of(ctx.environ.get("GITHUB_API_URL", "https://api.github.com"), where)
+    return lambda runner, label: remove_runner_label(scope, token, runner, label)
 
 
 def _needs_reader(access: RegistryAccess, *, deep: bool) -> ReadNeeds:

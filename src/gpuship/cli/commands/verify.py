@@ -111,7 +111,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Report:
         from gpuship.verify.running import check_running
 
         extra += check_running(ctx.environ)
-    return verdict_report(NAME, verdict, audit, needs, extra)
+    from gpuship.compat.hosts import NamedHost, host_findings
+
+    host = NamedHost(audit.runner.runner_name or audit.runner.display_name, audit)
+    return verdict_report(
+        NAME, verdict, audit, needs, extra, host_findings([host], config.driver_floor)
+    )
 
 
 def result_type() -> object:
