@@ -149,9 +149,24 @@ def _longest_literal(pattern: str) -> str:
             continue
         runs.append(run)
         run = ""
-        index += 2 if marked[index] == "\0" else 1
+        if marked[index] == "[":
+            index = _class_end(marked, index)
+        else:
+            index += 2 if marked[index] == "\0" else 1
     runs.append(run)
     return max(runs, key=len)
+
+
+def _class_end(marked: str, start: int) -> int:
+    """Where the regex's character class opened at `start` ends, as RE2 (and Go's regexp,
+    moby's) reads it: a `]` first in the class is a member, so the glob `[]` opens a class
+    that swallows the characters after it; a literal marked inside is a member, not a run."""
+    index = start + 1
+    index += marked.startswith("^", index)
+    index += marked.startswith("]", index)
+    while index < len(marked) and marked[index] != "]":
+        index += 2 if marked[index] == "\0" else 1
+    return index + 1
 
 
 @dataclass(frozen=True)

@@ -61,3 +61,11 @@ def test_known_cases_of_docker_semantics() -> None:
     # A prefix after **/ is looked for at every component, not only the first.
     deep = IgnoreRules.parse("**/ab*\n**/x/y?\n")
     assert deep.excluded("q/abc") and deep.excluded("q/r/x/yz/w") and not deep.excluded("q/b")
+
+
+def test_an_empty_class_swallows_what_follows_as_the_regex_reads_it() -> None:
+    # `[]` opens a class whose first `]` is a member (RE2, and Go's regexp under moby): the
+    # `b[` after it are members, not a literal every match must hold. Found by hypothesis.
+    rules = IgnoreRules.parse("?[]b[?")
+    assert rules.excluded("ab") and rules.excluded("a[") and not rules.excluded("ac")
+    assert rules.excluded("ab") == reference_excluded(rules, "ab")
