@@ -30,6 +30,7 @@ from example_harness import (
     GPUSHIP_REF,
     THIRD_PARTY_STANDINS,
     USER_REPOSITORY,
+    ExampleRun,
     RunExample,
     uses_of,
 )
@@ -491,6 +492,82 @@ def test_gpu_verify_gates_training_and_reports_the_fleet(
     report = (run.artifacts_dir / "fleet-report" / "fleet-report.md").read_text()
     assert label in report
     assert ("FAIL" in report) is not runs, report
+
+
+PLAN_LABEL = "gpu-a100-535"
+
+
+def run_fleet_plan(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+    inputs: Mapping[str, str],
+) -> ExampleRun:
+    """fleet-plan.yml over one audited pool (an A100 on driver 535) and the sample matrix."""
+    base = "examples/fleet-plan/cuda-base"
+    for cuda in ("12.4", "12.6"):
+        push_cuda_base(registry, base, f"{cuda}-runtime", cuda)
+    sample = (EXAMPLES / "sample-project" / "gpuship.yaml").read_text()
+    config = sample.replace("sample/cuda-base", base)
+    assert config.count(base) == 1
+    return run_example(
+        "fleet-plan.yml",
+        event="workflow_dispatch",
+        payload={"inputs": inputs},
+        labels=("ubuntu-latest", PLAN_LABEL),
+        variables={"GPU_RUNNER_LABELS": json.dumps([PLAN_LABEL])},
+        registry_host=registry.host,
+        files={"gpuship.yaml": config + VERIFY_CONFIG},
+        prepare=lock_project(docker_engine.cli_env()),
+        env={**nvml_host(hosts.A100_535), **docker_engine.env},
+    )
+
+
+def test_fleet_plan_reports_the_rollout_of_a_driver_change(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+) -> None:
+    run = run_fleet_plan(
+        run_example, registry, docker_engine, nvml_host, {"driver": f"{PLAN_LABEL}=570.195.03"}
+    )
+
+    assert run.returncode == 0, run.explain()
+    assert run.job_results("audit") == ["success"], run.explain()
+    assert run.job_results("plan") == ["success"], run.explain()
+    plan = (run.artifacts_dir / "fleet-plan" / "fleet-plan.md").read_text(encoding="utf-8")
+    # The pool's label names driver branch 535: the pilot step says to rename it.
+    assert (
+        f"upgrade the pilot host of pool {PLAN_LABEL} to driver 570.195.03, "
+        f"and rename its label {PLAN_LABEL} to gpu-a100-570"
+    ) in plan, plan
+    # Every cell of the sample matrix is judged on the pool, and none loses it.
+    for cuda, python in [(c, p) for c in ("12.4", "12.6") for p in ("3.11", "3.12")]:
+        assert f"sample-cuda{cuda}-python{python}" in plan, plan
+    assert "| images that lose every host | none |" in plan, plan
+
+
+def test_fleet_plan_fails_on_a_malformed_change_naming_it(
+    run_example: RunExample,
+    registry: Registry,
+    docker_engine: DockerEngine,
+    nvml_host: Callable[[Mapping[str, Any]], dict[str, str]],
+) -> None:
+    # A leading `-` stays a value of --driver, never a flag of its own.
+    run = run_fleet_plan(
+        run_example, registry, docker_engine, nvml_host, {"driver": "nopool, --output=x"}
+    )
+
+    assert run.returncode != 0
+    assert run.job_results("plan") == ["failure"], run.explain()
+    (outputs,) = run.step_outputs("plan", "plan")
+    assert outputs["exit-code"] == "2", run.explain()
+    errors = [a["message"] for a in run.annotations("plan", "error")]
+    assert errors == ["--driver 'nopool': expected POOL=VERSION (gpu-a100=580.65.06)"], errors
+    # Nothing was planned, so nothing is uploaded as a plan.
+    assert "fleet-plan" not in {record["name"] for record in run.records("upload-artifact")}
 
 
 def pull_request_event(head_repository: str) -> dict[str, Any]:
