@@ -37,8 +37,11 @@ from gpuship.release.policy import TagKind, TagRequest
 from gpuship.release.promote import ReleaseRequest, release
 
 SCENARIOS = ("promote", "promote-to", "rollback", "prune")
-# Every fault that breaks a request; `delay` only slows one (the concurrency tests use it).
-SWEPT = tuple(fault for fault in faults.FAULTS if fault != "delay")
+# Every fault that breaks a request; `delay` only slows one (the concurrency tests use it). A
+# registry that echoes a credential or forges a header is hostile, not flaky: refused with exit
+# 3 by design, in tests/integration/registry/test_echoed_credentials.py and test_forged_headers.py.
+HOSTILE = ("echo", "forge-location", "forge-link", "forge-challenge")
+SWEPT = tuple(fault for fault in faults.FAULTS if fault != "delay" and fault not in HOSTILE)
 TRANSIENT = tuple(fault for fault in SWEPT if fault != "gone")
 # Short timeouts so stalls cost a second; a few tries, little backoff (429 waits its
 # Retry-After of 1 s all the same).
