@@ -284,7 +284,7 @@ def _carry_out(
             return
     if not _write_all(client, target, outcome.writes, manifest, outcome, config.consistency_window):
         _undo(client, target, outcome.writes, old, manifest, outcome)
-        _if_gone(client, request, manifest, outcome)
+        _if_gone(client, request, target, manifest, outcome)
         _settle_intent(client, target, config, outcome)
         return
     _store(client, target, config, manifest, outcome.writes, old, outcome)
@@ -298,21 +298,23 @@ def _carry_out(
 def _if_gone(
     client: RegistryClient,
     request: ReleaseRequest,
+    repo: Repository,
     manifest: FetchedManifest,
     outcome: ReleaseOutcome,
 ) -> None:
-    """A tag write refused for a manifest or blob the registry lacks: read the candidate
-    again (where the tags point: the target repository), and if part of it is gone, that is
-    why (`candidate.py`: exit 2). A read that fails leaves the failure as it was."""
+    """A copy or tag write refused for a manifest or blob the registry lacks: read the
+    candidate again in `repo` (the one the copy reads, or the one the tags point into), and
+    if part of it is gone, that is why (`candidate.py`: exit 2). A read that fails leaves the
+    failure as it was."""
     if outcome.cause is None or not refused_as_missing(outcome.cause):
         return
     with client.deadline.cleanup():
         try:
-            part = missing_part(client, request.target, manifest)
+            part = missing_part(client, repo, manifest)
         except GpushipError:
             return
     if part:
-        gone = gone_while_running(request.source, request.target, part)
+        gone = gone_while_running(request.source, repo, part)
         outcome.fail(f"{gone}; {outcome.error}", gone)
 
 
@@ -350,6 +352,7 @@ def _copy(
         outcome.fail(
             f"copying content to {request.target} failed: {error}; no tag was written", error
         )
+        _if_gone(client, request, request.source.repository, manifest, outcome)
         return False
     return True
 

@@ -121,3 +121,32 @@ def test_a_candidate_deleted_before_promote_starts_is_an_input_error(
     ), lines
     assert tag_digest(client, repo, "prod") == prod
     assert tag_digest(client, repo, "2.0.1") is None
+
+
+def test_a_child_manifest_deleted_while_promote_copies_it_is_an_input_error(
+    registry: Registry, run_cli: RunCli
+):
+    """promote --to: the child is deleted from the source right before the copy reads it."""
+    repo, _, c1, child = _candidate(registry, "gone/copied")
+    client = RegistryClient(environ={})
+    deleted: list[str] = []
+
+    def hook(index: int, method: str, path: str) -> str | None:
+        if not deleted and method == "GET" and path.endswith(f"{repo.name}/manifests/{child}"):
+            client.delete_manifest(repo.at(child))
+            deleted.append(path)
+        return None
+
+    with faults.start(registry.host, hook=hook) as proxy:
+        source = f"{proxy.host}/{repo.name}@{c1}"
+        target = f"{proxy.host}/gone/copied-prod"
+        run = run_cli("promote", source, "--tag", "2.0.1", "--to", target, config=CONFIG)
+    assert deleted, "the copy never read the child"
+    assert run.code == 2, run  # before: 1
+    assert run.report["failed"] is True, run.report
+    errors = [f["message"] for f in run.report["findings"] if f["severity"] == "error"]
+    assert len(errors) == 1 and errors[0].startswith(
+        f"{source}: its child manifest {child} was deleted from {proxy.host}/{repo.name} "
+        f"while the release ran (e.g. by retention); copying content to {target} failed: "
+    ), errors
+    assert tag_digest(client, Repository(registry.host, "gone/copied-prod"), "2.0.1") is None
