@@ -10,7 +10,9 @@ read it back (within `release.consistency-window`: `consistency.py`); store the 
 record under its own tag; read the written tags once more (a prune that deleted the digest
 meanwhile took them away: they are written again); remove the intent; close the unfinished
 releases it leaves nothing of (`intent.superseded`). A complete record exists only for a
-release whose tags were all written.
+release whose tags were all written. A tag write the registry refuses for a manifest or blob
+it lacks, once undone, reads the candidate again: part of it gone (a prune deleted it while
+the release ran) makes it an input error, exit 2 (`candidate.py`).
 
 Stopped part-way (SIGINT or SIGTERM, the registry gone, the process killed), a release puts
 back what it wrote, as after any failure, and closes its intent (an abandoned record, and the
@@ -42,7 +44,6 @@ from datetime import datetime
 from typing import Literal
 
 from gpuship.errors import (
-    EXIT_ENVIRONMENT,
     EXIT_FAILED,
     EnvironmentUnavailable,
     GpushipError,
@@ -54,6 +55,13 @@ from gpuship.registry.artifact import EMPTY_CONFIG, ensure_empty_config
 from gpuship.registry.client import FetchedManifest, RegistryClient
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_EMPTY, MEDIA_OCI_MANIFEST
+from gpuship.release.candidate import (
+    CandidateGone,
+    gone_while_running,
+    missing_part,
+    read_candidate,
+    refused_as_missing,
+)
 from gpuship.release.config import ReleaseConfig
 from gpuship.release.consistency import digest_of, read_after_write, read_tag
 from gpuship.release.contention import arbitrate
@@ -139,9 +147,11 @@ class ReleaseOutcome:
     record_digest: str | None = None
     record_state: RecordState = "none"
     error: str | None = None
-    # Exit code of a failed release: 3 when the registry stopped answering, 128 + the signal
-    # when one stopped it, else 1.
+    # Exit code of a failed release: 3 when the registry stopped answering, 2 when the
+    # candidate was deleted while it ran, 128 + the signal when one stopped it, else 1.
     exit_code: int = EXIT_FAILED
+    # The registry's error that failed it, if one did.
+    cause: GpushipError | None = None
     copy: CopyStats | None = None
     # Signatures, attestations and SBOMs copied along with the image (promote --to).
     referrers: list[ReferrerCopy] = field(default_factory=list)
@@ -180,10 +190,11 @@ class ReleaseOutcome:
         return [tag for tag, result in self.tags.items() if result.fate in fates]
 
     def fail(self, message: str, cause: GpushipError | None = None) -> None:
-        """Mark the release failed; an unreachable registry makes the exit code 3."""
-        self.error = message
-        if isinstance(cause, EnvironmentUnavailable):
-            self.exit_code = EXIT_ENVIRONMENT
+        """Mark the release failed; an unreachable registry makes the exit code 3, a
+        candidate deleted meanwhile 2."""
+        self.error, self.cause = message, cause
+        if isinstance(cause, (EnvironmentUnavailable, CandidateGone)):
+            self.exit_code = cause.exit_code
 
 
 def release(
@@ -199,7 +210,7 @@ def release(
     """Promote (or roll back) and record it; see the module docstring for the guarantees."""
     assert request.source.digest is not None, "releases are by digest"
     signer = signer_from(environ)
-    manifest = client.get_manifest(request.source)
+    manifest = read_candidate(client, request.source)
     target = request.target
     old = {r.tag: read_tag(client, target, r.tag) for r in request.tags}
     before = {tag: digest_of(fetched) for tag, fetched in old.items()}
@@ -273,6 +284,7 @@ def _carry_out(
             return
     if not _write_all(client, target, outcome.writes, manifest, outcome, config.consistency_window):
         _undo(client, target, outcome.writes, old, manifest, outcome)
+        _if_gone(client, request, target, manifest, outcome)
         _settle_intent(client, target, config, outcome)
         return
     _store(client, target, config, manifest, outcome.writes, old, outcome)
@@ -281,6 +293,29 @@ def _carry_out(
     _settle_intent(client, target, config, outcome)
     if outcome.record_state == "stored":
         _close_superseded(client, target, config, outcome)
+
+
+def _if_gone(
+    client: RegistryClient,
+    request: ReleaseRequest,
+    repo: Repository,
+    manifest: FetchedManifest,
+    outcome: ReleaseOutcome,
+) -> None:
+    """A copy or tag write refused for a manifest or blob the registry lacks: read the
+    candidate again in `repo` (the one the copy reads, or the one the tags point into), and
+    if part of it is gone, that is why (`candidate.py`: exit 2). A read that fails leaves the
+    failure as it was."""
+    if outcome.cause is None or not refused_as_missing(outcome.cause):
+        return
+    with client.deadline.cleanup():
+        try:
+            part = missing_part(client, repo, manifest)
+        except GpushipError:
+            return
+    if part:
+        gone = gone_while_running(request.source, repo, part)
+        outcome.fail(f"{gone}; {outcome.error}", gone)
 
 
 _FIRST_FATE = {TagAction.UNCHANGED: TagFate.UNCHANGED, TagAction.CONFLICT: TagFate.REFUSED}
@@ -317,6 +352,7 @@ def _copy(
         outcome.fail(
             f"copying content to {request.target} failed: {error}; no tag was written", error
         )
+        _if_gone(client, request, request.source.repository, manifest, outcome)
         return False
     return True
 
