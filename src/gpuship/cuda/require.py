@@ -124,7 +124,9 @@ def requirements_disabled(env: Mapping[str, str]) -> bool:
 _SEMVER_NUMBER = r"(?:0|[1-9][0-9]*)"
 _SEMVER_IDENT = r"[0-9A-Za-z-]+"
 _SEMVER_PRERELEASE_IDENT = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
-_GO_SEMVER = re.compile(
+# A string, compiled by `re`'s own cache on first use: only a CUDA_VERSION needs it, and
+# compiling it at import was the largest single cost of a one-file lint's start-up (issue #37).
+_GO_SEMVER = (
     rf"v(?P<major>{_SEMVER_NUMBER})"
     rf"(?:\.(?P<minor>{_SEMVER_NUMBER})"
     rf"(?:\.{_SEMVER_NUMBER}"
@@ -136,7 +138,7 @@ _GO_SEMVER = re.compile(
 def legacy_cuda_requirement(cuda_version: str) -> str:
     """`CUDA_VERSION` "12.4.1" -> "cuda>=12.4"; invalid versions raise InvalidRequirement."""
     text = "v" + cuda_version.removeprefix("v")
-    match = _GO_SEMVER.fullmatch(text)
+    match = re.fullmatch(_GO_SEMVER, text)
     major, minor = (match.group("major"), match.group("minor") or "0") if match else ("", "")
     # No leading zeros here: more than 10 digits is >= 2**32 without converting 100,000 digits.
     if not match or any(len(n) > 10 or int(n) >= 2**32 for n in (major, minor)):

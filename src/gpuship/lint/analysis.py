@@ -99,6 +99,9 @@ class Run:
         default_factory=dict, compare=False, repr=False
     )
     _exported: dict[int, Values] = field(default_factory=dict, compare=False, repr=False)
+    _per_run: dict[Callable[[Run], object], object] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def commands(self) -> Iterator[Command]:
@@ -128,6 +131,13 @@ class Run:
         if key not in self._installs:
             self._installs[key] = python_install(command, self.env_at(command))
         return self._installs[key]
+
+    def per_run(self, compute: Callable[[Run], _T]) -> _T:
+        """`compute(self)`, computed once for this RUN: for an index several questions about
+        its commands read (what a RUN of thousands of commands deletes or cleans after each)."""
+        if compute not in self._per_run:
+            self._per_run[compute] = compute(self)
+        return cast(_T, self._per_run[compute])
 
     @cached_property
     def _exported_after(self) -> Values:

@@ -10,11 +10,7 @@ from gpuship import gha
 from gpuship.errors import InputError
 from gpuship.files import write_atomically
 from gpuship.redaction import redact_credentials
-from gpuship.report.github import render_annotations
-from gpuship.report.json_format import render_json
-from gpuship.report.markdown import render_markdown
 from gpuship.report.model import Report
-from gpuship.report.sarif import render_sarif
 from gpuship.report.text import render_text
 
 FORMATS = ("text", "json", "github", "sarif", "markdown", "k8s", "arc")
@@ -33,11 +29,19 @@ def render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool = 
 
 
 def _render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool) -> str:
+    # Each format's renderer is imported when asked for: a one-file lint in an editor or a
+    # pre-commit hook renders text only, and its start-up is what it waits for (issue #37).
     if fmt == "json":
+        from gpuship.report.json_format import render_json
+
         return render_json(report)
     if fmt == "sarif":
+        from gpuship.report.sarif import render_sarif
+
         return render_sarif(report, environ)
     if fmt == "markdown":
+        from gpuship.report.markdown import render_markdown
+
         return render_markdown(report)
     if fmt in ("k8s", "arc"):
         # Imported here: it needs PyYAML, which no other output (and no `gpuship lint`) does.
@@ -45,6 +49,8 @@ def _render(report: Report, fmt: str, environ: Mapping[str, str], colour: bool) 
 
         return render_kubernetes(report) if fmt == "k8s" else render_arc(report)
     if fmt == "github":
+        from gpuship.report.github import render_annotations
+
         # For the runner's log: the text quotes file names and registry answers, and only the
         # annotations (escaped by `workflow_command`) may be commands.
         annotations = render_annotations(report, environ)
@@ -127,6 +133,9 @@ def _write_runner_files(
         _append(report, output, lambda: gha.write_outputs(Path(output), outputs), problems)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
+        from gpuship.report.github import render_annotations
+        from gpuship.report.markdown import render_markdown
+
         not_shown = render_annotations(report, environ).not_shown
         markdown = render_markdown(report, not_annotated=not_shown)
         redacted = redact_credentials(markdown)

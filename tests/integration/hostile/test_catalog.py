@@ -31,9 +31,9 @@ pytestmark = pytest.mark.integration
 
 CPU_SECONDS = 10.0
 WALL_GUARD_SECONDS = 60.0
-# The kernel stops a run at twice the bound (SIGXCPU): a case known to pass it (the xfail at
-# the limit) fails in seconds instead of spinning until the wall guard, and a near miss still
-# reports the CPU it took.
+# The kernel stops a run at twice the bound (SIGXCPU): a case that comes to pass it fails in
+# seconds instead of spinning until the wall guard, and a near miss still reports the CPU it
+# took.
 CPU_KILL_SECONDS = int(2 * CPU_SECONDS)
 MAX_RSS_BYTES = 300 * 1024 * 1024
 GPUSHIP = str(Path(sys.executable).with_name("gpuship"))
@@ -312,12 +312,15 @@ AT_THE_LIMIT: dict[str, Callable[[float], Case]] = {
         0,
         CHECKED_WHOLE,
     ),
-    # Known quadratic (issue #36, left to lint/checks): each pip command is checked against
-    # every command after it (checks/base.py `removes`, from checks/cache.py `_pip_clean`).
+    # Each pip install asks whether a later command deletes its cache (checks/cache.py
+    # `_pip_clean`): the rm at the end makes each ask reach it, which was quadratic (every
+    # later command read for each install) and is now one pass over the RUN (issue #37).
     "run-max-commands (pip)": lambda f: Case(
         _lint(
             "FROM python:3.12\nRUN "
-            + " \\\n  && ".join(["pip install x"] * _fraction(5_000, f))
+            + " \\\n  && ".join(
+                ["pip install x==1"] * (_fraction(5_000, f) - 1) + ["rm -rf /root/.cache/pip"]
+            )
             + "\n"
         ),
         0,
@@ -606,18 +609,7 @@ def test_hostile_input_ends_cleanly(name: str, tmp_path: Path) -> None:
     ends_cleanly(name, CATALOG[name], tmp_path)
 
 
-QUADRATIC = pytest.mark.xfail(
-    strict=True, reason="quadratic in lint/checks (issue #36): fixed there, then unmark"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=QUADRATIC) if name.endswith("(pip)") else name
-        for name in sorted(AT_THE_LIMIT)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(AT_THE_LIMIT))
 def test_input_at_the_limit_ends_cleanly(name: str, tmp_path: Path) -> None:
     ends_cleanly(name, AT_THE_LIMIT[name](1.0), tmp_path)
 

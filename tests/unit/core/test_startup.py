@@ -40,6 +40,9 @@ def test_lint_imports_only_what_lint_needs(tmp_path: Path) -> None:
     # A file that asks no CUDA question loads no part of the knowledge base (issue #37).
     for knowledge in ("gpuship.cuda.knowledge", "gpuship.cuda.knowledge_data", "tempfile"):
         assert knowledge not in modules, knowledge
+    # Text asked for, text rendered: no other format's renderer is loaded.
+    for renderer in ("json_format", "sarif", "markdown", "github"):
+        assert f"gpuship.report.{renderer}" not in modules, renderer
 
 
 def test_help_still_lists_every_command(tmp_path: Path) -> None:

@@ -136,30 +136,40 @@ def removes(run: Run, *, paths: tuple[str, ...] = (), after: Command | None = No
     """True when the RUN deletes something at or under one of `paths` (rm or find -delete)
     after `after`. A command in a script the RUN runs has no known order against the RUN's
     other scripts, so there any deletion in the RUN counts."""
-    started = after is None or after.file is not None
-    for command in run.commands:
-        if command is after:
-            started = True
-            continue
-        if not started:
-            continue
-        env = run.env_at(command)
-        arguments = [
-            home_path(w.text, env) for w in command.words[1:] if not w.text.startswith("-")
-        ]
-        if command.name == "rm":
-            for argument in arguments:
-                if any(_under(argument, p) for p in paths):
-                    return True
-        if command.name == "find" and any(w.text in ("-delete", "-exec") for w in command.words):
-            roots = []
-            for word in command.words[1:]:
-                if word.text.startswith(("-", "(", "!", "\\")):
-                    break
-                roots.append(home_path(word.text, env))
-            if any(_under(root, p) for root in roots for p in paths):
-                return True
-    return False
+    places, deleted = run.per_run(_deletions)
+    start = -1 if after is None or after.file is not None else places.get(id(after))
+    if start is None:
+        return False
+    return any(
+        place > start and any(_under(target, p) for p in paths) for target, place in deleted.items()
+    )
+
+
+def _deletions(run: Run) -> tuple[dict[int, int], dict[str, int]]:
+    """Each command's first place in the RUN (by id), and each path an rm or a
+    `find -delete/-exec` deletes with the last place it is deleted: one pass, so that asking
+    after each of thousands of commands reads the RUN once, not once per command."""
+    places: dict[int, int] = {}
+    deleted: dict[str, int] = {}
+    for place, command in enumerate(run.commands):
+        places.setdefault(id(command), place)
+        for target in _deleted(command, run.env_at(command)):
+            deleted[target] = place
+    return places, deleted
+
+
+def _deleted(command: Command, env: Env) -> list[str]:
+    """The paths `command` deletes: rm's operands, the roots a `find -delete/-exec` walks."""
+    if command.name == "rm":
+        return [home_path(w.text, env) for w in command.words[1:] if not w.text.startswith("-")]
+    if command.name != "find" or not any(w.text in ("-delete", "-exec") for w in command.words):
+        return []
+    roots = []
+    for word in command.words[1:]:
+        if word.text.startswith(("-", "(", "!", "\\")):
+            break
+        roots.append(home_path(word.text, env))
+    return roots
 
 
 def home(env: Env) -> str:

@@ -244,10 +244,9 @@ def _pip_clean(
     cache_dir = user_cache(env, "pip", "PIP_CACHE_DIR")
     if _cache_mounted(run, env, "pip", cache_dir):
         return True
-    for other in _after(run, command):
-        if other.name.startswith("pip") and "cache" in other.argv and "purge" in other.argv:
-            return True
-    return removes(run, paths=(cache_dir,), after=command)
+    return _cleaned_after(run, command, "pip cache purge") or removes(
+        run, paths=(cache_dir,), after=command
+    )
 
 
 def _cache_mounted(run: Run, env: Env, tool: str, cache_dir: str) -> bool:
@@ -322,14 +321,9 @@ def _uv_clean(run: Run, command: Command, env: Env, options: frozenset[str]) -> 
     cache_dir = user_cache(env, "uv", "UV_CACHE_DIR")
     if _cache_mounted(run, env, "uv", cache_dir):
         return True
-    for other in _after(run, command):
-        if (
-            other.name == "uv"
-            and "cache" in other.argv
-            and ("clean" in other.argv or "prune" in other.argv)
-        ):
-            return True
-    return removes(run, paths=(cache_dir,), after=command)
+    return _cleaned_after(run, command, "uv cache clean") or removes(
+        run, paths=(cache_dir,), after=command
+    )
 
 
 def poetry_cache_dir(env: Env) -> str:
@@ -345,34 +339,60 @@ def _poetry_clean(run: Run, command: Command, env: Env, install: PythonInstall) 
     cache_dir = poetry_cache_dir(env)
     if _cache_mounted(run, env, "pypoetry", cache_dir):
         return True
-    for other in _after(run, command):
-        if other.name == "poetry" and "cache" in other.argv and "clear" in other.argv:
-            return True
-    return removes(run, paths=(cache_dir,), after=command)
+    return _cleaned_after(run, command, "poetry cache clear") or removes(
+        run, paths=(cache_dir,), after=command
+    )
 
 
 def _conda_clean(run: Run, command: Command) -> bool:
     if run.has_mount_on("pkgs", "/opt/conda/pkgs"):
         return True
-    for other in _after(run, command):
-        if other.name in ("conda", "mamba", "micromamba") and "clean" in other.argv:
-            flags = [a for a in other.argv if a.startswith("-")]
-            if any(
-                f in ("--all", "--tarballs") or (not f.startswith("--") and ("a" in f or "t" in f))
-                for f in flags
-            ):
-                return True
-    pkgs = [w.text for c in run.commands if c.name == "rm" for w in c.words if "pkgs" in w.text]
-    return bool(pkgs)
+    return _cleaned_after(run, command, "conda clean") or _cleaned_after(run, None, "rm pkgs")
 
 
-def _after(run: Run, command: Command) -> list[Command]:
-    """The commands after `command` in the RUN; for a command in a script the RUN runs, all of
-    them (the order of the RUN's scripts against each other is unknown)."""
-    commands = list(run.commands)
-    if command.file is not None or command not in commands:
-        return commands
-    return commands[commands.index(command) + 1 :]
+def _cleaned_after(run: Run, command: Command | None, *cleanups: str) -> bool:
+    """Whether one of `cleanups` (see `_cleanups_of`) runs after `command` in the RUN; for no
+    command, a command in a script the RUN runs, or one not in the RUN: anywhere in it (the
+    order of the RUN's scripts against each other is unknown)."""
+    places, last = run.per_run(_cleanups)
+    start = places.get(id(command), -1) if command is not None and command.file is None else -1
+    return any(last.get(cleanup, -1) > start for cleanup in cleanups)
+
+
+def _cleanups(run: Run) -> tuple[dict[int, int], dict[str, int]]:
+    """Each command's first place in the RUN (by id), and the last place of each cleanup:
+    one pass, so that asking after each of thousands of installs reads the RUN once."""
+    places: dict[int, int] = {}
+    last: dict[str, int] = {}
+    for place, command in enumerate(run.commands):
+        places.setdefault(id(command), place)
+        for cleanup in _cleanups_of(command):
+            last[cleanup] = place
+    return places, last
+
+
+def _cleanups_of(command: Command) -> Iterator[str]:
+    """The caches `command` cleans, as the names `_cleaned_after` asks for."""
+    name, argv = command.name, command.argv
+    if name.startswith("pip") and "cache" in argv and "purge" in argv:
+        yield "pip cache purge"
+    if name == "uv" and "cache" in argv and ("clean" in argv or "prune" in argv):
+        yield "uv cache clean"
+    if name == "poetry" and "cache" in argv and "clear" in argv:
+        yield "poetry cache clear"
+    if name in ("conda", "mamba", "micromamba") and "clean" in argv:
+        flags = [a for a in argv if a.startswith("-")]
+        if any(
+            f in ("--all", "--tarballs") or (not f.startswith("--") and ("a" in f or "t" in f))
+            for f in flags
+        ):
+            yield "conda clean"
+    if name == "rm" and any("pkgs" in w.text for w in command.words):
+        yield "rm pkgs"
+    if name in ("apt-get", "apt") and ("dist-clean" in argv or "distclean" in argv):
+        yield "apt dist-clean"
+    if "clean" in argv:
+        yield f"{name} clean"
 
 
 def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
@@ -383,10 +403,7 @@ def _os_caches(run: Run, command: Command) -> Iterator[Hit]:
             return
         if removes(run, paths=("/var/lib/apt/lists",), after=command):
             return
-        if any(
-            c.name in ("apt-get", "apt") and ("dist-clean" in c.argv or "distclean" in c.argv)
-            for c in _after(run, command)
-        ):
+        if _cleaned_after(run, command, "apt dist-clean"):
             return
         word = command.words[argv.index("update")]
         yield at_word(
@@ -442,7 +459,7 @@ def _rpm_cache(run: Run, command: Command) -> Iterator[Hit]:
     if run.has_mount_on(*caches):
         return
     cleaners = _DNF_STACK if name in _DNF_STACK else frozenset({name})
-    if any(c.name in cleaners and "clean" in c.argv for c in _after(run, command)):
+    if _cleaned_after(run, command, *(f"{cleaner} clean" for cleaner in cleaners)):
         return
     if removes(run, paths=caches, after=command):
         return
