@@ -249,17 +249,23 @@ class HeldSecrets:
                 return text
 
 
+# A text ending in fewer of a credential's first characters is not taken for a cut one: a
+# word such as the secret name `hf_token` ends in the first characters of a credential
+# `token-...` (the runner masks whole values only; a few leading characters tell nothing).
+_SHORTEST_CUT = 8
+
+
 def _cut_at_end(text: str, forms: tuple[str, ...]) -> str:
     """`text` with a held credential's start hidden where the text ends in it: a body or
     message cut at a limit, in the middle of a credential. Only where the credential's first
     characters occur near the end is anything compared."""
     for form in forms:
         tail = text[-(len(form) - 1) :]
-        start = tail.find(form[:_SHORTEST_HELD])
+        start = tail.find(form[:_SHORTEST_CUT])
         while start != -1:
             if form.startswith(tail[start:]):
                 return text[: len(text) - len(tail) + start] + "***"
-            start = tail.find(form[:_SHORTEST_HELD], start + 1)
+            start = tail.find(form[:_SHORTEST_CUT], start + 1)
     return text
 
 

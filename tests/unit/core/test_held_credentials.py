@@ -75,7 +75,7 @@ def test_no_held_credential_survives_in_any_form(
 
 
 @settings(max_examples=200, deadline=None)
-@given(token=_CREDENTIAL, before=_TEXT, cut=st.integers(4, 40))
+@given(token=_CREDENTIAL, before=_TEXT, cut=st.integers(8, 40))
 def test_a_held_credential_cut_short_at_the_end_of_a_text_is_hidden(
     token: str, before: str, cut: int
 ):
@@ -84,6 +84,14 @@ def test_a_held_credential_cut_short_at_the_end_of_a_text_is_hidden(
     redacted = redact_credentials(before + token[:cut])
     assert not redacted.endswith(token[:cut])
     assert token not in redacted
+
+
+def test_a_word_ending_in_a_few_of_a_credentials_first_characters_is_left_alone():
+    # A build secret's name `hf_token` beside a registry token `token-...` (the build report
+    # lists the secret names): 5 leading characters tell nothing; 8 are hidden.
+    hold("token-0123456789abcdef")
+    assert redact_credentials("hf_token") == "hf_token"
+    assert redact_credentials("cut at token-01") == "cut at ***"
 
 
 def test_a_short_credential_is_held_but_not_searched_for():
