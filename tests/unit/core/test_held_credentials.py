@@ -75,11 +75,15 @@ def test_no_held_credential_survives_in_any_form(
 
 
 @settings(max_examples=200, deadline=None)
-@given(token=_CREDENTIAL, before=_TEXT, cut=st.integers(8, 40))
+@given(
+    token=st.text(st.characters(exclude_categories=("Cs",)), min_size=9, max_size=40),
+    before=_TEXT,
+    data=st.data(),
+)
 def test_a_held_credential_cut_short_at_the_end_of_a_text_is_hidden(
-    token: str, before: str, cut: int
+    token: str, before: str, data: st.DataObject
 ):
-    assume(cut < len(token))
+    cut = data.draw(st.integers(8, len(token) - 1), label="cut")  # at least 8: _SHORTEST_CUT
     hold(token)
     redacted = redact_credentials(before + token[:cut])
     assert not redacted.endswith(token[:cut])
