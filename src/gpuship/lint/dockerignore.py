@@ -158,14 +158,15 @@ def _longest_literal(pattern: str) -> str:
 
 
 def _class_end(marked: str, start: int) -> int:
-    """Where the regex's character class opened at `start` ends, as RE2 (and Go's regexp,
-    moby's) reads it: a `]` first in the class is a member, so the glob `[]` opens a class
-    that swallows the characters after it; a literal marked inside is a member, not a run."""
+    r"""Where the regex's character class opened at `start` ends, as RE2 (and Go's regexp,
+    moby's) reads it: a `]` first in the class is a member, and so is an escaped one (`\]`),
+    so the globs `[]` and `[\]` open a class that swallows the characters after it; a literal
+    marked inside is a member, not a run."""
     index = start + 1
     index += marked.startswith("^", index)
     index += marked.startswith("]", index)
     while index < len(marked) and marked[index] != "]":
-        index += 2 if marked[index] == "\0" else 1
+        index += 2 if marked[index] in "\0\\" else 1
     return index + 1
 
 

@@ -69,3 +69,7 @@ def test_an_empty_class_swallows_what_follows_as_the_regex_reads_it() -> None:
     rules = IgnoreRules.parse("?[]b[?")
     assert rules.excluded("ab") and rules.excluded("a[") and not rules.excluded("ac")
     assert rules.excluded("ab") == reference_excluded(rules, "ab")
+    # So does `[\]`: the regex reads `\]` as a member, not the class's end.
+    escaped = IgnoreRules.parse("[\\][?")
+    assert escaped.excluded("^") and escaped.excluded("]")
+    assert escaped.excluded("^") == reference_excluded(escaped, "^")
