@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from gpuship.dockerfile import MAX_DOCKERFILE_BYTES
@@ -54,8 +55,7 @@ def inspect_and_judge(
     show_progress: bool = False,
 ) -> Judgement:
     """Read `reference` without pulling it and judge it against the `inspect:` settings."""
-    progress = LayerProgress() if show_progress else None
-    try:
+    with _layer_progress(show_progress) as progress:
         analysis = inspect_image(
             reference,
             platform=platform or settings.platform or host_platform(),
@@ -64,9 +64,6 @@ def inspect_and_judge(
             access=access,
             progress=progress,
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     mapping = dockerfile_lines(dockerfile, analysis) if dockerfile is not None else None
     return judge(analysis, settings, mapping)
 
@@ -85,8 +82,7 @@ def compare_and_judge(
 
     `dockerfile` built the candidate; the reference's findings point at no file.
     """
-    progress = LayerProgress() if show_progress else None
-    try:
+    with _layer_progress(show_progress) as progress:
         new, old = inspect_pair(
             candidate,
             reference,
@@ -96,9 +92,6 @@ def compare_and_judge(
             access=access,
             progress=progress,
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     mapping = dockerfile_lines(dockerfile, new) if dockerfile is not None else None
     return (
         Judged(new, judge(new, settings, mapping)),
@@ -120,3 +113,14 @@ def image_check(
         return judgement.findings, judgement.rules, judgement.result
 
     return check
+
+
+@contextlib.contextmanager
+def _layer_progress(show: bool) -> Iterator[LayerProgress | None]:
+    """The layer progress line when asked for, finished however the reading ends."""
+    progress = LayerProgress() if show else None
+    try:
+        yield progress
+    finally:
+        if progress is not None:
+            progress.finish()
