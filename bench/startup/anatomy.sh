@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Where a one-file `gpuship lint`'s time goes, layer by layer (bench/startup/anatomy.py), beside
+# `python -c pass` and hadolint: ROUNDS rounds of hyperfine (-N, 3 warm-ups, 20 runs each, the
+# layers alternating round by round). Issue #37's goal is 60 ms and 4x hadolint; this shows
+# which layers that budget has to hold.
+# Usage: bench/startup/anatomy.sh [FILE]   (default: lint.sh's two-line apt Dockerfile;
+# ROUNDS=3 by default). Writes bench/.work/startup/anatomy-*.json, prints a Markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=bench/compiled.sh
+. bench/compiled.sh
+venv="$PWD/.venv/bin"
+out=bench/.work/startup
+mkdir -p "$out"
+file="${1:-$out/Dockerfile}"
+[ -n "${1:-}" ] || printf 'FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y curl\n' >"$file"
+rounds="${ROUNDS:-3}"
+export PYTHONPATH="$PWD/src"
+py="$venv/python bench/startup/anatomy.py"
+$py modules "$file" >"$out/anatomy-modules.json"
+names=("python -c pass" "hadolint" "stdlib" "cli" "imports" "free-records" "lazy-regex" "lint")
+commands=("$venv/python -c pass" "$venv/hadolint --no-fail $file")
+for layer in stdlib cli imports free-records lazy-regex; do
+  commands+=("$py $layer $file $out/anatomy-modules.json")
+done
+commands+=("$py lint $file")
+for round in $(seq 1 "$rounds"); do
+  args=()
+  for i in "${!names[@]}"; do
+    args+=(--command-name "${names[$i]}" "${commands[$i]}")
+  done
+  hyperfine -N -i --warmup 3 --runs 20 --export-json "$out/anatomy-$round.json" "${args[@]}" \
+    >/dev/null
+done
+"$venv/python" - "$out" "$rounds" "${names[@]}" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+out, rounds, names = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+runs = {name: [] for name in names}
+for r in range(1, rounds + 1):
+    for result in json.loads((out / f"anatomy-{r}.json").read_text())["results"]:
+        runs[result["command"]].append(result["median"] * 1000)
+print(f"{rounds} rounds of 20 runs; cells: each round's median (ms)")
+print("| layer | " + " | ".join(f"round {r}" for r in range(1, rounds + 1))
+      + " | median of rounds | spread (max-min) |")
+print("|---" * (rounds + 3) + "|")
+for name in names:
+    cells = runs[name]
+    print(f"| `{name}` | " + " | ".join(f"{c:.0f}" for c in cells)
+          + f" | {statistics.median(cells):.0f} | {max(cells) - min(cells):.0f} |")
+PY
