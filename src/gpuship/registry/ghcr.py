@@ -17,10 +17,11 @@ from urllib.parse import quote
 import requests
 
 from gpuship.errors import RegistryUnavailable
-from gpuship.redaction import hold, redact_credentials
+from gpuship.redaction import hold, redact_credentials, shown
 from gpuship.reference import Repository
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
+from gpuship.registry.origin import Origin, header_url
 from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.transport import Transport
 
@@ -98,16 +99,35 @@ class GhcrPackages:
         ids: dict[str, int] = {}
         url: str | None = self._versions_base()
         params: dict[str, str] | None = {"per_page": "100"}
+        read: set[str] = set()
         while url:
             response = self._transport.send("GET", url, params=params)
             with response:
                 self._check(response, f"GET {url}")
                 for version in response.json():
                     ids[str(version["name"])] = int(version["id"])
-                url = response.links.get("next", {}).get("url")
+                read.add(response.url)
+                link = response.links.get("next", {}).get("url")
+                url = self._next_page(response.url, link, read) if link else None
             params = None
         self._ids = ids
         return ids
+
+    def _next_page(self, page: str, link: str, read: set[str]) -> str:
+        """The page a `Link: rel="next"` names, if it may be read: on the API's own origin
+        (the token in every request goes nowhere else) and not read before (a loop)."""
+        target = header_url(page, link, "Link")
+        if Origin.of(target) != Origin.of(self._api):
+            raise RegistryUnavailable(
+                f"GitHub API answered a Link to {Origin.of(target)}, not {Origin.of(self._api)}: "
+                "not followed (the token goes only to GITHUB_API_URL)"
+            )
+        if target in read:
+            raise RegistryUnavailable(
+                f"GitHub API's versions list links back to a page already read, {shown(target)}: "
+                "not followed"
+            )
+        return target
 
     def delete(self, digest: str, tags: tuple[str, ...]) -> None:
         """Delete the package version holding `digest` (and with it, its tags)."""

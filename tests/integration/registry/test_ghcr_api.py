@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from gpuship.errors import RegistryUnavailable
 from gpuship.reference import Repository
 from gpuship.registry.errors import NotFound, RegistryAuthError
 from gpuship.registry.ghcr import GhcrPackages
@@ -29,6 +30,9 @@ VERSIONS = [{"id": 1000 + n, "name": "sha256:" + f"{n:064x}"} for n in range(7)]
 class _FakeGitHub(BaseHTTPRequestHandler):
     deleted: list[str] = []
     seen_auth: set[str] = set()
+    requests: list[str] = []
+    next_origin: str | None = None  # where `Link` sends page 2 (None: this server)
+    loop = False  # every `Link` names page 1 again
 
     def log_message(self, *args: object) -> None:
         return
@@ -46,6 +50,7 @@ class _FakeGitHub(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.seen_auth.add(self.headers.get("Authorization", ""))
+        self.requests.append(f"{self.headers['Host']}{self.path}")
         url = urlparse(self.path)
         # Only a user-owned package exists: the org URL must 404 and the client fall back.
         if url.path != "/users/octo/packages/container/team%2Fapp/versions":
@@ -58,9 +63,10 @@ class _FakeGitHub(BaseHTTPRequestHandler):
         chunk = VERSIONS[(page - 1) * per_page : page * per_page]
         headers = {}
         if page * per_page < len(VERSIONS):
-            host = self.headers["Host"]
+            origin = self.next_origin or f"http://{self.headers['Host']}"
+            following = 1 if self.loop else page + 1
             headers["Link"] = (
-                f'<http://{host}{url.path}?per_page={per_page}&page={page + 1}>; rel="next"'
+                f'<{origin}{url.path}?per_page={per_page}&page={following}>; rel="next"'
             )
         self._send(200, chunk, headers)
 
@@ -74,7 +80,8 @@ def fake_github() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeGitHub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    _FakeGitHub.deleted = []
+    _FakeGitHub.deleted, _FakeGitHub.requests = [], []
+    _FakeGitHub.next_origin, _FakeGitHub.loop = None, False
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
@@ -99,3 +106,34 @@ def test_deletes_version_by_digest_across_pages(fake_github: str):
 def test_needs_a_token():
     with pytest.raises(RegistryAuthError, match="GITHUB_TOKEN"):
         GhcrPackages(Repository("ghcr.io", "octo/app"), {})
+
+
+def _packages(api: str) -> GhcrPackages:
+    return GhcrPackages(
+        Repository("ghcr.io", "octo/team/app"), {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": api}
+    )
+
+
+def test_a_link_to_another_origin_is_not_followed_with_the_token(fake_github: str):
+    # Another port of the same machine is another origin (as for registries); a second
+    # server there would be asked for page 2 with the token if the Link were followed.
+    elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), _FakeGitHub)
+    threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
+    try:
+        other = f"127.0.0.1:{elsewhere.server_address[1]}"
+        _FakeGitHub.next_origin = f"http://{other}"
+        with pytest.raises(RegistryUnavailable, match=f"Link to http://{other}, not"):
+            _packages(fake_github).version_ids()
+    finally:
+        elsewhere.shutdown()
+        elsewhere.server_close()
+    assert _FakeGitHub.requests, "the API was asked"
+    assert not [r for r in _FakeGitHub.requests if r.startswith(other)]
+
+
+def test_a_link_back_to_a_page_already_read_ends_the_listing(fake_github: str):
+    _FakeGitHub.loop = True
+    with pytest.raises(RegistryUnavailable, match="links back to a page already read"):
+        _packages(fake_github).version_ids()
+    # page 1 of 3, then the same page once more at most: never an endless walk
+    assert len(_FakeGitHub.requests) <= 5, _FakeGitHub.requests
