@@ -17,11 +17,11 @@ from urllib.parse import quote
 import requests
 
 from gpuship.errors import RegistryUnavailable
-from gpuship.redaction import hold, redact_credentials, shown
+from gpuship.redaction import hold, redact_credentials
 from gpuship.reference import Repository
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
-from gpuship.registry.origin import Origin, header_url
+from gpuship.registry.origin import Origin, next_page
 from gpuship.registry.retry import RetryPolicy
 from gpuship.registry.transport import Transport
 
@@ -115,17 +115,12 @@ class GhcrPackages:
 
     def _next_page(self, page: str, link: str, read: set[str]) -> str:
         """The page a `Link: rel="next"` names, if it may be read: on the API's own origin
-        (the token in every request goes nowhere else) and not read before (a loop)."""
-        target = header_url(page, link, "Link")
+        (the token in every request goes nowhere else) and not read before."""
+        target = next_page(page, link, read, "GitHub API's versions list")
         if Origin.of(target) != Origin.of(self._api):
             raise RegistryUnavailable(
                 f"GitHub API answered a Link to {Origin.of(target)}, not {Origin.of(self._api)}: "
                 "not followed (the token goes only to GITHUB_API_URL)"
-            )
-        if target in read:
-            raise RegistryUnavailable(
-                f"GitHub API's versions list links back to a page already read, {shown(target)}: "
-                "not followed"
             )
         return target
 

@@ -8,7 +8,7 @@ from gpuship.errors import InputError
 from gpuship.reference import Reference, Repository
 from gpuship.registry.errors import NotFound, RegistryRequestError
 from gpuship.registry.manifest import MEDIA_OCI_INDEX, Descriptor, ImageIndex, parse_manifest
-from gpuship.registry.origin import header_url
+from gpuship.registry.origin import next_page
 from gpuship.registry.reads import RegistryReads
 from gpuship.registry.session import PULL
 from gpuship.registry.transport import document_of
@@ -21,6 +21,7 @@ class RegistryListing(RegistryReads):
         """Every tag of `repo`: follows `Link: rel="next"`, else pages with `n`/`last`."""
         tags: list[str] = []
         seen: set[str] = set()
+        read: set[str] = set()
         url = f"/v2/{repo.name}/tags/list"
         params: dict[str, str] | None = {"n": str(page_size)} if page_size else None
         while True:
@@ -33,12 +34,13 @@ class RegistryListing(RegistryReads):
                     raise InputError(f"tag list of {repo} is not a JSON object")
                 next_link = response.links.get("next", {}).get("url")
                 page_url = response.url
+            read.add(page_url)
             page = [t for t in (body.get("tags") or []) if isinstance(t, str)]
             fresh = [t for t in page if t not in seen]
             tags += fresh
             seen.update(fresh)
             if next_link:
-                url, params = header_url(page_url, next_link, "Link"), None
+                url, params = next_page(page_url, next_link, read, f"tag list of {repo}"), None
             elif page_size and len(page) >= page_size and fresh:
                 params = {"n": str(page_size), "last": page[-1]}
             else:
@@ -51,6 +53,7 @@ class RegistryListing(RegistryReads):
         url = f"/v2/{ref.name}/referrers/{ref.digest}"
         params = {"artifactType": artifact_type} if artifact_type else None
         found: list[Descriptor] = []
+        read: set[str] = set()
         while True:
             response = self._request(
                 "GET",
@@ -69,6 +72,7 @@ class RegistryListing(RegistryReads):
                     index = _parse_index(data, f"referrers of {ref}")
                 next_link = response.links.get("next", {}).get("url")
                 page_url = response.url
+            read.add(page_url)
             found += [
                 d
                 for d in index.manifests
@@ -76,7 +80,7 @@ class RegistryListing(RegistryReads):
             ]
             if not next_link:
                 return found
-            url, params = header_url(page_url, next_link, "Link"), None
+            url, params = next_page(page_url, next_link, read, f"referrers of {ref}"), None
 
     def has_referrers_api(self, ref: Reference) -> bool:
         """True when the registry answers the referrers API for `ref` (a digest reference)."""

@@ -64,6 +64,18 @@ def header_url(base: str, value: str, header: str) -> str:
     return target
 
 
+def next_page(page: str, link: str, read: set[str], what: str) -> str:
+    """The URL a `Link: rel="next"` names, resolved against `page` (the URL that answered);
+    RegistryUnavailable (exit 3) when it is one of `read`, the pages already read: a registry
+    that links back would be listed forever (and a list kept growing)."""
+    target = header_url(page, link, "Link")
+    if target in read:
+        raise RegistryUnavailable(
+            f"{what} links back to a page already read, {shown(target)}: not followed"
+        )
+    return target
+
+
 def is_loopback(host: str) -> bool:
     """`localhost` or a loopback address (127.0.0.0/8, ::1)."""
     name = host.strip("[]").lower()

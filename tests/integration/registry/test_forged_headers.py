@@ -2,6 +2,8 @@
 
 - a `Location`, `Link` or `WWW-Authenticate` no URL parser takes (`http://[::1`) is one line
   naming the header, exit 3, no traceback;
+- a `Link` back to a page already read (a tag list or referrers walk that would never end)
+  is one line, exit 3;
 - a token realm on an internal address (loopback, private, link-local: a runner's metadata
   service or a sidecar) other than the registry's own host is never fetched: one line, exit 3.
   A realm on the registry's own host (another port) is fetched as before
@@ -13,6 +15,7 @@ The real registry stands behind the bed's fault proxy, which forges the header.
 from __future__ import annotations
 
 import io
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,9 +27,14 @@ from bed import faults
 from bed.oci import make_image, push
 from bed.registry import Registry
 from gpuship.cli.main import main
+from gpuship.errors import RegistryUnavailable
+from gpuship.reference import parse_reference
+from gpuship.registry.client import RegistryClient
+from gpuship.registry.manifest import MEDIA_OCI_INDEX, MEDIA_OCI_MANIFEST
 
 pytestmark = pytest.mark.integration
 
+_DIGEST_A, _DIGEST_B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 FAST = {"GPUSHIP_REGISTRIES__ATTEMPTS": "1", "GPUSHIP_REGISTRIES__BACKOFF": "0.01"}
 
 
@@ -148,3 +156,63 @@ def test_a_realm_on_a_metadata_or_private_address_is_refused(
     line = _one_line(stderr)
     assert code == 3, stderr
     assert "internal address" in line, line
+
+
+def test_a_link_back_to_a_page_already_read_is_one_line_and_exit_3(
+    registry: Registry, repository: str
+):
+    # Every tag list answer names itself as the next page: followed, it never ends.
+    again = f"/v2/{repository}/tags/list"
+    with faults.start(registry.host, hook=_on("forge-link", "/tags/list"), forged=again) as proxy:
+        code, stderr = _gpuship(["history", f"{proxy.host}/{repository}"])
+    line = _one_line(stderr)
+    assert code == 3, stderr
+    assert "links back to a page already read" in line and again in line, line
+    assert len([e for e in proxy.log if "/tags/list" in e.path]) == 1, proxy.log
+
+
+class _ReferrersLoop(ThreadingHTTPServer):
+    """A STAND-IN registry that answers the OCI referrers API (Debian's docker-registry, the
+    real one here, predates it): one referrer per page, each page's `Link` naming itself."""
+
+    def __init__(self) -> None:
+        self.pages = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.pages += "/referrers/" in self.path
+                body = json.dumps(
+                    {
+                        "schemaVersion": 2,
+                        "mediaType": MEDIA_OCI_INDEX,
+                        "manifests": [
+                            {"mediaType": MEDIA_OCI_MANIFEST, "digest": _DIGEST_A, "size": 2}
+                        ],
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", MEDIA_OCI_INDEX)
+                self.send_header("Link", f'<{self.path}>; rel="next"')
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+def test_a_referrers_link_back_to_its_own_page_ends_the_walk() -> None:
+    server = _ReferrersLoop()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        with RegistryClient(environ={}) as client, pytest.raises(RegistryUnavailable) as raised:
+            client.referrers(parse_reference(f"{host}/app@{_DIGEST_B}"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "referrers of" in str(raised.value) and "already read" in str(raised.value)
+    assert server.pages == 1
