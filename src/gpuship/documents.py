@@ -1,4 +1,4 @@
-"""Read local files and parse JSON and YAML documents within `gpuship.limits`.
+"""Read local files and parse JSON, YAML and TOML documents within `gpuship.limits`.
 
 Every reader of a document a user or an image supplies goes through here, so no document can
 exhaust the recursion limit (deep nesting), memory (alias bombs, dense arrays, huge files) or
@@ -17,7 +17,9 @@ import functools
 import json
 import os
 import stat
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gpuship.errors import InputError, LimitExceeded
@@ -137,6 +139,33 @@ def _nests_deeper(value: Any, max_depth: int) -> bool:
 def read_json(path: Path, what: str, limits: Limits, size_limit: str = "json_max_bytes") -> Any:
     """Read and decode a local JSON file no larger than the limit named `size_limit`."""
     return load_json(read_file(path, what, limits, size_limit), f"{path}: {what}", limits)
+
+
+def load_toml(text: str, where: str) -> dict[str, Any]:
+    """Decode a TOML document whose size the caller has bounded; InputError naming `where`.
+
+    The reader is the standard library's `tomllib` (3.11+), on 3.10 `tomli`, the package
+    tomllib was taken from (the same parser, a dependency there only): a runner whose
+    `python3` is 3.10 (Ubuntu 22.04) reads the same files.
+    """
+    toml = _toml_reader()
+    try:
+        document: dict[str, Any] = toml.loads(text)
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise InputError(f"{where}: TOML nests too deep to read") from None
+    except toml.TOMLDecodeError as error:
+        raise InputError(f"{where}: not TOML: {_first_line(error)}") from None
+    return document
+
+
+def _toml_reader() -> ModuleType:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli
+
+    return tomli
 
 
 def _first_line(error: BaseException) -> str:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuship.compat.readiness import GpuContainer, ReadinessReadings, UnitState
+from gpuship.documents import load_toml
+from gpuship.errors import InputError
 
 # The units whose boot state the readiness rules judge: the engine (or its socket, which starts
 # it on the first request), the daemon keeping the driver loaded, the toolkit's CDI refresh
@@ -117,7 +118,7 @@ def read_docker_after(run: CommandRunner) -> list[str] | None:
 
 def read_toolkit_mode(root: Path) -> str | None:
     """The runtime's mode in config.toml ('auto' when the key is absent); None when the file
-    is absent, unreadable or, on Python 3.10, when there is no TOML reader."""
+    is absent or unreadable."""
     path = root / TOOLKIT_CONFIG
     try:
         if path.stat().st_size > _CONFIG_LIMIT:
@@ -129,17 +130,12 @@ def read_toolkit_mode(root: Path) -> str | None:
 
 
 def _mode_in(text: str) -> str | None:
-    # tomllib is Python 3.11's; on 3.10 the mode reads as unknown rather than by a hand parser.
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            table = tomllib.loads(text).get("nvidia-container-runtime", {})
-        except tomllib.TOMLDecodeError:
-            return None
-        mode = table.get("mode", "auto") if isinstance(table, dict) else None
-        return mode if isinstance(mode, str) else None
-    return None
+    try:
+        table = load_toml(text, TOOLKIT_CONFIG).get("nvidia-container-runtime", {})
+    except InputError:
+        return None
+    mode = table.get("mode", "auto") if isinstance(table, dict) else None
+    return mode if isinstance(mode, str) else None
 
 
 def read_device_nodes(root: Path) -> list[str] | None:

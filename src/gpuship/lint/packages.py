@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuship.documents import load_toml
+from gpuship.errors import InputError
 from gpuship.lint.shell import Command, Word, expand_shell
 
 if TYPE_CHECKING:
@@ -811,7 +812,7 @@ def parse_pyproject(text: str, extras: tuple[str, ...] = ()) -> list[FileRequire
     (`pip install ".[serve]"`), with the line of each entry. An extra that names the project
     itself (`all = ["proj[serve,dev]"]`) adds nothing of its own and is skipped.
 
-    Needs `tomllib` (Python 3.11+); on 3.10 the file is not read (no finding, never a guess).
+    A file that is not TOML lists nothing (no finding, never a guess).
     """
     document = _load_toml(text)
     project = document.get("project") if document else None
@@ -855,14 +856,10 @@ def project_path(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _load_toml(text: str) -> dict[str, object] | None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return None
-    return None
+    try:
+        return load_toml(text, "pyproject.toml")
+    except InputError:
+        return None
 
 
 @dataclass(frozen=True)
