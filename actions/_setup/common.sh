@@ -15,6 +15,19 @@ split_items() {
 # is_true VALUE: the action's boolean inputs are "true" or "1".
 is_true() { [ "$1" = "true" ] || [ "$1" = "1" ]; }
 
+# check_bool NAME VALUE: VALUE is "true"/"1", "false"/"0" or empty; else one line naming the
+# input (its value cut to 40 characters, each but [A-Za-z0-9._-] shown as '?', so it can start
+# no workflow command), the exit-code output 2, and exit 2: a typo is not read as "false".
+check_bool() {
+  case "$2" in
+    true | 1 | false | 0 | "") return 0 ;;
+  esac
+  local shown="${2:0:40}"
+  echo "::error title=gpuship::input $1: '${shown//[^A-Za-z0-9._-]/?}' is not 'true' or 'false'"
+  write_output "exit-code=2"
+  exit 2
+}
+
 # write_output NAME=VALUE: one step output, when running as a step.
 write_output() {
   if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "$1" >>"$GITHUB_OUTPUT"; fi
