@@ -12,15 +12,14 @@ split_items() {
   IFS=$'\n,' read -r -d '' -a "$2" <<<"$1" || true
 }
 
-# is_true VALUE: the action's boolean inputs are "true" or "1".
-is_true() { [ "$1" = "true" ] || [ "$1" = "1" ]; }
-
-# check_bool NAME VALUE: VALUE is "true"/"1", "false"/"0" or empty; else one line naming the
-# input (its value cut to 40 characters, each but [A-Za-z0-9._-] shown as '?', so it can start
-# no workflow command), the exit-code output 2, and exit 2: a typo is not read as "false".
-check_bool() {
+# is_true NAME VALUE: the boolean input NAME is "true" or "1" (true), "false", "0" or empty
+# (false). Any other value is one line naming the input (the value cut to 40 characters, each
+# character but [A-Za-z0-9._-] shown as '?', so it can start no workflow command), the
+# exit-code output 2, and exit 2: a typo (`dry-run: yes`) is never read as "false".
+is_true() {
   case "$2" in
-    true | 1 | false | 0 | "") return 0 ;;
+    true | 1) return 0 ;;
+    false | 0 | "") return 1 ;;
   esac
   local shown="${2:0:40}"
   echo "::error title=gpuship::input $1: '${shown//[^A-Za-z0-9._-]/?}' is not 'true' or 'false'"

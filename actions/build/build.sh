@@ -16,8 +16,8 @@ else
     [ -n "$pair" ] && args+=(--set "$pair")
   done
 fi
-is_true "$INPUT_PUSH" || args+=(--no-push)
-is_true "$INPUT_IMAGE_CHECKS" || args+=(--no-image-checks)
+is_true push "$INPUT_PUSH" || args+=(--no-push)
+is_true image-checks "$INPUT_IMAGE_CHECKS" || args+=(--no-image-checks)
 [ -n "$INPUT_COMMIT" ] && args+=(--commit "$INPUT_COMMIT")
 [ -n "$INPUT_NETWORK" ] && args+=(--network "$INPUT_NETWORK")
 [ -n "$INPUT_LOCK" ] && args+=(--lock "$INPUT_LOCK")

@@ -19,7 +19,7 @@ for image in "${images[@]}"; do args+=(--image "$image"); done
 [ -n "$INPUT_PYTHON_VERSIONS" ] && args+=(--axis "python=$(join "$INPUT_PYTHON_VERSIONS")")
 [ -n "$INPUT_INCLUDE" ] && args+=(--include "$INPUT_INCLUDE")
 [ -n "$INPUT_EXCLUDE" ] && args+=(--exclude "$INPUT_EXCLUDE")
-is_true "$INPUT_DROP_INVALID" && args+=(--drop-invalid)
+is_true drop-invalid "$INPUT_DROP_INVALID" && args+=(--drop-invalid)
 [ -n "$INPUT_LOCK" ] && args+=(--lock "$INPUT_LOCK")
 
 run_gpuship "${args[@]}"

@@ -7,9 +7,9 @@ set -uo pipefail
 
 args=(probe "$INPUT_IMAGE" --format json --output "$INPUT_JSON_FILE")
 [ -n "$INPUT_STABLE" ] && args+=(--stable "$INPUT_STABLE")
-is_true "$INPUT_COMPARE" || args+=(--no-compare)
+is_true compare "$INPUT_COMPARE" || args+=(--no-compare)
 [ -n "$INPUT_TRIALS" ] && args+=(--trials "$INPUT_TRIALS")
 [ -n "$INPUT_URL" ] && args+=(--url "$INPUT_URL")
-is_true "$INPUT_JOB" && args+=(--job)
+is_true job "$INPUT_JOB" && args+=(--job)
 
 run_gpuship "${args[@]}"

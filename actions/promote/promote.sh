@@ -15,6 +15,6 @@ for tag in "${tags[@]}"; do args+=(--tag "$tag"); done
 for tag in "${moves[@]}"; do args+=(--move "$tag"); done
 [ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
 
-is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
+is_true dry-run "$INPUT_DRY_RUN" && args+=(--dry-run)
 
 run_gpuship "${args[@]}"

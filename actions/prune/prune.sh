@@ -5,6 +5,6 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../_setup/common.sh"
 
 args=(prune "$INPUT_REPOSITORY")
-is_true "$INPUT_APPLY" && args+=(--apply)
+is_true apply "$INPUT_APPLY" && args+=(--apply)
 
 run_gpuship "${args[@]}"

@@ -9,6 +9,6 @@ args=(rollback "$INPUT_TAG" --record-file "$INPUT_RECORD_FILE"
 [ -n "$INPUT_TO" ] && args+=(--to "$INPUT_TO")
 [ -n "$INPUT_EXPECT" ] && args+=(--expect "$INPUT_EXPECT")
 
-is_true "$INPUT_DRY_RUN" && args+=(--dry-run)
+is_true dry-run "$INPUT_DRY_RUN" && args+=(--dry-run)
 
 run_gpuship "${args[@]}"
