@@ -2,13 +2,13 @@
 built, pushed under its candidate tag and compared with its tag's image; its report becomes
 one comment per image, created once, then updated in place.
 
-GitHub's REST API cannot run here, so `CommentsApi` below is a STAND-IN for it: a small HTTP
-server on 127.0.0.1 serving the four calls actions/comment makes (get a pull request, list,
-create and update issue comments), recording each request. act points `github.api_url` at it
-(`--env GITHUB_API_URL`). Everything else is real: act runs the example workflows, the bed's
-dockerd builds and its registry holds the images, the artifact stand-ins hand the reports
-from one workflow to the other, and the reports are `gpuship inspect --compare` Markdown.
-The comment body is a golden file (golden/pr-comment/comment.md).
+GitHub's REST API cannot run here, so `CommentsApi` below is a STAND-IN for it
+(`bed.github_api`): a small HTTP server on 127.0.0.1 serving the four calls actions/comment
+makes (get a pull request, list, create and update issue comments), recording each request. act
+points `github.api_url` at it (`--env GITHUB_API_URL`). Everything else is real: act runs the
+example workflows, the bed's dockerd builds and its registry holds the images, the artifact
+stand-ins hand the reports from one workflow to the other, and the reports are `gpuship inspect
+--compare` Markdown. The comment body is a golden file (golden/pr-comment/comment.md).
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from example_harness import USER_REPOSITORY, user_repository
 
+from bed.github_api import ApiHandler, StandInApi
 from bed.oci import make_image, write_oci_layout
 
 pytestmark = pytest.mark.integration
@@ -39,88 +38,63 @@ PULL = 7
 MARKER = "<!-- gpuship-compare image=sample-cu126 -->"
 
 
-class CommentsApi(ThreadingHTTPServer):
-    """STAND-IN for GitHub's REST API (issue comments of one pull request)."""
+class CommentsApi(StandInApi):
+    """Issue comments of one pull request."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.comments: list[dict[str, Any]] = [
             # A person quoting the marker: the action must leave it alone.
             {"id": 1, "user": {"login": "someone"}, "body": MARKER + "\nnot the bot's"}
         ]
-        self.requests: list[tuple[str, str, str]] = []  # method, path, Authorization
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ApiHandler):
     server: CommentsApi
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the test asserts on `requests`."""
-
-    def _reply(self, status: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length", "0"))
-        return dict(json.loads(self.rfile.read(length)))
-
-    def _record(self) -> bool:
-        self.server.requests.append(
-            (self.command, self.path, self.headers.get("Authorization", ""))
-        )
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-            self._reply(401, {"message": "Bad credentials"})
+    def _authorized(self) -> bool:
+        self.record()
+        if self.authorization() != f"Bearer {TOKEN}":
+            self.reply(401, {"message": "Bad credentials"})
             return False
         return True
 
     def do_GET(self) -> None:
-        if not self._record():
+        if not self._authorized():
             return
         base = f"/repos/{USER_REPOSITORY}"
         if self.path == f"{base}/pulls/{PULL}":
-            self._reply(200, {"number": PULL, "head": {"sha": HEAD}})
+            self.reply(200, {"number": PULL, "head": {"sha": HEAD}})
         elif self.path.startswith(f"{base}/issues/{PULL}/comments?"):
             page = int(re.search(r"page=(\d+)", self.path.split("per_page")[1]).group(1))  # type: ignore[union-attr]
-            self._reply(200, self.server.comments if page == 1 else [])
+            self.reply(200, self.server.comments if page == 1 else [])
         else:
-            self._reply(404, {"message": "Not Found"})
+            self.reply(404, {"message": "Not Found"})
 
     def do_POST(self) -> None:
-        if not self._record():
+        if not self._authorized():
             return
-        comment = {"id": 100 + len(self.server.comments), "user": {"login": BOT}, **self._body()}
+        comment = {"id": 100 + len(self.server.comments), "user": {"login": BOT}, **self.body()}
         self.server.comments.append(comment)
-        self._reply(201, comment)
+        self.reply(201, comment)
 
     def do_PATCH(self) -> None:
-        if not self._record():
+        if not self._authorized():
             return
         wanted = int(self.path.rsplit("/", 1)[1])
         for comment in self.server.comments:
             if comment["id"] == wanted:
-                comment.update(self._body())
-                self._reply(200, comment)
+                comment.update(self.body())
+                self.reply(200, comment)
                 return
-        self._reply(404, {"message": "Not Found"})
+        self.reply(404, {"message": "Not Found"})
 
 
 @pytest.fixture
 def api() -> Iterator[CommentsApi]:
     server = CommentsApi()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with server.serving():
+        yield server
 
 
 def _report(folder: Path, app: bytes) -> Path:
@@ -199,7 +173,7 @@ def test_one_comment_per_image_updated_in_place(
     methods = [method for method, _, _ in api.requests]
     assert methods.count("POST") == 1 and methods.count("PATCH") == 1
     assert api.comments[0]["body"] == MARKER + "\nnot the bot's"
-    assert all(auth == f"Bearer {TOKEN}" for _, _, auth in api.requests)
+    assert all(h["authorization"] == f"Bearer {TOKEN}" for _, _, h in api.requests)
     assert TOKEN not in first.log + second.log
 
 

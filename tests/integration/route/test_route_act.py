@@ -1,22 +1,20 @@
 """The route action's `remove-labels`, `runner-token` and `runner-scope` inputs, through act.
 
-GitHub's REST API cannot run here, so `RunnersApi` below is a STAND-IN for it: a small HTTP
-server on 127.0.0.1 answering the two calls `route --remove-labels apply` makes, as
-docs.github.com documents them ("List self-hosted runners for a repository", "Remove a custom
-label from a self-hosted runner for a repository"), and recording every request. act points
-the job's GITHUB_API_URL at it (`--env GITHUB_API_URL`, which act lets the user override).
-Everything else is real: act runs the action, the fleet is `gpuship audit` readings of NVML
-stand-in hosts published to the bed's registry, read through a recording proxy that reports
-every Authorization header it sees (the runner token must never reach the registry).
+GitHub's REST API cannot run here, so `RunnersApi` below is a STAND-IN for it
+(`bed.github_api`): a small HTTP server on 127.0.0.1 answering the two calls
+`route --remove-labels apply` makes, as docs.github.com documents them ("List self-hosted
+runners for a repository", "Remove a custom label from a self-hosted runner for a
+repository"), and recording every request. act points the job's GITHUB_API_URL at it
+(`--env GITHUB_API_URL`, which act lets the user override). Everything else is real: act runs
+the action, the fleet is `gpuship audit` readings of NVML stand-in hosts published to the
+bed's registry, read through a recording proxy that reports every Authorization header it
+sees (the runner token must never reach the registry).
 """
 
 from __future__ import annotations
 
-import json
-import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -24,6 +22,7 @@ import pytest
 from bed import hosts
 from bed.act import ActRunner
 from bed.fleet import Runner, publish_fleet
+from bed.github_api import ApiHandler, StandInApi
 from bed.ledger import CredentialLedger
 from bed.oci import make_image, push
 from bed.recorder import RecordingProxy, run_proxy
@@ -48,70 +47,47 @@ verify:
 """
 
 
-class RunnersApi(ThreadingHTTPServer):
-    """STAND-IN for GitHub's REST API: the self-hosted runners of SCOPE and their labels."""
+class RunnersApi(StandInApi):
+    """The self-hosted runners of SCOPE and their labels."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.labels = {RUNNER_IDS[r.name]: list(r.labels) for r in FLEET}
-        self.requests: list[tuple[str, str, str]] = []  # method, path, Authorization
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ApiHandler):
     server: RunnersApi
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the test asserts on `requests`."""
-
-    def _reply(self, status: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _record(self) -> None:
-        authorization = self.headers.get("Authorization", "")
-        self.server.requests.append((self.command, self.path, authorization))
-
     def do_GET(self) -> None:
-        self._record()
+        self.record()
         path, _, query = self.path.partition("?")
         if path == f"/repos/{SCOPE}/actions/runners":
             name = urllib.parse.parse_qs(query).get("name", [""])[0]
             found = [{"id": RUNNER_IDS[name], "name": name}] if name in RUNNER_IDS else []
-            self._reply(200, {"total_count": len(found), "runners": found})
+            self.reply(200, {"total_count": len(found), "runners": found})
         elif path.startswith("/bed-section/"):
-            self._reply(200, {})
+            self.reply(200, {})
         else:
-            self._reply(404, {"message": "Not Found"})
+            self.reply(404, {"message": "Not Found"})
 
     def do_DELETE(self) -> None:
-        self._record()
+        self.record()
         prefix = f"/repos/{SCOPE}/actions/runners/"
         runner, _, label = self.path.removeprefix(prefix).partition("/labels/")
         labels = self.server.labels.get(int(runner), []) if runner.isdigit() else []
         if self.path.startswith(prefix) and label in labels:
             labels.remove(label)
             names = [{"id": 1, "name": name, "type": "custom"} for name in labels]
-            self._reply(200, {"total_count": len(names), "labels": names})
+            self.reply(200, {"total_count": len(names), "labels": names})
         else:
-            self._reply(404, {"message": "Not Found"})
+            self.reply(404, {"message": "Not Found"})
 
 
 @pytest.fixture
 def github_api() -> Iterator[RunnersApi]:
-    server = RunnersApi()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    api = RunnersApi()
+    with api.serving():
+        yield api
 
 
 # One run: dry-run, then apply, then a bad value. Each section starts with a request to the
@@ -182,15 +158,15 @@ def sections(log: str) -> dict[str, str]:
     return {"dry": first, "apply": applied, "bad": bad}
 
 
-def requests_by_section(api: RunnersApi) -> dict[str, list[tuple[str, str, str]]]:
-    """The stand-in's record split at the section requests."""
+def requests_by_section(api: StandInApi) -> dict[str, list[tuple[str, str, str]]]:
+    """The stand-in's record (method, path, Authorization) split at the section requests."""
     split: dict[str, list[tuple[str, str, str]]] = {"dry": [], "apply": [], "bad": []}
     current = "dry"
-    for request in api.requests:
-        if request[1].startswith("/bed-section/"):
-            current = request[1].removeprefix("/bed-section/")
+    for method, path, headers in api.requests:
+        if path.startswith("/bed-section/"):
+            current = path.removeprefix("/bed-section/")
         else:
-            split[current].append(request)
+            split[current].append((method, path, headers.get("authorization", "")))
     return split
 
 

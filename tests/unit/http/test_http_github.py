@@ -1,17 +1,17 @@
 """Taking a label off a self-hosted runner through GitHub's REST API. GitHub's API cannot run
-here, so the calls go to a stand-in server that answers as docs.github.com documents them
-("List self-hosted runners for a repository", "Remove a custom label from a self-hosted runner
-for a repository"); the test checks what gpuship sends and what it does with each answer."""
+here, so the calls go to a stand-in server (`bed.github_api`) that answers as docs.github.com
+documents them ("List self-hosted runners for a repository", "Remove a custom label from a
+self-hosted runner for a repository"); the test checks what gpuship sends and what it does with
+each answer."""
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from bed.github_api import ApiHandler, StandInApi
 from gpuship.errors import EnvironmentUnavailable, InputError
 from gpuship.http.github import RunnerScope, remove_runner_label
 from gpuship.route.labels import remove_labels
@@ -19,68 +19,51 @@ from gpuship.route.labels import remove_labels
 TOKEN = "ghs_runner-admin-token"
 
 
-class StandIn(ThreadingHTTPServer):
-    requests: list[tuple[str, str, dict[str, str]]]
-    labels: dict[int, list[str]]
-    redirect_to: str | None = None
+class StandIn(StandInApi):
+    """Runner 42, `a100-7`, of acme/app and its labels; redirects every GET when told."""
+
+    def __init__(self) -> None:
+        super().__init__(Handler)
+        self.labels: dict[int, list[str]] = {42: ["gpu", "gpu-a100-570"]}
+        self.redirect_to: str | None = None
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(ApiHandler):
     server: StandIn
 
-    def log_message(self, *args: object) -> None:
-        return None
-
-    def _answer(self, status: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
-        self.server.requests.append(
-            ("GET", self.path, {k.lower(): v for k, v in self.headers.items()})
-        )
+        self.record()
         if self.server.redirect_to:
             self.send_response(302)
             self.send_header("Location", self.server.redirect_to + self.path)
             self.end_headers()
             return
         if self.path == "/repos/acme/app/actions/runners?name=a100-7":
-            self._answer(200, {"total_count": 1, "runners": [{"id": 42, "name": "a100-7"}]})
+            self.reply(200, {"total_count": 1, "runners": [{"id": 42, "name": "a100-7"}]})
         else:
-            self._answer(200, {"total_count": 0, "runners": []})
+            self.reply(200, {"total_count": 0, "runners": []})
 
     def do_DELETE(self) -> None:
-        self.server.requests.append(
-            ("DELETE", self.path, {k.lower(): v for k, v in self.headers.items()})
-        )
+        self.record()
         prefix = "/repos/acme/app/actions/runners/42/labels/"
         label = self.path.removeprefix(prefix)
         if self.path.startswith(prefix) and label in self.server.labels[42]:
             self.server.labels[42].remove(label)
             names = [{"id": 1, "name": n, "type": "custom"} for n in self.server.labels[42]]
-            self._answer(200, {"total_count": len(names), "labels": names})
+            self.reply(200, {"total_count": len(names), "labels": names})
         else:
-            self._answer(404, {"message": "Not Found"})
+            self.reply(404, {"message": "Not Found"})
 
 
 @pytest.fixture
 def github() -> Iterator[StandIn]:
-    server = StandIn(("127.0.0.1", 0), Handler)
-    server.requests = []
-    server.labels = {42: ["gpu", "gpu-a100-570"]}
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    server = StandIn()
+    with server.serving():
+        yield server
 
 
 def _scope(server: StandIn) -> RunnerScope:
-    return RunnerScope.of(f"http://127.0.0.1:{server.server_address[1]}", "acme/app")
+    return RunnerScope.of(server.url, "acme/app")
 
 
 def test_the_label_is_removed_with_the_documented_calls(github: StandIn) -> None:
@@ -109,19 +92,12 @@ def test_a_label_already_gone_and_an_unknown_runner_change_nothing(github: Stand
 
 
 def test_a_redirect_is_refused_so_the_token_goes_nowhere_else(github: StandIn) -> None:
-    elsewhere = StandIn(("127.0.0.1", 0), Handler)
-    elsewhere.requests = []
-    elsewhere.labels = {42: []}
-    thread = threading.Thread(target=elsewhere.serve_forever, daemon=True)
-    thread.start()
-    try:
-        github.redirect_to = f"http://127.0.0.1:{elsewhere.server_address[1]}"
+    elsewhere = StandIn()
+    with elsewhere.serving():
+        github.redirect_to = elsewhere.url
         with pytest.raises(EnvironmentUnavailable, match="HTTP 302"):
             remove_runner_label(_scope(github), TOKEN, "a100-7", "gpu-a100-570")
-        assert elsewhere.requests == []
-    finally:
-        elsewhere.shutdown()
-        elsewhere.server_close()
+    assert elsewhere.requests == []
 
 
 def test_dry_run_removes_nothing_and_says_what_apply_would(github: StandIn) -> None:
