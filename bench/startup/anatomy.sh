@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
+# shellcheck source=bench/startup/rounds.sh
+. bench/startup/rounds.sh
 venv="$PWD/.venv/bin"
 out=bench/.work/startup
 mkdir -p "$out"
@@ -24,14 +26,7 @@ for layer in stdlib cli imports free-records lazy-regex; do
   commands+=("$py $layer $file $out/anatomy-modules.json")
 done
 commands+=("$py lint $file")
-for round in $(seq 1 "$rounds"); do
-  args=()
-  for i in "${!names[@]}"; do
-    args+=(--command-name "${names[$i]}" "${commands[$i]}")
-  done
-  hyperfine -N -i --warmup 3 --runs 20 --export-json "$out/anatomy-$round.json" "${args[@]}" \
-    >/dev/null
-done
+hyperfine_rounds "$out/anatomy" "$rounds" 3 20
 "$venv/python" - "$out" "$rounds" "${names[@]}" <<'PY'
 import json, statistics, sys
 from pathlib import Path

@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
+# shellcheck source=bench/startup/rounds.sh
+. bench/startup/rounds.sh
 venv="$PWD/.venv/bin"
 out=bench/.work/startup
 mkdir -p "$out"
@@ -22,14 +24,7 @@ for n in 1 10 "${#all[@]}"; do
   commands+=("env PYTHONPATH=$PWD/src $venv/python -m gpuship lint --fail-on never $files"
     "$venv/hadolint --no-fail $files")
 done
-for round in $(seq 1 "$rounds"); do
-  args=()
-  for i in "${!names[@]}"; do
-    args+=(--command-name "${names[$i]}" "${commands[$i]}")
-  done
-  hyperfine -N -i --warmup 2 --runs 10 --export-json "$out/batch-$round.json" "${args[@]}" \
-    >/dev/null
-done
+hyperfine_rounds "$out/batch" "$rounds" 2 10
 "$venv/python" - "$out" "$rounds" "${names[@]}" <<'PY'
 import json, statistics, sys
 from pathlib import Path

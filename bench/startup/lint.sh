@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
+# shellcheck source=bench/startup/rounds.sh
+. bench/startup/rounds.sh
 venv="$PWD/.venv/bin"
 out=bench/.work/startup
 mkdir -p "$out"
@@ -27,14 +29,7 @@ if [ -n "${BEFORE:-}" ]; then
   names+=("gpuship before")
   commands+=("env PYTHONPATH=$BEFORE $venv/python -m gpuship lint --fail-on never $file")
 fi
-for round in $(seq 1 "$rounds"); do
-  args=()
-  for i in "${!names[@]}"; do
-    args+=(--command-name "${names[$i]}" "${commands[$i]}")
-  done
-  hyperfine -N -i --warmup 3 --runs 20 --export-json "$out/lint-$round.json" "${args[@]}" \
-    >/dev/null
-done
+hyperfine_rounds "$out/lint" "$rounds" 3 20
 for i in "${!names[@]}"; do
   # shellcheck disable=SC2086 # the command is words
   /usr/bin/time -v ${commands[$i]} >/dev/null 2>"$out/lint-time-$i.txt" || true

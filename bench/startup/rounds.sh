@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# Sourced by bench/startup's side-by-side scripts (lint.sh, anatomy.sh, batch.sh).
+#
+# hyperfine_rounds JSON_PREFIX ROUNDS WARMUP RUNS: ROUNDS rounds of `hyperfine -N` over the
+# caller's arrays `names` and `commands`, every command in every round, so that load drifting
+# over the minutes a run takes touches each command alike; round N's results are written to
+# JSON_PREFIX-N.json.
+hyperfine_rounds() {
+  local prefix=$1 rounds=$2 warmup=$3 runs=$4 round i args
+  for round in $(seq 1 "$rounds"); do
+    args=()
+    # shellcheck disable=SC2154 # names and commands are the caller's
+    for i in "${!names[@]}"; do
+      args+=(--command-name "${names[$i]}" "${commands[$i]}")
+    done
+    hyperfine -N -i --warmup "$warmup" --runs "$runs" --export-json "$prefix-$round.json" \
+      "${args[@]}" >/dev/null
+  done
+}
