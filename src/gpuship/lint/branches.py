@@ -177,7 +177,7 @@ MAX_NESTING = 32
 
 def find_branches(text: str, tokens: list[Token]) -> Structure:
     """The `if`/`case` branches of `text`; NO_STRUCTURE when it has none, or when its reserved
-    words do not balance (a heredoc body, syntax bash would refuse)."""
+    words do not balance (syntax bash would refuse). Heredoc bodies are not among the tokens."""
     if not any(t[0] in ("if", "case") and not t[3] for t in tokens):
         return NO_STRUCTURE
     try:

@@ -70,6 +70,8 @@ BASHLEX_BUDGET_CHARS = 100_000
 _OPERATOR_START = frozenset("&|;()<>")
 # Characters a word takes as they are: not blank, operator, escape, quote or `$`.
 _PLAIN_RUN = re.compile(r"[^ \t\r\n&|;()<>\\$'\"]+")
+# A word that `(` continues as a bash array: `pkgs=(`, `pkgs+=(`, `opts[1]=(`.
+_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 
 @dataclass(frozen=True)
@@ -399,8 +401,8 @@ def inline_script(command: Command) -> tuple[int, int] | None:
 
 
 def shell_tokens(text: str) -> Iterator[tuple[str, int, int, bool]]:
-    """(token, start, end, is_operator) for a shell text: its words unquoted, a newline as `;`
-    (for the syntax check in `lint.shellsyntax`)."""
+    """(token, start, end, is_operator) for a shell text: its words unquoted, a newline as `;`,
+    a bash array assignment one word, heredoc bodies left out (for `lint.shellsyntax`)."""
     return _tokenize(text)
 
 
@@ -408,6 +410,7 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
     """(token, start, end, is_operator) for `text`, honouring quotes, escapes and comments."""
     index = 0
     length = len(text)
+    heredocs: list[tuple[str, bool]] = []  # delimiters whose bodies follow the next newline
     while index < length:
         char = text[index]
         if char in " \t\r":
@@ -415,7 +418,8 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
             continue
         if char == "\n":
             yield ";", index, index + 1, True
-            index += 1
+            index = _after_heredocs(text, index + 1, heredocs)
+            heredocs = []
             continue
         if char == "#":
             newline = text.find("\n", index)
@@ -429,6 +433,12 @@ def _tokenize(text: str) -> Iterator[tuple[str, int, int, bool]]:
         if operator is not None:
             yield operator, index, index + len(operator), True
             index += len(operator)
+            if operator == "<<" and not text.startswith("<", index):  # `<<<` is a here-string
+                delimiter = _heredoc_delimiter(text, index)
+                if delimiter is not None:
+                    word, strip_tabs, start, index = delimiter
+                    heredocs.append((word, strip_tabs))
+                    yield word, start, index, False
             continue
         start = index
         token, index, is_word = _word(text, index)
@@ -442,6 +452,7 @@ def _word(text: str, index: int) -> tuple[str, int, bool]:
     """The unquoted word at `index`, where it ends, and whether it is one: `''` is an empty
     word, a bare line continuation is none."""
     length = len(text)
+    start = index
     value: list[str] = []
     quoted = False
     while index < length:
@@ -451,6 +462,13 @@ def _word(text: str, index: int) -> tuple[str, int, bool]:
             index = plain.end()
             continue
         char = text[index]
+        if char == "(" and _ARRAY_ASSIGNMENT.fullmatch(text, start, index):
+            # bash's `name=(a b)` is one assignment word, its list free to span lines; read
+            # as `name=` and a subshell, it unbalanced the if/case structure of the script.
+            close = _array_end(text, index)
+            value.append(text[index:close])
+            index = close
+            continue
         if char in " \t\r\n" or char in _OPERATOR_START:
             break
         if char == "\\" and index + 1 < length:
@@ -484,3 +502,74 @@ def _balanced(text: str, open_index: int) -> int:
             if depth == 0:
                 return index + 1
     return len(text)
+
+
+def _array_end(text: str, open_index: int) -> int:
+    """The offset just past the `)` closing the array list opened at `open_index` (or the end),
+    past quoted parts, escapes and comments, where a `)` closes nothing."""
+    depth = 0
+    index = open_index
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char in "'\"":
+            close = _quote_end(text, index)
+            index = close
+            continue
+        if char == "#" and text[index - 1] in " \t\n(":
+            newline = text.find("\n", index)
+            index = length if newline < 0 else newline
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        index += 1
+        if depth == 0:
+            return index
+    return length
+
+
+def _quote_end(text: str, open_index: int) -> int:
+    """The offset just past the quote closing the one at `open_index` (or the end); in double
+    quotes a backslash escapes the next character."""
+    quote = text[open_index]
+    index = open_index + 1
+    while index < len(text):
+        if text[index] == "\\" and quote == '"':
+            index += 2
+        elif text[index] == quote:
+            return index + 1
+        else:
+            index += 1
+    return len(text)
+
+
+def _heredoc_delimiter(text: str, index: int) -> tuple[str, bool, int, int] | None:
+    """After a `<<` ending at `index`: the heredoc's delimiter (unquoted), whether `<<-` strips
+    the body's leading tabs, and where the delimiter word starts and ends; None for no
+    heredoc."""
+    line = text[text.rfind("\n", 0, index) + 1 : index]
+    if line.count("((") > line.count("))"):
+        return None  # a shift in arithmetic: `(( mask = 1 << bits ))`
+    strip_tabs = text.startswith("-", index)
+    index += strip_tabs
+    while index < len(text) and text[index] in " \t":
+        index += 1
+    word, end, is_word = _word(text, index)
+    return (word, strip_tabs, index, end) if is_word else None
+
+
+def _after_heredocs(text: str, index: int, heredocs: list[tuple[str, bool]]) -> int:
+    """Where the shell reads on after the bodies of `heredocs`, which start at `index`: each
+    body is data up to its delimiter line (or the end), never commands, so its `if`s and
+    `else:`s (a Python script fed to `python - <<PY`) shape nothing."""
+    for delimiter, strip_tabs in heredocs:
+        while index < len(text):
+            newline = text.find("\n", index)
+            end = len(text) if newline < 0 else newline
+            line = text[index:end]
+            index = end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+    return min(index, len(text))

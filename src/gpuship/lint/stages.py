@@ -22,6 +22,8 @@ from gpuship.dockerfile.shellwords import LexError, process_word
 from gpuship.dockerfile.source import Instruction, ParsedDockerfile
 from gpuship.limits import DEFAULT_LIMITS, Limits
 
+# What BuildKit takes as a stage name (`FROM img AS name`); an image reference has `/`, `:`...
+_STAGE_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 _VARIABLE = re.compile(
     r"\\\$|\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-+])(?P<word>[^}]*))?\}"
     r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
@@ -513,10 +515,14 @@ def _target_indexes(
     # `FROM base-${TARGETARCH}` or `--from=${FLAVOR}-build` may pick a stage for another
     # platform or build arg: such a stage is a base of that one, not a target of its own.
     # Each distinct pattern is tried once per name, with the stages that wrote it.
+    # A reference whose value is an image (`FROM ${BASE_IMAGE}`, default nvidia/cuda:...) picks
+    # an image, not a stage: as the pattern `*` it made every stage a base, and only the last
+    # target was linted.
     owners: dict[str, set[int]] = {}
     for stage in stages:
-        for ref in _references(stage):
-            owners.setdefault(_reference_pattern(ref), set()).add(stage.index)
+        for ref, value in _references(stage):
+            if "$" in value or not value or _STAGE_NAME.fullmatch(value.lower()):
+                owners.setdefault(_reference_pattern(ref), set()).add(stage.index)
     for stage in stages:
         if stage.name and any(
             owner != {stage.index} and fnmatch.fnmatchcase(stage.name.lower(), pattern)
@@ -527,15 +533,18 @@ def _target_indexes(
     return [last] + [s.index for s in stages[:last] if s.index not in used]
 
 
-def _references(stage: Stage) -> list[str]:
-    """Stage references as written: the FROM image and every `--from=` / `mount from=`."""
-    refs = [stage.from_instruction.args[0]] if stage.from_instruction.args else []
-    for instruction in stage.instructions:
+def _references(stage: Stage) -> list[tuple[str, str]]:
+    """Stage references that use a variable, as written and with the build's values: the FROM
+    image and every `--from=` / `mount from=`."""
+    refs = [(stage.from_instruction.args[0], stage.base)] if stage.from_instruction.args else []
+    for instruction, state in zip(stage.instructions, stage.states, strict=True):
+        found = []
         if instruction.keyword in ("COPY", "ADD"):
-            refs.extend(instruction.flag_values("from"))
+            found.extend(instruction.flag_values("from"))
         for mount in instruction.flag_values("mount"):
-            refs.extend(o[5:] for o in mount.split(",") if o.startswith("from="))
-    return [r for r in refs if "$" in r]
+            found.extend(o[5:] for o in mount.split(",") if o.startswith("from="))
+        refs.extend((ref, expand(ref, state.env)[0]) for ref in found)
+    return [(ref, value) for ref, value in refs if "$" in ref]
 
 
 def _reference_pattern(text: str) -> str:

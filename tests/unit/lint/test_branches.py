@@ -145,3 +145,30 @@ def test_branches_read_as_written() -> None:
     assert describe(guards["echo"]) == '`else` of `if [ "$MODE" = "source" ]`'
     case = parse(CASE)
     assert describe(case[1].guards[-1]) == '`case "${CUDA_VERSION%.*}" in 12.1|12.4)`'
+
+
+GUARDED_MAKE = 'if [ "$MODE" = "source" ]; then make build; fi\n'
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        # A bash array, its list on several lines, a quoted `)` and a comment in it.
+        'flags=(\n  --jobs 4\n  "--name=a)"  # a ) in a comment\n)\n',
+        "flags+=(--verbose) opts[1]=(x y)\n",
+        # A heredoc whose body is Python, not shell: its `if`/`else:` open and close nothing.
+        "python3 - <<'PY'\nif sys.version_info >= (3, 12):\n    pass\n"
+        "else:\n    print('old')\nPY\n",
+        # `<<-` strips the tabs before the delimiter line; a here-string `<<<` has no body.
+        'cat <<-EOF > /etc/app.conf\n\tif then\n\tEOF\ngrep -q x <<< "$IN"\n',
+        # `<<` in arithmetic is a shift: no body follows, the next lines are commands.
+        "(( mask = 1 << 3 ))\nif true; then :; fi\n",
+    ],
+    ids=["array-lines", "array-forms", "heredoc-python", "heredoc-tabs-herestring", "shift"],
+)
+def test_arrays_and_heredoc_bodies_keep_the_structure_after_them(before: str) -> None:
+    commands = parse(before + GUARDED_MAKE)
+    make = next(c for c in commands if c.name == "make")
+    assert [g.arm for g in make.guards] == [0]
+    assert decide(make.guards[-1].branches, {"MODE": "wheel"}).possible == {None}
+    assert not any(c.name in ("else:", "pass", "print('old')", "if") for c in commands)

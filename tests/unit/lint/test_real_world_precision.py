@@ -13,6 +13,31 @@ from conftest import Linter, assert_found_at, lint_text
 from gpuship.cuda.torch import known_torch_releases, recorded_torch_releases, torch_release
 from gpuship.report import Severity
 
+TORCH_ARM_FILE = (
+    "FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04\n"
+    'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\nARG TORCH_CUDA=cu126\n'
+    "RUN pip_args=(--no-cache-dir --break-system-packages) && \\\n"
+    '    if [ "$TORCH_CUDA" = "cu118" ]; then \\\n'
+    '        pip install "${pip_args[@]}" torch==2.8.0 '
+    "--index-url https://download.pytorch.org/whl/cu118; \\\n"
+    "    else \\\n"
+    '        pip install "${pip_args[@]}" torch==2.8.0 '
+    "--index-url https://download.pytorch.org/whl/cu126; \\\n"
+    "    fi\n"
+)
+NCCL_SCRIPT_FILE = (
+    "FROM nvidia/cuda:12.8.1-base-ubuntu24.04\nENV CUDA_FLAVOUR=cu12\n"
+    "COPY setup.sh /tmp/setup.sh\nRUN bash /tmp/setup.sh\n"
+)
+NCCL_SCRIPT = (
+    "#!/bin/bash\nset -euo pipefail\npython3 - <<'PY'\nimport torch\n"
+    "if torch.version.cuda is None:\n    raise SystemExit('no CUDA')\nelse:\n"
+    "    print(torch.version.cuda)\nPY\n"
+    'if [[ "${CUDA_FLAVOUR}" == cu13* ]]; then\n'
+    "    pip install --no-cache-dir nvidia-nccl-cu13==2.28.3\n"
+    "else\n    pip install --no-cache-dir nvidia-nccl-cu12==2.28.3\nfi\n"
+)
+
 # (id, rule, Dockerfile, context files, expected (line, column) of each finding of the rule)
 CASES = [
     # An ENV that expands an ARG is judged on the value the image gets.
@@ -755,6 +780,38 @@ CASES = [
         "FROM python:3.12-slim\nCOPY Makefile /src/\nWORKDIR /src\nRUN make all\n",
         {"Makefile": "all: model\nmodel:\n\t@wget -q -O $(OUT) https://example.com/m.gguf\n"},
         [(4, 10)],
+    ),
+    # A bash array before a shell `if` on a build arg: read as `name=` and a subshell, it hid
+    # the branch, so the cu118 arm the default build never takes was a false GSL501 error.
+    (
+        "array-before-branch-untaken-arm",
+        "GSL501",
+        TORCH_ARM_FILE,
+        {},
+        [],
+    ),
+    (
+        "array-before-branch-taken-arm",
+        "GSL501",
+        TORCH_ARM_FILE.replace("TORCH_CUDA=cu126", "TORCH_CUDA=cu118"),
+        {},
+        [(6, 38)],
+    ),
+    # A script's Python heredoc (`if ...:`/`else:`) before its shell branches on an ENV: the
+    # body is data, and only the arm for the stage's CUDA_FLAVOUR installs.
+    (
+        "heredoc-body-before-branch",
+        "GSL509",
+        NCCL_SCRIPT_FILE,
+        {"setup.sh": NCCL_SCRIPT},
+        [],
+    ),
+    (
+        "heredoc-body-before-branch-taken-arm",
+        "GSL509",
+        NCCL_SCRIPT_FILE.replace("CUDA_FLAVOUR=cu12", "CUDA_FLAVOUR=cu13"),
+        {"setup.sh": NCCL_SCRIPT},
+        [(11, 32)],
     ),
 ]
 

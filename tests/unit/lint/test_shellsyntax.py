@@ -43,6 +43,9 @@ FAILS = [
 UNJUDGED = [
     "f() { echo a; }",
     "a=(1 2 3); echo ${a[0]}",
+    # A bash array's items are words, reserved or not (dash refuses the array itself).
+    'stages=(fi done) && echo "${stages[@]}"',
+    "pkgs+=(\n  then\n  esac\n)\necho ok",
     "if [[ -f x ]]; then echo",
     "echo `date`; if true; then echo",
     "cat <<EOF\nif\nEOF",

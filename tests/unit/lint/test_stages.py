@@ -70,6 +70,31 @@ def test_every_target_is_built(tmp_path: Path) -> None:
     assert names == ["slim", "full"]  # the last stage first; base and builder feed others
 
 
+@pytest.mark.parametrize(
+    ("image_arg", "expected"),
+    [
+        # The variable names an image (its default has `/` and `:`): it picks no stage, and
+        # every variant built on `runtime` is a target.
+        ("nvidia/cuda:12.8.1-devel-ubuntu24.04", ["server", "tools", "cli"]),  # the last first
+        # The variable names a stage: `tools`, `cli` and `server` may be the base it picks.
+        ("runtime", ["server"]),
+    ],
+)
+def test_a_from_variable_naming_an_image_leaves_every_variant_a_target(
+    tmp_path: Path, image_arg: str, expected: list[str]
+) -> None:
+    text = (
+        f"ARG BUILD_IMAGE={image_arg}\n"
+        "FROM ${BUILD_IMAGE} AS compile\nRUN make\n"
+        "FROM ubuntu:24.04 AS runtime\nCOPY --from=compile /out /opt/app\n"
+        "FROM runtime AS tools\nRUN apt-get install -y python3\n"
+        'FROM runtime AS cli\nENTRYPOINT ["/opt/app/cli"]\n'
+        'FROM runtime AS server\nENTRYPOINT ["/opt/app/server"]\n'
+    )
+    builds = targets(tmp_path, text)
+    assert [b.stages[b.target].name for b in builds] == expected
+
+
 def test_findings_of_all_targets_are_merged(lint: Linter) -> None:
     dockerfile = (
         "FROM python:3.12 AS full\nRUN pip install torch\n"
