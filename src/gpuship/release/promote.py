@@ -495,18 +495,22 @@ def _read_back(
     DELETE of the digest (planned before this release) took effect after the write and took
     the tag with it, or a registry that lags shows no new tag yet; it is written once more
     at once either way (the same bytes; this run's intent, stored before, keeps prune from
-    deleting it again), then read within the window."""
+    deleting it again), then read within the window, written again at each read that finds
+    it gone: registry:2 takes a tag away in the second act of its DELETE, so a rewrite after
+    a read-back that met the first act (the manifest gone, the tag still there) is taken too
+    (`consistency.py`)."""
     found = read_tag(client, repo, step.tag)
     if digest_of(found) == step.after:
         return found
+
+    def write_again() -> None:
+        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
+
     if found is None:
-        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
-    found = read_after_write(client, repo, step.tag, old=step.before, window=window)
-    if found is None and step.before is not None:
-        # Gone during the wait (a DELETE that landed then): written once more, as above.
-        client.put_manifest(repo.tag(step.tag), manifest.data, manifest.media_type)
-        found = read_tag(client, repo, step.tag)
-    return found
+        write_again()
+    return read_after_write(
+        client, repo, step.tag, old=step.before, window=window, write_again=write_again
+    )
 
 
 def _subject(manifest: FetchedManifest) -> dict[str, object]:
