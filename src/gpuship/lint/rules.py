@@ -458,7 +458,11 @@ RULES: tuple[Rule, ...] = (
         "clang, build-essential) is kept and not reported: Triton builds its launcher with "
         "it; cmake, ninja and nvcc still are. When the comment lines right above a RUN say "
         "its toolchain is for compiling at run time (they name JIT, Triton, flashinfer or "
-        "DeepSpeed, or compiling at run time), nothing that RUN installs is reported." + _TRIGGERS,
+        "DeepSpeed, or compiling at run time), nothing that RUN installs is reported. When the "
+        "final image's environment sets one of Triton's tool paths (TRITON_PTXAS_PATH, "
+        "TRITON_PTXAS_BLACKWELL_PATH, TRITON_CUOBJDUMP_PATH, TRITON_NVDISASM_PATH), the CUDA "
+        "compiler packages (cuda-nvcc, cuda-compiler, cuda-minimal-build, cuda-toolkit) are "
+        "kept and not reported: Triton runs those tools when it compiles a kernel." + _TRIGGERS,
         bad_example="RUN apt-get install -y build-essential cmake",
         good_example="FROM base AS build\nRUN apt-get install -y build-essential\n...\n"
         "FROM base\nCOPY --from=build /out /opt/app",

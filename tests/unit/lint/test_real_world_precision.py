@@ -826,6 +826,33 @@ def test_a_compiler_kept_for_triton_is_named_with_why(lint: Linter) -> None:
     assert "(gcc not counted: triton compiles with the system C/C++ compiler" in hit.message
 
 
+# An install script's pattern: the CUDA compiler packages stay because the image points
+# Triton's ptxas at them; cmake beside them is still a finding.
+TRITON_PTXAS = (
+    "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\n"
+    "RUN apt-get update && apt-get install -y --no-install-recommends "
+    "cuda-minimal-build-12-8 cmake && rm -rf /var/lib/apt/lists/*\n"
+    "ENV TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas\n"
+)
+
+
+def test_cuda_compilers_the_image_points_triton_at_are_kept(lint: Linter) -> None:
+    (hit,) = [f for f in lint(TRITON_PTXAS) if f.rule == "GSL402"]
+    assert hit.message.startswith("cmake stay"), hit.message
+    assert "(cuda-minimal-build-12-8 not counted: the image sets TRITON_PTXAS_PATH" in (hit.message)
+
+
+def test_without_triton_s_variable_in_the_image_the_cuda_compilers_are_findings(
+    lint: Linter,
+) -> None:
+    without = TRITON_PTXAS.replace("ENV TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas\n", "")
+    # Set only in another stage: not in the environment of the image that runs.
+    elsewhere = "FROM ubuntu:22.04 AS tools\nENV TRITON_PTXAS_PATH=/opt/ptxas\n" + without
+    for dockerfile in (without, elsewhere):
+        (hit,) = [f for f in lint(dockerfile) if f.rule == "GSL402"]
+        assert hit.message.startswith("cuda-minimal-build-12-8, cmake stay"), hit.message
+
+
 def test_a_source_above_the_context_is_outside_it_not_ignored(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("")  # beside the context, where `..` would point
     context = tmp_path / "docker"

@@ -43,6 +43,18 @@ _JIT_USERS = ("triton", "flashinfer", "deepspeed", "vllm", "sglang", "torch-tens
 # The C/C++ compiler packages such a run-time build calls (a distribution's meta-package for
 # them too); cmake, ninja and nvcc stay findings.
 _HOST_COMPILERS = ("build-essential", "gcc-c++", "build-base")
+# The variables naming the CUDA tools Triton runs when it compiles a kernel, in place of the
+# copies its wheel bundles (triton-lang/triton's setup.py fetches each under these names). Set
+# in the final image's environment, they say its CUDA compiler packages are for Triton's
+# run-time compiles (NGC-style images point TRITON_PTXAS_PATH at /usr/local/cuda/bin/ptxas).
+_TRITON_TOOL_VARIABLES = (
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
+    "TRITON_CUOBJDUMP_PATH",
+    "TRITON_NVDISASM_PATH",
+)
+# The packages that bring ptxas, cuobjdump and nvdisasm (and nvcc with them).
+_CUDA_COMPILERS = ("cuda-nvcc", "cuda-compiler", "cuda-minimal-build", "cuda-toolkit")
 
 
 def check(analysis: Analysis) -> Iterator[Hit]:
@@ -51,10 +63,17 @@ def check(analysis: Analysis) -> Iterator[Hit]:
     if analysis.build.final_chain:
         yield from _devel_base(analysis, allowed)
     jit = _jit_users(analysis)
+    triton = _triton_tools(analysis)
     for run in image_runs(analysis):
         stated = _stated_jit(analysis, run)
         for command in run.commands:
-            yield from _compilers(run, command, allowed, jit, stated)
+            yield from _compilers(run, command, allowed, (jit, triton), stated)
+
+
+def _triton_tools(analysis: Analysis) -> str | None:
+    """The first of Triton's tool variables the final image's environment sets, if any."""
+    env = analysis.build.stages[analysis.build.target].image_env
+    return next((name for name in _TRITON_TOOL_VARIABLES if env.get(name)), None)
 
 
 def _jit_users(analysis: Analysis) -> list[str]:
@@ -178,16 +197,28 @@ def _installed(run: Run, command: Command) -> list[tuple[Word, str, bool, bool]]
 
 
 def _compilers(
-    run: Run, command: Command, allowed: set[str], jit: list[str], stated: str | None
+    run: Run,
+    command: Command,
+    allowed: set[str],
+    runtime: tuple[list[str], str | None],
+    stated: str | None,
 ) -> Iterator[Hit]:
+    """GSL402 for the toolchain packages `command` installs, but those the file keeps for
+    compiling at run time: `runtime` is the JIT users the image installs and the Triton tool
+    variable its environment sets."""
+    jit, triton = runtime
     packages = _installed(run, command) if stated is None else []
     found = []
     needed = []  # C/C++ compilers the JIT users call at run time: kept, not findings
+    for_triton = []  # CUDA compiler packages whose tools the image points Triton at
     for word, name, host, _ in packages:
         if name in allowed:
             continue
         if jit and host:
             needed.append(word.text)
+            continue
+        if triton and any(name == c or name.startswith(c + "-") for c in _CUDA_COMPILERS):
+            for_triton.append(word.text)
             continue
         found.append(word)
     if all(driver for word, _, _, driver in packages if word in found):
@@ -204,6 +235,8 @@ def _compilers(
             f" ({', '.join(needed)} not counted: {', '.join(jit)} compiles with the system "
             "C/C++ compiler at run time)"
         )
+    if for_triton:
+        why += f" ({', '.join(for_triton)} not counted: the image sets {triton} for Triton)"
     yield at_word(
         "GSL402",
         f"{names} stay in the final image; build in a separate stage and "
