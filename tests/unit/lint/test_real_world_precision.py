@@ -853,6 +853,13 @@ def test_without_triton_s_variable_in_the_image_the_cuda_compilers_are_findings(
         assert hit.message.startswith("cuda-minimal-build-12-8, cmake stay"), hit.message
 
 
+def test_a_file_without_a_stage_has_no_final_image_to_read_triton_s_variables_from(
+    lint: Linter,
+) -> None:
+    # The fuzz target's crash: `ARG X` alone (no FROM) made the toolchain rule index no stage.
+    assert [f.rule for f in lint("ARG TRITON_PTXAS_PATH\n") if f.rule == "GSL402"] == []
+
+
 def test_a_source_above_the_context_is_outside_it_not_ignored(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("")  # beside the context, where `..` would point
     context = tmp_path / "docker"

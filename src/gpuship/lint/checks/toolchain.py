@@ -71,7 +71,10 @@ def check(analysis: Analysis) -> Iterator[Hit]:
 
 
 def _triton_tools(analysis: Analysis) -> str | None:
-    """The first of Triton's tool variables the final image's environment sets, if any."""
+    """The first of Triton's tool variables the final image's environment sets, if any (none
+    in a file without a stage)."""
+    if not analysis.build.final_chain:
+        return None
     env = analysis.build.stages[analysis.build.target].image_env
     return next((name for name in _TRITON_TOOL_VARIABLES if env.get(name)), None)
 
