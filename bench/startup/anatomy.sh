@@ -27,20 +27,4 @@ for layer in stdlib cli imports free-records lazy-regex; do
 done
 commands+=("$py lint $file")
 hyperfine_rounds "$out/anatomy" "$rounds" 3 20
-"$venv/python" - "$out" "$rounds" "${names[@]}" <<'PY'
-import json, statistics, sys
-from pathlib import Path
-out, rounds, names = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-runs = {name: [] for name in names}
-for r in range(1, rounds + 1):
-    for result in json.loads((out / f"anatomy-{r}.json").read_text())["results"]:
-        runs[result["command"]].append(result["median"] * 1000)
-print(f"{rounds} rounds of 20 runs; cells: each round's median (ms)")
-print("| layer | " + " | ".join(f"round {r}" for r in range(1, rounds + 1))
-      + " | median of rounds | spread (max-min) |")
-print("|---" * (rounds + 3) + "|")
-for name in names:
-    cells = runs[name]
-    print(f"| `{name}` | " + " | ".join(f"{c:.0f}" for c in cells)
-          + f" | {statistics.median(cells):.0f} | {max(cells) - min(cells):.0f} |")
-PY
+"$venv/python" bench/startup/table.py "$out" anatomy "$rounds" 20 spread "${names[@]}"

@@ -25,23 +25,4 @@ for n in 1 10 "${#all[@]}"; do
     "$venv/hadolint --no-fail $files")
 done
 hyperfine_rounds "$out/batch" "$rounds" 2 10
-"$venv/python" - "$out" "$rounds" "${names[@]}" <<'PY'
-import json, statistics, sys
-from pathlib import Path
-out, rounds, names = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-runs = {name: [] for name in names}
-for r in range(1, rounds + 1):
-    for result in json.loads((out / f"batch-{r}.json").read_text())["results"]:
-        runs[result["command"]].append(result["median"] * 1000)
-print(f"{rounds} rounds of 10 runs; cells: each round's median (ms)")
-print("| command | " + " | ".join(f"round {r}" for r in range(1, rounds + 1))
-      + " | median of rounds | ratio gpuship/hadolint |")
-print("|---" * (rounds + 3) + "|")
-for i, name in enumerate(names):
-    cells = runs[name]
-    pair = runs[names[i - 1 if i % 2 else i + 1]]
-    ratio = statistics.median(cells if i % 2 == 0 else pair) / statistics.median(
-        pair if i % 2 == 0 else cells)
-    print(f"| `{name}` | " + " | ".join(f"{c:.0f}" for c in cells)
-          + f" | {statistics.median(cells):.0f} | {ratio:.1f}x |")
-PY
+"$venv/python" bench/startup/table.py "$out" batch "$rounds" 10 ratio "${names[@]}"
