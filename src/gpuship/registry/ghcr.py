@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 import requests
 
-from gpuship.errors import RegistryUnavailable
-from gpuship.redaction import hold, redact_credentials
+from gpuship.errors import InputError, RegistryUnavailable
+from gpuship.redaction import hold, redact_credentials, shown
 from gpuship.reference import Repository
 from gpuship.registry.deadline import Deadline
 from gpuship.registry.errors import NotFound, RegistryAuthError, RegistryRequestError
@@ -117,9 +117,13 @@ class GhcrPackages:
         """The page a `Link: rel="next"` names, if it may be read: on the API's own origin
         (the token in every request goes nowhere else) and not read before."""
         target = next_page(page, link, read, "GitHub API's versions list")
-        if Origin.of(target) != Origin.of(self._api):
+        try:
+            home = Origin.of(target) == Origin.of(self._api)
+        except InputError:  # not an http(s) URL: the API's answer, not the user's input
+            home = False
+        if not home:
             raise RegistryUnavailable(
-                f"GitHub API answered a Link to {Origin.of(target)}, not {Origin.of(self._api)}: "
+                f"GitHub API answered a Link outside {Origin.of(self._api)}, {shown(target)}: "
                 "not followed (the token goes only to GITHUB_API_URL)"
             )
         return target

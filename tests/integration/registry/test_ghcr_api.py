@@ -122,13 +122,19 @@ def test_a_link_to_another_origin_is_not_followed_with_the_token(fake_github: st
     try:
         other = f"127.0.0.1:{elsewhere.server_address[1]}"
         _FakeGitHub.next_origin = f"http://{other}"
-        with pytest.raises(RegistryUnavailable, match=f"Link to http://{other}, not"):
+        with pytest.raises(RegistryUnavailable, match=f"Link outside .*'http://{other}/"):
             _packages(fake_github).version_ids()
     finally:
         elsewhere.shutdown()
         elsewhere.server_close()
     assert _FakeGitHub.requests, "the API was asked"
     assert not [r for r in _FakeGitHub.requests if r.startswith(other)]
+
+
+def test_a_link_to_another_scheme_is_the_api_s_fault_not_the_user_s(fake_github: str):
+    _FakeGitHub.next_origin = "ftp://127.0.0.1"
+    with pytest.raises(RegistryUnavailable, match=r"Link outside .*'ftp://127\.0\.0\.1/"):
+        _packages(fake_github).version_ids()
 
 
 def test_a_link_back_to_a_page_already_read_ends_the_listing(fake_github: str):
