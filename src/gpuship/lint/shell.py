@@ -22,7 +22,7 @@ from typing import Any
 
 from gpuship.dockerfile.source import Span, Text
 from gpuship.lint.branches import NO_STRUCTURE, Guard, Structure, find_branches
-from gpuship.lint.shellvalue import word_value
+from gpuship.lint.shellvalue import quote_end, word_value
 from gpuship.lint.stages import Env, expand
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
@@ -516,8 +516,8 @@ def _array_end(text: str, open_index: int) -> int:
             index += 2
             continue
         if char in "'\"":
-            close = _quote_end(text, index)
-            index = close
+            close = quote_end(text, index)
+            index = length if close is None else close + 1
             continue
         if char == "#" and text[index - 1] in " \t\n(":
             newline = text.find("\n", index)
@@ -528,21 +528,6 @@ def _array_end(text: str, open_index: int) -> int:
         if depth == 0:
             return index
     return length
-
-
-def _quote_end(text: str, open_index: int) -> int:
-    """The offset just past the quote closing the one at `open_index` (or the end); in double
-    quotes a backslash escapes the next character."""
-    quote = text[open_index]
-    index = open_index + 1
-    while index < len(text):
-        if text[index] == "\\" and quote == '"':
-            index += 2
-        elif text[index] == quote:
-            return index + 1
-        else:
-            index += 1
-    return len(text)
 
 
 def _heredoc_delimiter(text: str, index: int) -> tuple[str, bool, int, int] | None:

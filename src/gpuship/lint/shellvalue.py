@@ -281,7 +281,7 @@ def _word_part_end(script: str, index: int) -> int | None:
     escaped character, a `$(...)` or one plain character; None when it is not closed."""
     char = script[index]
     if char in "'\"":
-        return _quote_end(script, index)
+        return quote_end(script, index)
     if char == "\\" and index + 1 < len(script):
         return index + 1
     if char == "$" and script.startswith("$(", index):
@@ -289,7 +289,7 @@ def _word_part_end(script: str, index: int) -> int | None:
     return index
 
 
-def _quote_end(script: str, start: int) -> int | None:
+def quote_end(script: str, start: int) -> int | None:
     """The index of the quote closing the one at `start` (`\\` escapes inside `"`), or None."""
     quote = script[start]
     index = start + 1
