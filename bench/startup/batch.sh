@@ -10,12 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
-# shellcheck source=bench/startup/rounds.sh
-. bench/startup/rounds.sh
-venv="$PWD/.venv/bin"
-out=bench/.work/startup
-mkdir -p "$out"
-rounds="${ROUNDS:-3}"
+# shellcheck source=bench/startup/common.sh
+. bench/startup/common.sh
 mapfile -t all < <(find tests/corpus -name Dockerfile | sort)
 names=() commands=()
 for n in 1 10 "${#all[@]}"; do

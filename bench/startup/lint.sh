@@ -11,14 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
-# shellcheck source=bench/startup/rounds.sh
-. bench/startup/rounds.sh
-venv="$PWD/.venv/bin"
-out=bench/.work/startup
-mkdir -p "$out"
-file="${1:-$out/Dockerfile}"
-[ -n "${1:-}" ] || printf 'FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y curl\n' >"$file"
-rounds="${ROUNDS:-3}"
+# shellcheck source=bench/startup/common.sh
+. bench/startup/common.sh
+file=$(one_file "${1:-}")
 # This tree's gpuship (the venv's editable install may point at another checkout).
 src="$PWD/src"
 names=("python -c pass" "hadolint" "gpuship")

@@ -7,10 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/compiled.sh
 . bench/compiled.sh
-venv="$PWD/.venv/bin"
-out=bench/.work/startup
-mkdir -p "$out"
-printf 'FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y curl\n' >"$out/Dockerfile"
+# shellcheck source=bench/startup/common.sh
+. bench/startup/common.sh
+one_file >/dev/null # $out/Dockerfile, which budgets.tsv's lint line reads
 measure() { # name, command
   hyperfine -N --warmup 2 --runs 10 --export-json "$out/$1.json" --command-name "$1" "$2" \
     >/dev/null 2>&1 || hyperfine --warmup 2 --runs 10 -i --export-json "$out/$1.json" \
